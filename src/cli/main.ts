@@ -1,0 +1,133 @@
+// gatehouse CLI: serve (default), precompress. Flags become the same config a file would.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
+import type { GatehouseConfigInput } from '../config/schema.js';
+import { createGatehouse } from '../server/app.js';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+const HELP = `Usage: gatehouse [serve] [ROOT] [options]
+       gatehouse precompress DIR
+
+serve options:
+  --port N          port to listen on (default 8080; 0 picks a free one)
+  --host ADDR       address to bind (default 127.0.0.1)
+  --config FILE     config file (default: ./gatehouse.config.json when present)
+  --spa             serve index.html for unknown page navigations
+  --log FORMAT      json | pretty | off (default pretty)
+  -h, --help        this help
+  -v, --version     print the version
+`;
+
+/** A usage error: exit code 2 with a message naming the flag. */
+export class UsageError extends Error {}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInput; configPath?: string } {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        config: { type: 'string' },
+        spa: { type: 'boolean' },
+        log: { type: 'string' },
+      },
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length > 1) throw new UsageError(`serve takes one ROOT, got: ${positionals.join(' ')}`);
+  const overrides: GatehouseConfigInput = {};
+  if (positionals[0] !== undefined) overrides.root = positionals[0];
+  const listen: { port?: number; host?: string } = {};
+  if (values.port !== undefined) {
+    const p = String(values.port);
+    if (!/^\d{1,5}$/.test(p) || Number(p) > 65535) throw new UsageError(`--port: not a port number: ${p}`);
+    listen.port = Number(p);
+  }
+  if (values.host !== undefined) listen.host = String(values.host);
+  if (Object.keys(listen).length) overrides.listen = listen;
+  if (values.spa) overrides.static = { spa: true };
+  if (values.log !== undefined) {
+    const f = String(values.log);
+    if (f !== 'json' && f !== 'pretty' && f !== 'off')
+      throw new UsageError(`--log: expected json, pretty or off, got ${f}`);
+    overrides.log = { format: f };
+  }
+  return { overrides, ...(values.config !== undefined ? { configPath: String(values.config) } : {}) };
+}
+
+async function serve(args: string[]): Promise<number> {
+  const { overrides, configPath } = parseServeFlags(args);
+  const { config } = loadConfig({ cwd: process.cwd(), configPath, overrides });
+  if (!existsSync(config.root) || !statSync(config.root).isDirectory()) {
+    throw new ConfigError(`root: not a directory: ${config.root}`);
+  }
+  const app = createGatehouse(toServerOptions(config));
+  let url: string;
+  try {
+    ({ url } = await app.listen());
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    console.error(
+      `gatehouse: cannot listen on ${config.listen.host}:${config.listen.port}: ${e.code ?? e.message}`,
+    );
+    return EXIT_FAILURE;
+  }
+  process.stdout.write(`listening on ${url}\n`);
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string) => {
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onInt);
+      app.logger.info(`${signal}: draining`);
+      app.close().then(() => resolve(EXIT_OK));
+    };
+    const onTerm = () => stop('SIGTERM');
+    const onInt = () => stop('SIGINT');
+    process.on('SIGTERM', onTerm);
+    process.on('SIGINT', onInt);
+  });
+}
+
+/** Runs the CLI; resolves with the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [first, ...rest] = argv;
+  try {
+    if (first === '-h' || first === '--help' || first === 'help') {
+      process.stdout.write(HELP);
+      return EXIT_OK;
+    }
+    if (first === '-v' || first === '--version') {
+      process.stdout.write(`${version()}\n`);
+      return EXIT_OK;
+    }
+    if (first === 'precompress') {
+      const { precompressCommand } = await import('./precompress.js');
+      return await precompressCommand(rest);
+    }
+    if (first === 'serve') return await serve(rest);
+    return await serve(argv);
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      process.stderr.write(`gatehouse: ${err.message}\n`);
+      if (err instanceof UsageError) process.stderr.write('Run gatehouse --help for usage.\n');
+      return EXIT_USAGE;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,137 @@
+// Loads, merges and validates configuration: file < CLI flags, one schema for both.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { z } from 'zod';
+import type { ServerOptions } from '../server/options.js';
+import { configSchema, type GatehouseConfig, type GatehouseConfigInput } from './schema.js';
+
+export const CONFIG_FILE = 'gatehouse.config.json';
+
+/** Bad configuration: the message names the key path (exit code 2 in the CLI). */
+export class ConfigError extends Error {
+  readonly code = 'bad_config';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+function keyPath(path: readonly PropertyKey[]): string {
+  let s = '';
+  for (const p of path) s += typeof p === 'number' ? `[${p}]` : s ? `.${String(p)}` : String(p);
+  return s;
+}
+
+/** Formats zod issues as `key.path: reason` lines. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[], source: string): string {
+  return issues
+    .map((i) => {
+      if (i.code === 'unrecognized_keys') {
+        return i.keys.map((k) => `${source}: unknown key ${keyPath([...i.path, k])}`).join('\n');
+      }
+      return `${source}: ${keyPath(i.path) || '(top level)'}: ${i.message}`;
+    })
+    .join('\n');
+}
+
+/** Validates input and fills in defaults. Throws ConfigError naming the key. */
+export function parseConfig(input: unknown, source = 'config'): GatehouseConfig {
+  const r = configSchema.safeParse(input);
+  if (!r.success) throw new ConfigError(formatIssues(r.error.issues, source));
+  const c = r.data;
+  if (c.static.spa && !c.static.spaFallback.startsWith('/')) {
+    throw new ConfigError(`${source}: static.spaFallback: must start with /`);
+  }
+  for (const [i, rule] of c.cachePolicy.entries()) {
+    if (
+      rule.glob === undefined &&
+      rule.regex === undefined &&
+      rule.contentType === undefined &&
+      rule.hashed === undefined
+    ) {
+      throw new ConfigError(`${source}: cachePolicy[${i}]: a rule needs glob, regex, contentType or hashed`);
+    }
+    if (rule.regex !== undefined) {
+      try {
+        new RegExp(rule.regex);
+      } catch (err) {
+        throw new ConfigError(`${source}: cachePolicy[${i}].regex: ${(err as Error).message}`);
+      }
+    }
+  }
+  return c;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Deep merge of plain objects; arrays and scalars from `over` replace those in `base`. */
+export function mergeConfig(base: unknown, over: unknown): unknown {
+  if (!isObject(base) || !isObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) if (v !== undefined) out[k] = mergeConfig(base[k], v);
+  return out;
+}
+
+export interface LoadedConfig {
+  readonly config: GatehouseConfig;
+  /** The config file that was read, if any. */
+  readonly file: string | undefined;
+  /** Folder that relative paths in the config are resolved against. */
+  readonly baseDir: string;
+}
+
+/**
+ * Reads `configPath` (or gatehouse.config.json in `cwd` when present), merges `overrides`
+ * (CLI flags) on top, validates. Relative `root` in the file is relative to the file;
+ * a root given in `overrides` is relative to `cwd`.
+ */
+export function loadConfig(o: {
+  cwd: string;
+  configPath?: string | undefined;
+  overrides?: GatehouseConfigInput;
+}): LoadedConfig {
+  let file: string | undefined;
+  let fromFile: unknown = {};
+  if (o.configPath !== undefined) file = resolve(o.cwd, o.configPath);
+  else if (existsSync(resolve(o.cwd, CONFIG_FILE))) file = resolve(o.cwd, CONFIG_FILE);
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError(
+        `${file}: cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
+    }
+    try {
+      fromFile = JSON.parse(text);
+    } catch (err) {
+      throw new ConfigError(`${file}: invalid JSON: ${(err as Error).message}`);
+    }
+    if (!isObject(fromFile)) throw new ConfigError(`${file}: the config must be a JSON object`);
+    // Validate the file alone first so its errors name the file.
+    parseConfig(fromFile, file);
+    const fileDir = dirname(file);
+    if (typeof fromFile.root === 'string') fromFile = { ...fromFile, root: resolve(fileDir, fromFile.root) };
+    else fromFile = { ...fromFile, root: fileDir };
+  }
+  const overrides = o.overrides ?? {};
+  const merged = mergeConfig(fromFile, {
+    ...overrides,
+    ...(overrides.root !== undefined ? { root: resolve(o.cwd, overrides.root) } : {}),
+  });
+  const config = parseConfig(merged, 'flags');
+  return {
+    config: { ...config, root: resolve(o.cwd, config.root) },
+    file,
+    baseDir: file ? dirname(file) : o.cwd,
+  };
+}
+
+/** The options the server runs on. */
+export function toServerOptions(c: GatehouseConfig): ServerOptions {
+  const { $schema: _s, ...rest } = c;
+  return rest;
+}

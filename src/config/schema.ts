@@ -1,0 +1,154 @@
+// The one config schema: file, CLI flags and library callers all produce this shape.
+// Field docs (`.describe`) flow into schema.json for editor completion.
+import { z } from 'zod';
+
+const MiB = 1024 * 1024;
+
+export const DEFAULT_PORT = 8080;
+export const DEFAULT_HOST = '127.0.0.1';
+
+const listenSchema = z
+  .strictObject({
+    host: z
+      .string()
+      .min(1)
+      .default(DEFAULT_HOST)
+      .describe('Address to bind. Use 0.0.0.0 or :: in containers.'),
+    port: z.number().int().min(0).max(65535).default(DEFAULT_PORT).describe('TCP port; 0 picks a free one.'),
+  })
+  .describe('Where the server listens.');
+
+const staticSchema = z
+  .strictObject({
+    spa: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Serve the SPA fallback page for unknown navigations (GET/HEAD, Accept: text/html, no extension).',
+      ),
+    spaFallback: z
+      .string()
+      .startsWith('/')
+      .default('/index.html')
+      .describe('Page served by the SPA fallback.'),
+    assetsDir: z
+      .string()
+      .default('assets')
+      .describe('Folder of build assets; paths under it never get the SPA fallback.'),
+    etag: z
+      .enum(['strong', 'weak'])
+      .default('strong')
+      .describe('strong: content hash, identical on every replica; weak: W/"size-mtime".'),
+    lastModified: z.boolean().default(true).describe('Send Last-Modified from the file mtime.'),
+    index: z.array(z.string().min(1)).default(['index.html']).describe('Index files tried for a directory.'),
+    dotfiles: z
+      .enum(['ignore', 'allow'])
+      .default('ignore')
+      .describe('ignore: dotfiles answer 404 (except under /.well-known/).'),
+    followSymlinks: z
+      .boolean()
+      .default(false)
+      .describe('Serve symlinks whose target lies outside the root (refused by default).'),
+    precompressed: z.boolean().default(true).describe('Serve .br/.gz siblings chosen by Accept-Encoding.'),
+    compress: z
+      .boolean()
+      .default(true)
+      .describe('Compress text files without siblings once per file version and keep the result in memory.'),
+    compressMinBytes: z.number().int().min(0).default(1024).describe('Smallest body worth compressing.'),
+    notFoundPage: z
+      .string()
+      .default('404.html')
+      .describe('Page under the root served with status 404, if present.'),
+    memoryCacheBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(64 * MiB)
+      .describe('Byte bound of the in-memory cache of file contents and compressed variants.'),
+    maxCachedFileBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(1 * MiB)
+      .describe('Files up to this size are kept in memory; larger ones are streamed from disk.'),
+    revalidateMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(1000)
+      .default(500)
+      .describe('How long a cached file view is trusted before it is checked against the disk again.'),
+  })
+  .describe('The static file handler.');
+
+const cacheRuleSchema = z
+  .strictObject({
+    glob: z
+      .union([z.string(), z.array(z.string())])
+      .optional()
+      .describe('URL path glob(s): * within a segment, ** across segments, {a,b} alternatives.'),
+    regex: z.string().optional().describe('Regular expression tested against the URL path.'),
+    contentType: z
+      .union([z.string(), z.array(z.string())])
+      .optional()
+      .describe('Media type(s), e.g. text/html or image/* .'),
+    hashed: z
+      .boolean()
+      .optional()
+      .describe('Match files whose name carries a content hash (8+ hex/base64url chars).'),
+    cacheControl: z.string().min(1).describe('Cache-Control value sent for matching responses.'),
+    expires: z
+      .boolean()
+      .optional()
+      .describe('Send Expires beside max-age for HTTP/1.0 clients (default: true when max-age > 0).'),
+  })
+  .describe('One cache rule; the first rule that matches wins. Your rules come before the defaults.');
+
+const limitsSchema = z
+  .strictObject({
+    maxUrlBytes: z.number().int().min(16).default(8192).describe('Longer request targets get 414.'),
+    maxHeaderBytes: z.number().int().min(1024).default(16384).describe('Larger header blocks get 431.'),
+    headersTimeoutMs: z.number().int().min(1).default(10_000).describe('Slow request heads get 408.'),
+    requestTimeoutMs: z.number().int().min(0).default(30_000).describe('Whole-request time limit.'),
+    keepAliveTimeoutMs: z.number().int().min(0).default(5_000).describe('Idle keep-alive connections close.'),
+    shutdownTimeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(10_000)
+      .describe('How long SIGTERM waits for in-flight requests before closing sockets.'),
+  })
+  .describe('Request limits.');
+
+const logSchema = z
+  .strictObject({
+    format: z
+      .enum(['json', 'pretty', 'off'])
+      .default('pretty')
+      .describe('Access log: json lines (pino), one readable line per request, or off.'),
+    level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
+  })
+  .describe('Logging.');
+
+export const configSchema = z
+  .strictObject({
+    $schema: z.string().optional().describe('Path or URL of schema.json, for editors.'),
+    root: z.string().min(1).default('.').describe('Folder to serve, relative to the config file.'),
+    listen: listenSchema.prefault({}),
+    static: staticSchema.prefault({}),
+    cachePolicy: z
+      .array(cacheRuleSchema)
+      .default([])
+      .describe('Ordered cache rules, tried before the defaults.'),
+    limits: limitsSchema.prefault({}),
+    log: logSchema.prefault({}),
+  })
+  .describe('Gatehouse configuration (gatehouse.config.json).');
+
+/** What a config file or a library caller writes (everything optional). */
+export type GatehouseConfigInput = z.input<typeof configSchema>;
+/** The resolved config, defaults filled in. */
+export type GatehouseConfig = z.output<typeof configSchema>;
+export type CacheRuleConfig = z.output<typeof cacheRuleSchema>;
+export type StaticConfig = z.output<typeof staticSchema>;
+export type LimitsConfig = z.output<typeof limitsSchema>;

@@ -1,0 +1,98 @@
+// One catalogue of error responses: stable codes, HTTP status, title.
+// Bodies are negotiated: a small HTML page for browsers, RFC 9457 problem+json otherwise.
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { prefersHtml } from '../http/negotiate.js';
+import { escapeHtml, problemJson } from '../http/problem.js';
+
+export interface ErrorEntry {
+  readonly status: number;
+  readonly code: string;
+  readonly title: string;
+}
+
+export const ERRORS = {
+  badRequest: { status: 400, code: 'bad_request', title: 'Bad Request' },
+  forbidden: { status: 403, code: 'forbidden', title: 'Forbidden' },
+  notFound: { status: 404, code: 'not_found', title: 'Not Found' },
+  methodNotAllowed: { status: 405, code: 'method_not_allowed', title: 'Method Not Allowed' },
+  requestTimeout: { status: 408, code: 'request_timeout', title: 'Request Timeout' },
+  preconditionFailed: { status: 412, code: 'precondition_failed', title: 'Precondition Failed' },
+  uriTooLong: { status: 414, code: 'uri_too_long', title: 'URI Too Long' },
+  rangeNotSatisfiable: { status: 416, code: 'range_not_satisfiable', title: 'Range Not Satisfiable' },
+  headersTooLarge: {
+    status: 431,
+    code: 'headers_too_large',
+    title: 'Request Header Fields Too Large',
+  },
+  internal: { status: 500, code: 'internal_error', title: 'Internal Server Error' },
+  serviceUnavailable: { status: 503, code: 'service_unavailable', title: 'Service Unavailable' },
+} as const satisfies Record<string, ErrorEntry>;
+
+/** An error carrying its catalogue entry; thrown by handlers, turned into a response by sendError. */
+export class HttpError extends Error {
+  readonly entry: ErrorEntry;
+  readonly detail: string | undefined;
+  constructor(entry: ErrorEntry, detail?: string, options?: { cause?: unknown }) {
+    super(detail ?? entry.title, options);
+    this.name = 'HttpError';
+    this.entry = entry;
+    this.detail = detail;
+  }
+}
+
+/** Body and content type for an error, negotiated on the Accept header. */
+export function renderError(
+  entry: ErrorEntry,
+  detail: string | undefined,
+  accept: string | undefined,
+): { body: string; contentType: string } {
+  if (prefersHtml(accept)) {
+    const title = `${entry.status} ${escapeHtml(entry.title)}`;
+    const p = detail ? `<p>${escapeHtml(detail)}</p>` : '';
+    return {
+      body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${p}</body></html>\n`,
+      contentType: 'text/html; charset=utf-8',
+    };
+  }
+  // RFC 9457 §3: type, title, status, detail; `code` is our stable extension member.
+  return {
+    body: problemJson({ title: entry.title, status: entry.status, detail, code: entry.code }),
+    contentType: 'application/problem+json',
+  };
+}
+
+/**
+ * Sends an error response. Headers already set on `res` (CORS, security headers) survive;
+ * representation headers of a half-prepared success response are dropped.
+ */
+export function sendError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  entry: ErrorEntry,
+  detail?: string,
+  headers?: OutgoingHttpHeaders,
+): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const { body, contentType } = renderError(entry, detail, req.headers.accept);
+  for (const name of [
+    'etag',
+    'last-modified',
+    'content-encoding',
+    'content-range',
+    'expires',
+    'accept-ranges',
+  ]) {
+    res.removeHeader(name);
+  }
+  res.statusCode = entry.status;
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  // Errors are never cached for long (RFC 9111 §4.2.2 makes 404/405/414 heuristically cacheable).
+  res.setHeader('Cache-Control', 'no-cache');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  if (headers) for (const [k, v] of Object.entries(headers)) if (v !== undefined) res.setHeader(k, v);
+  res.end(req.method === 'HEAD' ? undefined : body);
+}

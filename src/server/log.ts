@@ -1,0 +1,75 @@
+// Access and error logs on pino: JSON lines, one readable line per request, or off.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Logger, pino } from 'pino';
+import type { LogOptions } from './options.js';
+
+export type { Logger };
+
+interface Line {
+  time?: number;
+  level?: number;
+  msg?: string;
+  method?: string;
+  url?: string;
+  status?: number;
+  bytes?: number;
+  ms?: number;
+  err?: { message?: string };
+}
+
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
+
+/** One line a record: `12:00:01 GET /index.html 200 1.2 kB 0.4 ms`. */
+export function prettyLine(o: Line): string {
+  const t = new Date(o.time ?? 0).toISOString().slice(11, 19);
+  if (o.method !== undefined) {
+    const size =
+      o.bytes === undefined ? '-' : o.bytes < 1024 ? `${o.bytes} B` : `${(o.bytes / 1024).toFixed(1)} kB`;
+    return `${t} ${o.method} ${o.url} ${o.status} ${size} ${o.ms?.toFixed(1)} ms\n`;
+  }
+  const lvl = LEVEL_NAMES[o.level ?? 30] ?? 'INFO';
+  return `${t} ${lvl} ${o.msg ?? ''}${o.err?.message ? `: ${o.err.message}` : ''}\n`;
+}
+
+export function createLogger(o: LogOptions, out: NodeJS.WritableStream = process.stdout): Logger {
+  if (o.format === 'off') return pino({ enabled: false });
+  if (o.format === 'pretty') {
+    return pino(
+      { level: o.level, base: undefined },
+      { write: (s: string) => void out.write(prettyLine(JSON.parse(s) as Line)) },
+    );
+  }
+  return pino(
+    { level: o.level, base: undefined },
+    out === process.stdout ? pino.destination({ dest: 1, sync: false }) : out,
+  );
+}
+
+/** Logs each request once it finished (or 499 when the client went away first). */
+export function accessLogger(
+  logger: Logger,
+): ((req: IncomingMessage, res: ServerResponse) => void) | undefined {
+  if (!logger.isLevelEnabled('info')) return undefined;
+  return (req, res) => {
+    const start = performance.now();
+    res.once('close', () => {
+      const status = res.writableFinished ? res.statusCode : 499;
+      const len = res.getHeader('content-length');
+      logger.info({
+        method: req.method,
+        url: req.url,
+        status,
+        bytes: len === undefined ? undefined : Number(len),
+        ms: Math.round((performance.now() - start) * 10) / 10,
+        remote: req.socket.remoteAddress,
+      });
+    });
+  };
+}

@@ -1,0 +1,368 @@
+// The file view: URL path -> resolved resource (file version, redirect, missing), with
+// validators, precompressed and compressed variants, and small bodies cached in a
+// byte-bounded LRU. Entries are trusted for `revalidateMs`, then checked against the disk.
+import { createHash } from 'node:crypto';
+import { createReadStream, type Stats } from 'node:fs';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import { promisify } from 'node:util';
+import { brotliCompress, gzip, constants as zc } from 'node:zlib';
+import { LRUCache } from 'lru-cache';
+import { formatHttpDate } from '../../http/dates.js';
+import type { StaticOptions } from '../options.js';
+import { mediaInfo } from './media.js';
+import { isInside, type PathResult, resolveRequestPath } from './path.js';
+import type { CachePolicy, PolicyInput } from './policy.js';
+
+export type Coding = 'br' | 'gzip';
+const CODING_EXT: Record<Coding, string> = { br: '.br', gzip: '.gz' };
+const CODINGS: readonly Coding[] = ['br', 'gzip'];
+
+export interface Variant {
+  readonly coding: Coding | 'identity';
+  readonly etag: string;
+  readonly size: number;
+  /** In memory when small enough; otherwise streamed from `filePath`. */
+  readonly body: Buffer | undefined;
+  readonly filePath: string;
+  /** Headers of a 200 (no Expires; that is added per request). */
+  readonly headers: Record<string, string>;
+  /** Headers of a 304: validators, Cache-Control, Vary (RFC 9110 §15.4.5). */
+  readonly headers304: Record<string, string>;
+}
+
+export interface FileResource {
+  readonly kind: 'file';
+  readonly path: string;
+  readonly absPath: string;
+  readonly contentType: string;
+  readonly mediaType: string;
+  readonly lastModifiedMs: number | undefined;
+  readonly policy: CachePolicy;
+  readonly identity: Variant;
+  /** Codings this resource has (siblings or compressible), in server preference order. */
+  readonly codings: readonly Coding[];
+  readonly variants: Map<Coding, Variant | Promise<Variant>>;
+  readonly fingerprint: string;
+}
+
+export type Resource =
+  | FileResource
+  | { readonly kind: 'redirect'; readonly location: string; readonly fingerprint: string }
+  | { readonly kind: 'missing'; readonly fingerprint: string }
+  | { readonly kind: 'bad'; readonly reason: string }
+  | { readonly kind: 'hidden' };
+
+interface Entry {
+  resource: Resource;
+  checkedAtMs: number;
+  sizeBytes: number;
+  /** Files whose stats make up the fingerprint (the file, its siblings). */
+  watch: readonly string[];
+}
+
+export interface FileViewOptions {
+  readonly root: string;
+  readonly static: StaticOptions;
+  readonly policyFor: (input: PolicyInput) => CachePolicy;
+  readonly nowMs?: () => number;
+}
+
+const brotli = promisify(brotliCompress);
+const gz = promisify(gzip);
+const ENTRY_OVERHEAD = 1024;
+
+function fp(s: Stats | undefined): string {
+  return s ? `${s.ino}:${s.size}:${s.mtimeMs}` : '-';
+}
+
+async function statOrUndefined(path: string): Promise<Stats | undefined> {
+  try {
+    return await stat(path);
+  } catch {
+    return undefined;
+  }
+}
+
+async function hashFile(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return h.digest('base64url').slice(0, 27);
+}
+
+function hashBuffer(buf: Buffer): string {
+  return createHash('sha256').update(buf).digest('base64url').slice(0, 27);
+}
+
+export class FileView {
+  readonly root: string;
+  private readonly opts: StaticOptions;
+  private readonly policyFor: (input: PolicyInput) => CachePolicy;
+  private readonly now: () => number;
+  private readonly cache: LRUCache<string, Entry>;
+  private readonly pending = new Map<string, Promise<Entry>>();
+  private readonly maxBodyBytes: number;
+  private realRoot: string | undefined;
+
+  constructor(o: FileViewOptions) {
+    this.root = o.root;
+    this.opts = o.static;
+    this.policyFor = o.policyFor;
+    this.now = o.nowMs ?? Date.now;
+    const maxSize = Math.max(o.static.memoryCacheBytes, 64 * ENTRY_OVERHEAD);
+    this.cache = new LRUCache<string, Entry>({ maxSize, sizeCalculation: (e) => e.sizeBytes });
+    this.maxBodyBytes = Math.min(o.static.maxCachedFileBytes, Math.floor(o.static.memoryCacheBytes / 4));
+  }
+
+  /** Synchronous lookup of a fresh entry; undefined when it must be (re)resolved. */
+  peek(rawPath: string): Resource | undefined {
+    const e = this.cache.get(rawPath);
+    if (e !== undefined && this.now() - e.checkedAtMs < this.opts.revalidateMs) return e.resource;
+    return undefined;
+  }
+
+  /** Resolves a raw (still percent-encoded) URL path, using and refreshing the cache. */
+  async get(rawPath: string): Promise<Resource> {
+    const e = this.cache.get(rawPath);
+    if (e !== undefined && this.now() - e.checkedAtMs < this.opts.revalidateMs) return e.resource;
+    let p = this.pending.get(rawPath);
+    if (p === undefined) {
+      p = this.refresh(rawPath, e).finally(() => this.pending.delete(rawPath));
+      this.pending.set(rawPath, p);
+    }
+    return (await p).resource;
+  }
+
+  /** The variant for a coding, compressing once per file version when needed. */
+  variant(file: FileResource, coding: Coding, rawPath: string): Variant | Promise<Variant> {
+    const v = file.variants.get(coding);
+    if (v !== undefined) return v;
+    const p = this.compress(file, coding).then(
+      (made) => {
+        file.variants.set(coding, made);
+        // Re-set the entry so the LRU counts the new body's bytes.
+        const e = this.cache.get(rawPath);
+        if (e !== undefined && e.resource === file) {
+          e.sizeBytes += made.body?.length ?? 0;
+          this.cache.set(rawPath, e);
+        }
+        return made;
+      },
+      (err) => {
+        file.variants.delete(coding);
+        throw err;
+      },
+    );
+    file.variants.set(coding, p);
+    return p;
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
+
+  private async refresh(rawPath: string, old: Entry | undefined): Promise<Entry> {
+    if (old !== undefined && old.watch.length > 0 && 'fingerprint' in old.resource) {
+      const stats = await Promise.all(old.watch.map(statOrUndefined));
+      if (stats.map(fp).join('|') === old.resource.fingerprint) {
+        old.checkedAtMs = this.now();
+        return old;
+      }
+    }
+    const entry = await this.resolve(rawPath);
+    if (entry.resource.kind !== 'bad') this.cache.set(rawPath, entry);
+    return entry;
+  }
+
+  private async resolve(rawPath: string): Promise<Entry> {
+    const checkedAtMs = this.now();
+    const r: PathResult = resolveRequestPath(rawPath, this.opts.dotfiles === 'allow');
+    if (r.kind !== 'ok') return { resource: r, checkedAtMs, sizeBytes: ENTRY_OVERHEAD, watch: [] };
+    const abs = r.path === '/' ? this.root : join(this.root, r.path);
+    const st = await statOrUndefined(abs);
+    const missing = (watch: string[], stats: (Stats | undefined)[]): Entry => ({
+      resource: { kind: 'missing', fingerprint: stats.map(fp).join('|') },
+      checkedAtMs,
+      sizeBytes: ENTRY_OVERHEAD,
+      watch,
+    });
+    if (st === undefined || !(await this.contained(abs))) return missing([abs], [st]);
+    if (st.isDirectory()) {
+      if (!r.trailingSlash && r.path !== '/') {
+        // RFC 9110 §15.4.2: a directory lives at the slash form; relative links then resolve.
+        // Built from the normalised path, never the raw target: `//evil.example` must not
+        // become a protocol-relative Location.
+        const location = `${r.path.split('/').map(encodeURIComponent).join('/')}/`;
+        return {
+          resource: { kind: 'redirect', location, fingerprint: fp(st) },
+          checkedAtMs,
+          sizeBytes: ENTRY_OVERHEAD,
+          watch: [abs],
+        };
+      }
+      for (const name of this.opts.index) {
+        const idx = join(abs, name);
+        const ist = await statOrUndefined(idx);
+        if (ist?.isFile() && (await this.contained(idx))) {
+          return this.fileEntry(`${r.path === '/' ? '' : r.path}/${name}`, idx, ist, checkedAtMs, [abs]);
+        }
+      }
+      // Adding an index file changes the directory's mtime, so the directory alone is watched.
+      return missing([abs], [st]);
+    }
+    if (!st.isFile() || r.trailingSlash) return missing([abs], [st]);
+    return this.fileEntry(r.path, abs, st, checkedAtMs, []);
+  }
+
+  /** Symlinks leaving the root are refused unless followSymlinks. */
+  private async contained(abs: string): Promise<boolean> {
+    if (this.opts.followSymlinks) return true;
+    try {
+      this.realRoot ??= await realpath(this.root);
+      return isInside(this.realRoot, await realpath(abs), sep);
+    } catch {
+      return false;
+    }
+  }
+
+  private async fileEntry(
+    path: string,
+    abs: string,
+    st: Stats,
+    checkedAtMs: number,
+    extraWatch: string[],
+  ): Promise<Entry> {
+    const info = mediaInfo(path);
+    const policy = this.policyFor({ path, mediaType: info.mediaType });
+    const lastModifiedMs = this.opts.lastModified ? Math.floor(st.mtimeMs / 1000) * 1000 : undefined;
+    const body = st.size <= this.maxBodyBytes ? await readFile(abs) : undefined;
+    // Precompressed siblings, ignored when older than the file they encode.
+    const siblings = new Map<Coding, { path: string; st: Stats }>();
+    const siblingStats: (Stats | undefined)[] = [];
+    if (this.opts.precompressed) {
+      for (const c of CODINGS) {
+        const sp = abs + CODING_EXT[c];
+        const sst = await statOrUndefined(sp);
+        siblingStats.push(sst);
+        if (sst?.isFile() && sst.mtimeMs >= st.mtimeMs && (await this.contained(sp))) {
+          siblings.set(c, { path: sp, st: sst });
+        }
+      }
+    }
+    const compressible =
+      this.opts.compress && info.compressible && body !== undefined && st.size >= this.opts.compressMinBytes;
+    const codings: Coding[] =
+      siblings.size > 0 ? CODINGS.filter((c) => siblings.has(c)) : compressible ? [...CODINGS] : [];
+    const vary = codings.length > 0;
+    const make = (
+      coding: Coding | 'identity',
+      filePath: string,
+      vst: Stats,
+      vbody: Buffer | undefined,
+      etag: string,
+    ) =>
+      this.makeVariant(
+        coding,
+        filePath,
+        vst.size,
+        vbody,
+        etag,
+        info.contentType,
+        lastModifiedMs,
+        policy,
+        vary,
+      );
+
+    const identity = make('identity', abs, st, body, await this.etagFor(abs, st, body, ''));
+    const variants = new Map<Coding, Variant | Promise<Variant>>();
+    let sizeBytes = ENTRY_OVERHEAD + (body?.length ?? 0);
+    for (const [c, s] of siblings) {
+      const sbody = s.st.size <= this.maxBodyBytes ? await readFile(s.path) : undefined;
+      sizeBytes += sbody?.length ?? 0;
+      variants.set(c, make(c, s.path, s.st, sbody, await this.etagFor(s.path, s.st, sbody, c)));
+    }
+    const watch = this.opts.precompressed ? [abs, ...CODINGS.map((c) => abs + CODING_EXT[c])] : [abs];
+    const resource: FileResource = {
+      kind: 'file',
+      path,
+      absPath: abs,
+      contentType: info.contentType,
+      mediaType: info.mediaType,
+      lastModifiedMs,
+      policy,
+      identity,
+      codings,
+      variants,
+      fingerprint: [st, ...(this.opts.precompressed ? siblingStats : [])].map(fp).join('|'),
+    };
+    if (extraWatch.length) {
+      // Index files: a change of the directory (file added/removed) re-resolves too.
+      const dirStats = await Promise.all(extraWatch.map(statOrUndefined));
+      (resource as { fingerprint: string }).fingerprint += `|${dirStats.map(fp).join('|')}`;
+    }
+    return { resource, checkedAtMs, sizeBytes, watch: [...watch, ...extraWatch] };
+  }
+
+  private async etagFor(path: string, st: Stats, body: Buffer | undefined, suffix: string): Promise<string> {
+    if (this.opts.etag === 'weak') {
+      // W/"size-mtime": cheap, but differs between replicas (RFC 9110 §8.8.3 weak validator).
+      return `W/"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}${suffix && `-${suffix}`}"`;
+    }
+    // Strong: a content hash, the same on every replica and after a redeploy of the same bytes.
+    return `"${body ? hashBuffer(body) : await hashFile(path)}"`;
+  }
+
+  private async compress(file: FileResource, coding: Coding): Promise<Variant> {
+    const src = file.identity.body ?? (await readFile(file.absPath));
+    const out =
+      coding === 'br'
+        ? await brotli(src, {
+            params: {
+              [zc.BROTLI_PARAM_QUALITY]: src.length <= 256 * 1024 ? 11 : 9,
+              [zc.BROTLI_PARAM_SIZE_HINT]: src.length,
+              [zc.BROTLI_PARAM_MODE]: zc.BROTLI_MODE_TEXT,
+            },
+          })
+        : await gz(src, { level: 9 });
+    const etag =
+      this.opts.etag === 'weak' ? `${file.identity.etag.slice(0, -1)}-${coding}"` : `"${hashBuffer(out)}"`;
+    const h = file.identity.headers;
+    return this.makeVariant(
+      coding,
+      file.absPath,
+      out.length,
+      out,
+      etag,
+      file.contentType,
+      file.lastModifiedMs,
+      file.policy,
+      h.Vary !== undefined,
+    );
+  }
+
+  private makeVariant(
+    coding: Coding | 'identity',
+    filePath: string,
+    size: number,
+    body: Buffer | undefined,
+    etag: string,
+    contentType: string,
+    lastModifiedMs: number | undefined,
+    policy: CachePolicy,
+    vary: boolean,
+  ): Variant {
+    const v304: Record<string, string> = { ETag: etag, 'Cache-Control': policy.cacheControl };
+    if (lastModifiedMs !== undefined) v304['Last-Modified'] = formatHttpDate(lastModifiedMs);
+    // RFC 9110 §12.5.5: every response of a resource with encoded variants says so.
+    if (vary) v304.Vary = 'Accept-Encoding';
+    const headers: Record<string, string> = {
+      'Content-Type': contentType,
+      'Content-Length': String(size),
+      ...v304,
+      'Accept-Ranges': 'bytes',
+      'X-Content-Type-Options': 'nosniff',
+    };
+    if (coding !== 'identity') headers['Content-Encoding'] = coding;
+    return { coding, etag, size, body, filePath, headers, headers304: v304 };
+  }
+}

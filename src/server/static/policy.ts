@@ -1,0 +1,150 @@
+// Cache policy: ordered rules (yours first, then the defaults) compiled once at load.
+// A file version is matched once; requests only read the precomputed result.
+
+import { deltaSeconds, parseCacheControl } from '../../http/cache-control.js';
+import type { CacheRule } from '../options.js';
+
+export interface CachePolicy {
+  readonly cacheControl: string;
+  /** Seconds to add to the response time for Expires, or undefined for no Expires. */
+  readonly expiresSec: number | undefined;
+}
+
+export interface PolicyInput {
+  /** Decoded URL path, e.g. /assets/app-3f2a9c1b.js */
+  readonly path: string;
+  /** Media type without parameters, e.g. text/html */
+  readonly mediaType: string;
+}
+
+export const YEAR_SEC = 31536000;
+
+/** The seed table. HTML is always revalidated; hashed names never change; media is long-lived. */
+export const DEFAULT_RULES: readonly CacheRule[] = [
+  { contentType: 'text/html', cacheControl: 'no-cache' },
+  { hashed: true, cacheControl: `public, max-age=${YEAR_SEC}, immutable` },
+  {
+    contentType: ['font/*', 'application/font-woff', 'application/vnd.ms-fontobject'],
+    cacheControl: `public, max-age=${YEAR_SEC}`,
+  },
+  { contentType: 'image/*', cacheControl: 'public, max-age=2592000' },
+  { glob: '**', cacheControl: 'no-cache' },
+];
+
+/** Translates a glob to an anchored RegExp: `*` within a segment, `**` across segments,
+ *  `?` one character, `{a,b}` alternatives. A glob without `/` matches the file name. */
+export function globToRegExp(glob: string): RegExp {
+  const baseOnly = !glob.includes('/');
+  let re = '';
+  let inBraces = false;
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*') {
+      if (glob[i + 1] === '*') {
+        i++;
+        if (glob[i + 1] === '/') {
+          i++;
+          re += '(?:.*/)?';
+        } else re += '.*';
+      } else re += '[^/]*';
+    } else if (c === '?') re += '[^/]';
+    else if (c === '{') {
+      inBraces = true;
+      re += '(?:';
+    } else if (c === '}' && inBraces) {
+      inBraces = false;
+      re += ')';
+    } else if (c === ',' && inBraces) re += '|';
+    else re += c.replace(/[.+^$()|[\]\\]/g, '\\$&');
+  }
+  if (baseOnly) return new RegExp(`(?:^|/)${re}$`);
+  return new RegExp(`^${glob.startsWith('/') ? '' : '/'}${re}$`);
+}
+
+const CAMEL_WORD = /^[A-Z]?[a-z]+(?:[A-Z][a-z]+)*$/;
+const HASH_CHARS = /^[A-Za-z0-9_-]{8,64}$/;
+
+function looksLikeHash(s: string): boolean {
+  if (!HASH_CHARS.test(s)) return false;
+  if (/[0-9]/.test(s)) return true;
+  // Letters only: mixed case that is not plain words (`BdkNICq_` yes, `LoginPage` no).
+  return /[A-Z]/.test(s) && /[a-z]/.test(s) && !s.split(/[-_]/).every((w) => w === '' || CAMEL_WORD.test(w));
+}
+
+/**
+ * True when a file name carries a content hash: a `-` or `.` separated tail of the name before
+ * the extension is 8+ hex or base64url characters (`app-3f2a9c1b.js`, `index-B-x9aZ_k.js`,
+ * `main.9b8c7d6e.css`). Plain or CamelCase words (`app-settings.js`, `app-LoginPage.js`) are not.
+ */
+export function isHashedName(path: string): boolean {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  const dot = name.lastIndexOf('.');
+  if (dot <= 0) return false;
+  const stem = name.slice(0, dot);
+  for (let i = stem.length - 1; i > 0; i--) {
+    const c = stem.charCodeAt(i);
+    if (c !== 45 /* - */ && c !== 46 /* . */) continue;
+    const tail = stem.slice(i + 1);
+    if (tail.length > 64) break;
+    if (tail.length >= 8 && looksLikeHash(tail)) return true;
+    if (c === 46) break; // a dot ends the hash part: `name.hash` or `name-hash`
+  }
+  return false;
+}
+
+type Matcher = (input: PolicyInput) => boolean;
+
+function mediaMatcher(patterns: string[]): Matcher {
+  const exact = new Set<string>();
+  const prefixes: string[] = [];
+  for (const p of patterns) {
+    const t = p.trim().toLowerCase();
+    if (t.endsWith('/*')) prefixes.push(t.slice(0, -1));
+    else exact.add(t);
+  }
+  return ({ mediaType }) => exact.has(mediaType) || prefixes.some((p) => mediaType.startsWith(p));
+}
+
+function compileRule(rule: CacheRule, index: number): { match: Matcher; policy: CachePolicy } {
+  const parts: Matcher[] = [];
+  if (rule.glob !== undefined) {
+    const res = (Array.isArray(rule.glob) ? rule.glob : [rule.glob]).map(globToRegExp);
+    parts.push(({ path }) => res.some((r) => r.test(path)));
+  }
+  if (rule.regex !== undefined) {
+    let re: RegExp;
+    try {
+      re = new RegExp(rule.regex);
+    } catch (err) {
+      throw new Error(`cachePolicy[${index}].regex: ${(err as Error).message}`);
+    }
+    parts.push(({ path }) => re.test(path));
+  }
+  if (rule.contentType !== undefined) {
+    parts.push(mediaMatcher(Array.isArray(rule.contentType) ? rule.contentType : [rule.contentType]));
+  }
+  if (rule.hashed !== undefined) {
+    const want = rule.hashed;
+    parts.push(({ path }) => isHashedName(path) === want);
+  }
+  if (parts.length === 0)
+    throw new Error(`cachePolicy[${index}]: a rule needs glob, regex, contentType or hashed`);
+  const cc = parseCacheControl(rule.cacheControl);
+  const maxAge = deltaSeconds(cc, 'max-age');
+  // Expires beside max-age for HTTP/1.0 caches (RFC 9111 §5.3); Cache-Control wins where understood.
+  const expiresSec = rule.expires === false || maxAge === null || maxAge === 0 ? undefined : maxAge;
+  return {
+    match: parts.length === 1 ? parts[0]! : (input) => parts.every((m) => m(input)),
+    policy: { cacheControl: rule.cacheControl, expiresSec },
+  };
+}
+
+/** Compiles user rules followed by the defaults; returns the lookup used per file version. */
+export function compilePolicy(userRules: readonly CacheRule[]): (input: PolicyInput) => CachePolicy {
+  const rules = [...userRules, ...DEFAULT_RULES].map(compileRule);
+  const fallback = rules[rules.length - 1]!.policy;
+  return (input) => {
+    for (const r of rules) if (r.match(input)) return r.policy;
+    return fallback;
+  };
+}

@@ -1,0 +1,95 @@
+// Config: one schema for file and flags; errors name the key path.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig, mergeConfig, parseConfig } from '../../src/config/load.js';
+import { makeSite, removeSite } from '../helpers/http.js';
+
+describe('parseConfig', () => {
+  it('fills in the defaults', () => {
+    const c = parseConfig({});
+    assert.equal(c.listen.port, 8080);
+    assert.equal(c.listen.host, '127.0.0.1');
+    assert.equal(c.static.etag, 'strong');
+    assert.equal(c.static.spa, false);
+    assert.equal(c.static.memoryCacheBytes, 64 * 1024 * 1024);
+    assert.equal(c.limits.maxUrlBytes, 8192);
+    assert.deepEqual(c.cachePolicy, []);
+  });
+
+  const bad: [string, unknown, RegExp][] = [
+    ['unknown top-level key', { nope: 1 }, /unknown key nope/],
+    ['unknown nested key', { static: { spaa: true } }, /unknown key static\.spaa/],
+    ['wrong type', { listen: { port: 'eighty' } }, /listen\.port/],
+    ['port out of range', { listen: { port: 70000 } }, /listen\.port/],
+    ['bad enum', { static: { etag: 'medium' } }, /static\.etag/],
+    ['rule without a matcher', { cachePolicy: [{ cacheControl: 'no-cache' }] }, /cachePolicy\[0\]/],
+    [
+      'rule with a broken regex',
+      { cachePolicy: [{ regex: '(', cacheControl: 'x' }] },
+      /cachePolicy\[0\]\.regex/,
+    ],
+    [
+      'unknown key in a rule',
+      { cachePolicy: [{ glob: '*', cacheControl: 'x', ttl: 1 }] },
+      /cachePolicy\[0\]\.ttl/,
+    ],
+  ];
+  for (const [name, input, msg] of bad) {
+    it(`${name} -> ConfigError naming the key`, () => {
+      assert.throws(
+        () => parseConfig(input),
+        (err: unknown) => err instanceof ConfigError && msg.test(err.message),
+      );
+    });
+  }
+});
+
+describe('mergeConfig', () => {
+  it('flags override file values deeply; arrays replace', () => {
+    assert.deepEqual(
+      mergeConfig({ listen: { port: 1, host: 'a' }, x: [1, 2] }, { listen: { port: 2 }, x: [3] }),
+      {
+        listen: { port: 2, host: 'a' },
+        x: [3],
+      },
+    );
+  });
+});
+
+describe('loadConfig', () => {
+  it('reads gatehouse.config.json from cwd; root relative to the file; flags win', () => {
+    const dir = makeSite({ 'site/index.html': 'x' });
+    try {
+      writeFileSync(
+        join(dir, 'gatehouse.config.json'),
+        JSON.stringify({ root: 'site', listen: { port: 9000 } }),
+      );
+      const a = loadConfig({ cwd: dir });
+      assert.equal(a.config.root, join(dir, 'site'));
+      assert.equal(a.config.listen.port, 9000);
+      const b = loadConfig({ cwd: dir, overrides: { listen: { port: 9001 } } });
+      assert.equal(b.config.listen.port, 9001);
+      assert.equal(b.config.listen.host, '127.0.0.1');
+    } finally {
+      removeSite(dir);
+    }
+  });
+
+  it('a bad file names the file and the key', () => {
+    const dir = makeSite({});
+    try {
+      writeFileSync(join(dir, 'c.json'), JSON.stringify({ static: { bogus: 1 } }));
+      assert.throws(
+        () => loadConfig({ cwd: dir, configPath: 'c.json' }),
+        /c\.json: unknown key static\.bogus/,
+      );
+      writeFileSync(join(dir, 'd.json'), '{ not json');
+      assert.throws(() => loadConfig({ cwd: dir, configPath: 'd.json' }), /d\.json: invalid JSON/);
+      assert.throws(() => loadConfig({ cwd: dir, configPath: 'missing.json' }), /missing\.json: cannot read/);
+    } finally {
+      removeSite(dir);
+    }
+  });
+});

@@ -1,0 +1,25 @@
+// Shared start-up for the peer servers the benchmark runs as child processes: listen on 127.0.0.1 (port from
+// argv[3] or 0), print the same ready line as `gatehouse serve`, and exit when the harness goes away.
+export const root = process.argv[2];
+export const requestedPort = Number(process.argv[3] ?? 0);
+
+/** Prints the ready line the harness waits for. */
+export function announce(port) {
+  process.stdout.write(`listening on http://127.0.0.1:${port}\n`);
+}
+
+/** Exit on SIGTERM/SIGINT and when our stdin pipe closes (the harness died without cleaning up). */
+export function exitWithParent() {
+  const bye = () => process.exit(0);
+  process.on('SIGTERM', bye);
+  process.on('SIGINT', bye);
+  process.stdin.on('end', bye);
+  process.stdin.on('error', bye);
+  process.stdin.resume();
+}
+
+/** Listens a node:http server and announces it. */
+export function listen(server) {
+  exitWithParent();
+  server.listen(requestedPort, '127.0.0.1', () => announce(server.address().port));
+}

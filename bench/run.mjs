@@ -1,0 +1,325 @@
+#!/usr/bin/env node
+// `npm run bench`: Gatehouse against its peers, measured side by side in one run on this machine, reported
+// as req/s medians and ratios (never compared with absolute numbers from elsewhere).
+//
+//   node bench/run.mjs [--only 1k,304] [--servers gatehouse,sirv] [--json FILE]
+//   BENCH_DURATION=5 (s per measurement) BENCH_ROUNDS=3 BENCH_CONNECTIONS=50 BENCH_WARMUP=1 (s)
+//
+// Every server runs as a child process pinned to CPU 0 and wrk runs pinned to CPU 1. Servers are started
+// once, checked with one real request per scenario, then measured interleaved (round-robin, rotating
+// order each round). All children are stopped on exit, Ctrl-C and errors. Add scenarios in scenarios.mjs,
+// servers in servers/index.mjs, targets in targets.mjs.
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { version as nodeVersion } from 'node:process';
+import { parseArgs } from 'node:util';
+import { createFixture } from './lib/fixture.mjs';
+import { probe } from './lib/http-probe.mjs';
+import { CPU, cpuCount, hasTaskset, killAllSync, stopAll } from './lib/proc.mjs';
+import { brief, renderReport, summarize } from './lib/report.mjs';
+import { sampleRss } from './lib/rss.mjs';
+import { ensureWrk, runWrk } from './lib/wrk.mjs';
+import { scenarios as allScenarios, REFERENCE_EXPECT } from './scenarios.mjs';
+import { servers as allServers, SUBJECT } from './servers/index.mjs';
+import { rssTargetMb, throughputTargets } from './targets.mjs';
+
+const log = (msg) => process.stderr.write(`${msg}\n`);
+
+function positiveInt(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) {
+    log(`bench: ${name} must be a positive integer, got '${raw}'`);
+    process.exit(2);
+  }
+  return n;
+}
+
+function parseCli() {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        only: { type: 'string' },
+        servers: { type: 'string' },
+        json: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    log(`bench: ${err.message}`);
+    process.exit(2);
+  }
+  if (values.help) {
+    log(
+      'usage: node bench/run.mjs [--only SCENARIO,...] [--servers NAME,...] [--json FILE]\n' +
+        `  scenarios: ${allScenarios.map((s) => s.name).join(', ')}\n` +
+        `  servers:   ${allServers.map((s) => s.name).join(', ')}\n` +
+        '  env: BENCH_DURATION (s, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50),\n' +
+        '       BENCH_WARMUP (s, default 1)',
+    );
+    process.exit(0);
+  }
+  const pick = (list, csv, what) => {
+    if (!csv) return list;
+    const names = csv
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const unknown = names.filter((n) => !list.some((x) => x.name === n));
+    if (unknown.length) {
+      log(`bench: unknown ${what} ${unknown.join(', ')} (known: ${list.map((x) => x.name).join(', ')})`);
+      process.exit(2);
+    }
+    return list.filter((x) => names.includes(x.name));
+  };
+  return {
+    scenarios: pick(allScenarios, values.only, 'scenario'),
+    servers: pick(allServers, values.servers, 'server'),
+    json: values.json,
+  };
+}
+
+const cli = parseCli();
+const config = {
+  durationSec: positiveInt('BENCH_DURATION', 5),
+  rounds: positiveInt('BENCH_ROUNDS', 3),
+  connections: positiveInt('BENCH_CONNECTIONS', 50),
+  warmupSec: positiveInt('BENCH_WARMUP', 1),
+};
+
+// ---------- lifetime: nothing we start may outlive us ----------
+let fixture;
+const running = []; // { name, handle }
+let shuttingDown = false;
+
+async function shutdown(code, reason) {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  if (reason) log(`\nbench: ${reason}; stopping servers...`);
+  const hardStop = setTimeout(() => {
+    killAllSync();
+    process.exit(code);
+  }, 5000);
+  await Promise.allSettled(running.map((r) => r.handle.stop()));
+  await stopAll(1000);
+  fixture?.cleanup();
+  clearTimeout(hardStop);
+  process.exit(code);
+}
+process.on('SIGINT', () => shutdown(130, 'interrupted'));
+process.on('SIGTERM', () => shutdown(143, 'terminated'));
+process.on('SIGHUP', () => shutdown(129, 'hang-up'));
+process.on('uncaughtException', (err) => {
+  log(`bench: ${err?.stack ?? err}`);
+  shutdown(1);
+});
+process.on('unhandledRejection', (err) => {
+  log(`bench: ${err?.stack ?? err}`);
+  shutdown(1);
+});
+process.on('exit', () => {
+  killAllSync();
+  fixture?.cleanup();
+});
+
+// ---------- run ----------
+
+/** cells.get(server).get(scenario) = { state: 'ok'|..., detail?, headers?, expect?, rps: [], errors: [] } */
+const cells = new Map();
+const rssPeakKb = new Map();
+const cell = (server, scenario) => cells.get(server).get(scenario);
+
+function setState(server, state, detail) {
+  for (const c of cells.get(server).values()) Object.assign(c, { state, detail });
+}
+
+async function checkScenario(server, handle, scenario) {
+  const c = cell(server.name, scenario.name);
+  const probeServer = (opts) => probe({ port: handle.port, ...opts });
+  try {
+    c.headers = server.reference
+      ? (scenario.referenceHeaders ?? {})
+      : ((await scenario.headers?.({ probe: probeServer })) ?? {});
+    const expect = server.reference ? REFERENCE_EXPECT : scenario.expect;
+    const res = await probeServer({ path: scenario.path, headers: c.headers });
+    const problems = [];
+    if (res.status !== expect.status) problems.push(`status ${res.status}, expected ${expect.status}`);
+    else if (res.bodyLength !== expect.bodyLength) {
+      problems.push(`body ${res.bodyLength} bytes, expected ${expect.bodyLength}`);
+    }
+    if (problems.length) Object.assign(c, { state: 'wrong status', detail: problems.join(', ') });
+  } catch (err) {
+    Object.assign(c, { state: 'wrong status', detail: err.message });
+  }
+}
+
+async function measure(server, handle, scenario, round) {
+  const c = cell(server.name, scenario.name);
+  if (handle.child.exitCode !== null || handle.child.signalCode !== null) {
+    const how = handle.child.signalCode ?? `code ${handle.child.exitCode}`;
+    setState(server.name, 'crashed', `exited (${how}) during the run\n${handle.logs()}`);
+    return;
+  }
+  const rss = sampleRss(handle.pid, 250);
+  const wrkOpts = {
+    port: handle.port,
+    path: scenario.path,
+    headers: c.headers,
+    connections: config.connections,
+  };
+  try {
+    await runWrk({ ...wrkOpts, durationSec: config.warmupSec });
+    const result = await runWrk({ ...wrkOpts, durationSec: config.durationSec });
+    c.rps.push(result.requestsPerSec);
+    c.runs.push(result);
+    for (const e of result.errors) c.errors.push(`round ${round + 1}: ${e}`);
+    log(
+      `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(5)} ${server.name.padEnd(16)}` +
+        ` ${Math.round(result.requestsPerSec).toString().padStart(8)} req/s${result.errors.length ? `  (${result.errors.join('; ')})` : ''}`,
+    );
+  } catch (err) {
+    if (shuttingDown) return;
+    c.errors.push(`round ${round + 1}: ${err.message}`);
+    log(
+      `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(5)} ${server.name.padEnd(16)} failed: ${err.message}`,
+    );
+  } finally {
+    const peak = rss.stop();
+    if (peak !== undefined) rssPeakKb.set(server.name, Math.max(rssPeakKb.get(server.name) ?? 0, peak));
+  }
+}
+
+async function main() {
+  let wrkVersion;
+  try {
+    wrkVersion = ensureWrk(log);
+  } catch (err) {
+    log(`bench: cannot run without wrk: ${err.message}`);
+    process.exitCode = 1;
+    return;
+  }
+  if (!hasTaskset)
+    log('bench: taskset not found (util-linux); server and wrk are NOT pinned to separate CPUs');
+  else if (cpuCount < 2) log('bench: only one CPU; server and wrk are NOT pinned to separate CPUs');
+
+  const loadBefore = loadavg()[0];
+  if (loadBefore > 0.5) {
+    log(
+      `bench: load average is ${loadBefore.toFixed(2)} before starting; expect noisy numbers (ratios still hold best)`,
+    );
+  }
+  fixture = createFixture();
+  const { scenarios, servers } = cli;
+  for (const s of servers) {
+    cells.set(
+      s.name,
+      new Map(scenarios.map((sc) => [sc.name, { state: 'ok', rps: [], runs: [], errors: [] }])),
+    );
+  }
+
+  log(`bench: fixture in ${fixture.dir}; starting ${servers.map((s) => s.name).join(', ')}`);
+  for (const server of servers) {
+    if (shuttingDown) return;
+    const reason = server.unavailable?.();
+    if (reason) {
+      setState(server.name, 'unavailable', reason);
+      log(`  ${server.name}: unavailable (${reason})`);
+      continue;
+    }
+    try {
+      const handle = await server.start(fixture.dir);
+      running.push({ server, handle });
+      log(
+        `  ${server.name}: pid ${handle.pid} on 127.0.0.1:${handle.port}${handle.cpus ? `, CPUs ${handle.cpus}` : ''}`,
+      );
+      for (const scenario of scenarios) await checkScenario(server, handle, scenario);
+    } catch (err) {
+      setState(server.name, 'failed to start', err.message);
+      log(`  ${server.name}: failed to start: ${brief(err.message)}`);
+    }
+  }
+
+  const perRun = config.warmupSec + config.durationSec;
+  const jobs = running.length * scenarios.length * config.rounds;
+  log(`bench: ${jobs} measurements of ~${perRun} s each (~${Math.ceil((jobs * (perRun + 0.3)) / 60)} min)`);
+  for (let round = 0; round < config.rounds; round++) {
+    for (const scenario of scenarios) {
+      // Rotate the order every round so no server always runs first (or right after the same peer).
+      const order = running.map((_, i) => running[(i + round) % running.length]);
+      for (const { server, handle } of order) {
+        if (shuttingDown) return;
+        if (cell(server.name, scenario.name).state !== 'ok') continue;
+        await measure(server, handle, scenario, round);
+      }
+    }
+  }
+
+  for (const r of running.splice(0)) await r.handle.stop();
+
+  const serverNames = servers.map((s) => s.name);
+  const scenarioNames = scenarios.map((s) => s.name);
+  const report = renderReport({
+    serverNames,
+    scenarioNames,
+    cell,
+    peakRssKb: (name) => rssPeakKb.get(name),
+    subject: SUBJECT,
+    targets: throughputTargets,
+    rssTargetMb,
+  });
+  const pin = CPU.server === undefined ? 'unpinned' : `server on CPU ${CPU.server}, wrk on CPU ${CPU.load}`;
+  const meta = {
+    date: new Date().toISOString(),
+    node: nodeVersion,
+    wrk: wrkVersion,
+    cpus: cpuCount,
+    pinning: pin,
+    wrkArgs: `-t1 -c${config.connections} -d${config.durationSec}s`,
+    warmupSec: config.warmupSec,
+    rounds: config.rounds,
+    loadavg1mBefore: loadBefore,
+    loadavg1mAfter: loadavg()[0],
+  };
+  console.log(
+    `\n## Gatehouse benchmark\n\nnode ${nodeVersion}, wrk ${wrkVersion}, ${cpuCount} CPUs (${pin}); ` +
+      `wrk -t1 -c${config.connections} -d${config.durationSec}s after a ${config.warmupSec} s warm-up; ` +
+      `median of ${config.rounds} interleaved round(s), ± is half the min-max spread; ` +
+      `load average ${loadBefore.toFixed(2)} before, ${meta.loadavg1mAfter.toFixed(2)} after.\n` +
+      `Scenarios: ${scenarios.map((s) => `${s.name} = ${s.title}`).join('; ')}. ` +
+      'The node ceiling answers its constant 200 + 1 KB in every scenario.\n',
+  );
+  console.log(report);
+
+  if (cli.json) {
+    const { median } = summarize({ cell });
+    const results = [];
+    for (const server of serverNames) {
+      for (const scenario of scenarioNames) {
+        const c = cell(server, scenario);
+        results.push({
+          server,
+          scenario,
+          state: c.state,
+          detail: c.detail,
+          medianRps: median(server, scenario),
+          rps: c.rps,
+          errors: c.errors,
+          runs: c.runs,
+        });
+      }
+    }
+    const peakRssMb = Object.fromEntries([...rssPeakKb].map(([k, v]) => [k, Math.round(v / 102.4) / 10]));
+    writeFileSync(cli.json, `${JSON.stringify({ meta, results, peakRssMb }, null, 2)}\n`);
+    log(`bench: wrote ${cli.json}`);
+  }
+}
+
+main().then(
+  () => shutdown(process.exitCode ?? 0),
+  (err) => {
+    log(`bench: ${err?.stack ?? err}`);
+    shutdown(1);
+  },
+);

@@ -1,0 +1,7 @@
+// Server: serve-static@2 on node:http.
+import { startNodeChild } from './node-child.mjs';
+
+export default {
+  name: 'serve-static',
+  start: (dir) => startNodeChild('serve-static.mjs', dir),
+};

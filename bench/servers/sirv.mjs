@@ -1,0 +1,7 @@
+// Server: sirv@3 with ETags on node:http.
+import { startNodeChild } from './node-child.mjs';
+
+export default {
+  name: 'sirv',
+  start: (dir) => startNodeChild('sirv.mjs', dir),
+};

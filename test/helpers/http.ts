@@ -1,6 +1,6 @@
 // Test helpers: a Gatehouse on 127.0.0.1:0 over a temp folder, and plain HTTP clients
 // (node:http, no decompression, and raw sockets for hostile targets).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,9 @@ export function makeSite(files: Record<string, string | Buffer>): string {
     const abs = join(dir, p);
     mkdirSync(dirname(abs), { recursive: true });
     writeFileSync(abs, content);
+    // An hour old: a Last-Modified within a second of now is weak (RFC 9110 §8.8.2.2).
+    const t = new Date(Date.now() - 3600_000);
+    utimesSync(abs, t, t);
   }
   return dir;
 }

@@ -139,6 +139,7 @@ export function createStaticHandler(o: {
           ifRange: headers['if-range'] as string | undefined,
           etag: v.etag,
           lastModifiedMs: file.lastModifiedMs,
+          nowMs: now(),
         })
       ) {
         const d = parseRange(range, v.size);

@@ -23,7 +23,11 @@ if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files], {
-  stdio: 'inherit',
-});
+const r = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files],
+  {
+    stdio: 'inherit',
+  },
+);
 process.exit(r.status ?? 1);

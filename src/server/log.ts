@@ -1,9 +1,22 @@
 // Access and error logs on pino: JSON lines, one readable line per request, or off.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Logger, pino } from 'pino';
+import { createRequire } from 'node:module';
+import type { pino as Pino } from 'pino';
 import type { LogOptions } from './options.js';
 
-export type { Logger };
+/** The part of a pino logger the server uses; pass any pino logger. */
+export interface Logger {
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+  isLevelEnabled(level: string): boolean;
+  flush?(): void;
+}
+
+const OFF: Logger = { info() {}, warn() {}, error() {}, isLevelEnabled: () => false };
+
+// pino is loaded only when logging is on (it costs ~9 MB of RSS).
+const loadPino = (): typeof Pino => (createRequire(import.meta.url)('pino') as { pino: typeof Pino }).pino;
 
 interface Line {
   time?: number;
@@ -39,7 +52,8 @@ export function prettyLine(o: Line): string {
 }
 
 export function createLogger(o: LogOptions, out: NodeJS.WritableStream = process.stdout): Logger {
-  if (o.format === 'off') return pino({ enabled: false });
+  if (o.format === 'off') return OFF;
+  const pino = loadPino();
   if (o.format === 'pretty') {
     return pino(
       { level: o.level, base: undefined },

@@ -1,6 +1,9 @@
 // The one config schema: file, CLI flags and library callers all produce this shape.
 // Field docs (`.describe`) flow into schema.json for editor completion.
 import { z } from 'zod';
+import { authSchema, headersSchema, rateLimitSchema, trustProxySchema } from './access.js';
+import { corsSchema } from './cors.js';
+import { jsonpSchema, redirectsSchema } from './jsonp.js';
 
 const MiB = 1024 * 1024;
 
@@ -117,6 +120,14 @@ const limitsSchema = z
       .min(0)
       .default(10_000)
       .describe('How long SIGTERM waits for in-flight requests before closing sockets.'),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(1024 * 1024)
+      .describe('Request bodies over this get 413 on endpoints that read bodies.'),
+    maxConnections: z.number().int().min(0).default(0).describe('Open connections at most; 0: no limit.'),
+    rateLimit: rateLimitSchema.optional(),
   })
   .describe('Request limits.');
 
@@ -142,6 +153,12 @@ export const configSchema = z
       .describe('Ordered cache rules, tried before the defaults.'),
     limits: limitsSchema.prefault({}),
     log: logSchema.prefault({}),
+    cors: corsSchema.optional(),
+    jsonp: jsonpSchema.optional(),
+    redirects: redirectsSchema.default([]),
+    auth: authSchema.default([]),
+    headers: headersSchema.default([]),
+    trustProxy: trustProxySchema.default([]),
   })
   .describe('Gatehouse configuration (gatehouse.config.json).');
 

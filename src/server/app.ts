@@ -1,9 +1,19 @@
 // The server: node:http plus the handlers, listening and graceful drain.
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createAuth } from './auth.js';
+import { createClientAddress } from './client-address.js';
+import { createCors } from './cors.js';
 import { ERRORS, sendError } from './errors.js';
+import { createHeaderRules } from './headers.js';
+import { createJsonp } from './jsonp.js';
+import { createRateLimit } from './limits.js';
 import { accessLogger, createLogger, type Logger } from './log.js';
 import type { ServerOptions } from './options.js';
+import { compilePipeline, type Step, type StepContext } from './pipeline.js';
+import { createRedirects } from './redirects.js';
+import { createRoutes, type Route } from './routes.js';
 import { createStaticHandler, type StaticHandler } from './static/handler.js';
 
 export interface Gatehouse {
@@ -17,7 +27,13 @@ export interface Gatehouse {
   close(): Promise<void>;
 }
 
-export function createGatehouse(options: ServerOptions, deps: { logger?: Logger } = {}): Gatehouse {
+export interface GatehouseDeps {
+  logger?: Logger;
+  /** Library routes: a handler returns a JSON value (JSONP-wrapped on jsonp paths). */
+  routes?: readonly Route[];
+}
+
+export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}): Gatehouse {
   const logger = deps.logger ?? createLogger(options.log);
   const limits = options.limits;
   const staticHandler = createStaticHandler({
@@ -26,15 +42,43 @@ export function createGatehouse(options: ServerOptions, deps: { logger?: Logger 
     cachePolicy: options.cachePolicy,
     onError: (err, req) => logger.error({ err, method: req.method, url: req.url }, 'request failed'),
   });
+  const ctx: StepContext = { logger, clientAddress: createClientAddress(options.trustProxy) };
+  // Order matters: headers that must survive errors first, then refusals, then CORS preflights
+  // (before auth, RFC: a preflight carries no credentials), then the answering handlers.
+  const steps = [
+    createHeaderRules(options.headers, ctx),
+    createRateLimit(options.limits, ctx),
+    createCors(options.cors, ctx),
+    createAuth(options.auth, ctx),
+    createRedirects(options.redirects, ctx),
+    createRoutes(deps.routes ?? [], options.jsonp, options.limits, ctx),
+    createJsonp(options.jsonp, staticHandler.files, ctx),
+  ].filter((s): s is Step => s !== undefined);
+
+  const onError = (err: unknown, req: IncomingMessage, res: ServerResponse) => {
+    // A thrown handler error: 500 with a request id in the body and the log, never a stack trace.
+    const requestId = randomUUID();
+    logger.error({ err, requestId, method: req.method, url: req.url }, 'request failed');
+    sendError(
+      req,
+      res,
+      ERRORS.internal,
+      'The server failed to answer this request.',
+      { 'X-Request-Id': requestId },
+      {
+        requestId,
+      },
+    );
+  };
+  const pipeline = compilePipeline(steps, staticHandler, onError);
   const logAccess = accessLogger(logger);
   let closing = false;
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (logAccess) logAccess(req, res);
     if (closing) res.setHeader('Connection', 'close');
-    const url = req.url!;
     // RFC 9110 §15.5.15: 414 for a target longer than we are willing to interpret.
-    if (url.length > limits.maxUrlBytes) {
+    if (req.url!.length > limits.maxUrlBytes) {
       sendError(
         req,
         res,
@@ -43,12 +87,7 @@ export function createGatehouse(options: ServerOptions, deps: { logger?: Logger 
       );
       return;
     }
-    try {
-      staticHandler(req, res);
-    } catch (err) {
-      logger.error({ err, method: req.method, url }, 'request failed');
-      sendError(req, res, ERRORS.internal);
-    }
+    pipeline(req, res);
   };
 
   const server = createServer(

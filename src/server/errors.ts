@@ -3,6 +3,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { prefersHtml } from '../http/negotiate.js';
 import { escapeHtml, problemJson } from '../http/problem.js';
+import { appendVary } from './vary.js';
 
 export interface ErrorEntry {
   readonly status: number;
@@ -12,20 +13,25 @@ export interface ErrorEntry {
 
 export const ERRORS = {
   badRequest: { status: 400, code: 'bad_request', title: 'Bad Request' },
+  unauthorized: { status: 401, code: 'unauthorized', title: 'Unauthorized' },
   forbidden: { status: 403, code: 'forbidden', title: 'Forbidden' },
   notFound: { status: 404, code: 'not_found', title: 'Not Found' },
   methodNotAllowed: { status: 405, code: 'method_not_allowed', title: 'Method Not Allowed' },
   requestTimeout: { status: 408, code: 'request_timeout', title: 'Request Timeout' },
   preconditionFailed: { status: 412, code: 'precondition_failed', title: 'Precondition Failed' },
+  contentTooLarge: { status: 413, code: 'content_too_large', title: 'Content Too Large' },
   uriTooLong: { status: 414, code: 'uri_too_long', title: 'URI Too Long' },
   rangeNotSatisfiable: { status: 416, code: 'range_not_satisfiable', title: 'Range Not Satisfiable' },
+  tooManyRequests: { status: 429, code: 'too_many_requests', title: 'Too Many Requests' },
   headersTooLarge: {
     status: 431,
     code: 'headers_too_large',
     title: 'Request Header Fields Too Large',
   },
   internal: { status: 500, code: 'internal_error', title: 'Internal Server Error' },
+  badGateway: { status: 502, code: 'bad_gateway', title: 'Bad Gateway' },
   serviceUnavailable: { status: 503, code: 'service_unavailable', title: 'Service Unavailable' },
+  gatewayTimeout: { status: 504, code: 'gateway_timeout', title: 'Gateway Timeout' },
 } as const satisfies Record<string, ErrorEntry>;
 
 /** An error carrying its catalogue entry; thrown by handlers, turned into a response by sendError. */
@@ -45,10 +51,13 @@ export function renderError(
   entry: ErrorEntry,
   detail: string | undefined,
   accept: string | undefined,
+  extensions?: Record<string, string>,
 ): { body: string; contentType: string } {
   if (prefersHtml(accept)) {
     const title = `${entry.status} ${escapeHtml(entry.title)}`;
-    const p = detail ? `<p>${escapeHtml(detail)}</p>` : '';
+    let p = detail ? `<p>${escapeHtml(detail)}</p>` : '';
+    if (extensions)
+      for (const [k, v] of Object.entries(extensions)) p += `<p>${escapeHtml(k)}: ${escapeHtml(v)}</p>`;
     return {
       body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${p}</body></html>\n`,
       contentType: 'text/html; charset=utf-8',
@@ -56,7 +65,7 @@ export function renderError(
   }
   // RFC 9457 §3: type, title, status, detail; `code` is our stable extension member.
   return {
-    body: problemJson({ title: entry.title, status: entry.status, detail, code: entry.code }),
+    body: problemJson({ ...extensions, title: entry.title, status: entry.status, detail, code: entry.code }),
     contentType: 'application/problem+json',
   };
 }
@@ -71,12 +80,13 @@ export function sendError(
   entry: ErrorEntry,
   detail?: string,
   headers?: OutgoingHttpHeaders,
+  extensions?: Record<string, string>,
 ): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const { body, contentType } = renderError(entry, detail, req.headers.accept);
+  const { body, contentType } = renderError(entry, detail, req.headers.accept, extensions);
   for (const name of [
     'etag',
     'last-modified',
@@ -93,6 +103,12 @@ export function sendError(
   // Errors are never cached for long (RFC 9111 §4.2.2 makes 404/405/414 heuristically cacheable).
   res.setHeader('Cache-Control', 'no-cache');
   res.setHeader('X-Content-Type-Options', 'nosniff');
-  if (headers) for (const [k, v] of Object.entries(headers)) if (v !== undefined) res.setHeader(k, v);
+  if (headers) {
+    for (const [k, v] of Object.entries(headers)) {
+      if (v === undefined) continue;
+      if (k.toLowerCase() === 'vary') appendVary(res, String(v));
+      else res.setHeader(k, v);
+    }
+  }
   res.end(req.method === 'HEAD' ? undefined : body);
 }

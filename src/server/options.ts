@@ -1,4 +1,10 @@
 // Options the server layer runs on. src/config/ validates user input into these shapes.
+import type { AuthRule } from './auth.js';
+import type { CorsOptions } from './cors.js';
+import type { HeaderRule } from './headers.js';
+import type { JsonpOptions } from './jsonp.js';
+import type { RateLimitOptions } from './limits.js';
+import type { RedirectRule } from './redirects.js';
 
 export interface ListenOptions {
   host: string;
@@ -39,6 +45,11 @@ export interface LimitsOptions {
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   shutdownTimeoutMs: number;
+  /** Request bodies over this get 413 on endpoints that read bodies. */
+  maxBodyBytes: number;
+  /** Open connections at most (0: no limit); more are refused. */
+  maxConnections: number;
+  rateLimit?: RateLimitOptions | undefined;
 }
 
 export interface LogOptions {
@@ -54,4 +65,11 @@ export interface ServerOptions {
   cachePolicy: CacheRule[];
   limits: LimitsOptions;
   log: LogOptions;
+  cors?: CorsOptions | undefined;
+  jsonp?: JsonpOptions | undefined;
+  redirects: RedirectRule[];
+  auth: AuthRule[];
+  headers: HeaderRule[];
+  /** Addresses or CIDRs of proxies whose X-Forwarded-For / Forwarded is believed. */
+  trustProxy: string[];
 }

@@ -15,6 +15,7 @@ import {
 } from '../../http/range.js';
 import { ERRORS, sendError } from '../errors.js';
 import type { CacheRule, StaticOptions } from '../options.js';
+import { writeHeadMerged } from '../vary.js';
 import { type Coding, type FileResource, FileView, type Resource, type Variant } from './files.js';
 import { targetPath } from './path.js';
 import { compilePolicy } from './policy.js';
@@ -117,7 +118,7 @@ export function createStaticHandler(o: {
         let h = v.headers304;
         if (exp !== undefined || extraVary)
           h = withExtras(h, exp === undefined ? undefined : expires(exp), extraVary);
-        res.writeHead(304, h);
+        writeHeadMerged(res, 304, h);
         res.end();
         return;
       }
@@ -158,16 +159,16 @@ export function createStaticHandler(o: {
       }
     }
     if (req.method === 'HEAD') {
-      res.writeHead(status, h);
+      writeHeadMerged(res, status, h);
       res.end();
       return;
     }
     if (v.body !== undefined) {
-      res.writeHead(status, h);
+      writeHeadMerged(res, status, h);
       res.end(v.body);
       return;
     }
-    res.writeHead(status, h);
+    writeHeadMerged(res, status, h);
     streamFile(res, v.filePath, 0, v.size - 1).catch((err) => fail(req, res, err));
   };
 
@@ -185,7 +186,7 @@ export function createStaticHandler(o: {
       const r = ranges[0]!;
       h['Content-Range'] = formatContentRange(r, v.size);
       h['Content-Length'] = String(r.end - r.start + 1);
-      res.writeHead(206, h);
+      writeHeadMerged(res, 206, h);
       if (req.method === 'HEAD') return void res.end();
       if (v.body !== undefined) return void res.end(v.body.subarray(r.start, r.end + 1));
       return streamFile(res, v.filePath, r.start, r.end);
@@ -197,7 +198,7 @@ export function createStaticHandler(o: {
     h['Content-Length'] = String(parts.contentLength);
     delete h['Content-Encoding'];
     if (v.coding !== 'identity') h['Content-Encoding'] = v.coding;
-    res.writeHead(206, h);
+    writeHeadMerged(res, 206, h);
     for (let i = 0; i < ranges.length; i++) {
       const r = ranges[i]!;
       if (res.destroyed) return;

@@ -1,0 +1,39 @@
+// Vary is a list (RFC 9110 §12.5.5): add names, never replace what is there.
+import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
+
+/** Merges two Vary values, keeping order and dropping case-insensitive duplicates; `*` wins. */
+export function mergeVary(a: OutgoingHttpHeader | undefined, b: string): string {
+  if (a === undefined || a === '') return b;
+  const existing = String(a);
+  if (existing.trim() === '*' || b.trim() === '*') return '*';
+  const names = existing
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const lower = new Set(names.map((n) => n.toLowerCase()));
+  for (const n of b.split(',')) {
+    const t = n.trim();
+    if (t && !lower.has(t.toLowerCase())) {
+      names.push(t);
+      lower.add(t.toLowerCase());
+    }
+  }
+  return names.join(', ');
+}
+
+/** Adds names to the response's Vary header. */
+export function appendVary(res: ServerResponse, names: string): void {
+  res.setHeader('Vary', mergeVary(res.getHeader('vary'), names));
+}
+
+/**
+ * writeHead that keeps Vary names set earlier by a step (CORS) when `headers` has its own Vary.
+ * Fast path: nothing set earlier.
+ */
+export function writeHeadMerged(res: ServerResponse, status: number, headers: Record<string, string>): void {
+  if (headers.Vary !== undefined) {
+    const before = res.getHeader('vary');
+    if (before !== undefined) headers = { ...headers, Vary: mergeVary(before, headers.Vary) };
+  }
+  res.writeHead(status, headers);
+}

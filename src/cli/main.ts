@@ -18,6 +18,9 @@ serve options:
   --config FILE     config file (default: ./gatehouse.config.json when present)
   --spa             serve index.html for unknown page navigations
   --log FORMAT      json | pretty | off (default pretty)
+  --proxy P=URL     forward PREFIX/... to URL/... (repeatable), e.g. --proxy /api=http://127.0.0.1:3000
+  --cors ORIGINS    allow these origins (comma-separated, or *) cross-origin
+  --jsonp           answer ?callback= on .json files with JSONP
   -h, --help        this help
   -v, --version     print the version
 `;
@@ -45,6 +48,9 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
         config: { type: 'string' },
         spa: { type: 'boolean' },
         log: { type: 'string' },
+        proxy: { type: 'string', multiple: true },
+        cors: { type: 'string' },
+        jsonp: { type: 'boolean' },
       },
     });
   } catch (err) {
@@ -69,6 +75,22 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
       throw new UsageError(`--log: expected json, pretty or off, got ${f}`);
     overrides.log = { format: f };
   }
+  if (values.proxy !== undefined) {
+    overrides.proxy = (values.proxy as string[]).map((spec) => {
+      const eq = spec.indexOf('=');
+      if (eq <= 0 || !spec.startsWith('/')) throw new UsageError(`--proxy: expected PREFIX=URL, got ${spec}`);
+      return { prefix: spec.slice(0, eq), upstream: spec.slice(eq + 1) };
+    });
+  }
+  if (values.cors !== undefined) {
+    const origins = String(values.cors)
+      .split(',')
+      .map((o) => o.trim())
+      .filter(Boolean);
+    if (origins.length === 0) throw new UsageError('--cors: expected ORIGIN[,ORIGIN...]');
+    overrides.cors = { origins };
+  }
+  if (values.jsonp) overrides.jsonp = { paths: ['**/*.json'] };
   return { overrides, ...(values.config !== undefined ? { configPath: String(values.config) } : {}) };
 }
 

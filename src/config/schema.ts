@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { authSchema, headersSchema, rateLimitSchema, trustProxySchema } from './access.js';
 import { corsSchema } from './cors.js';
 import { jsonpSchema, redirectsSchema } from './jsonp.js';
+import { proxySchema } from './proxy.js';
 
 const MiB = 1024 * 1024;
 
@@ -104,6 +105,10 @@ const cacheRuleSchema = z
       .boolean()
       .optional()
       .describe('Send Expires beside max-age for HTTP/1.0 clients (default: true when max-age > 0).'),
+    override: z
+      .boolean()
+      .optional()
+      .describe("On proxied routes: replace the upstream's own Cache-Control (default: only fill it in)."),
   })
   .describe('One cache rule; the first rule that matches wins. Your rules come before the defaults.');
 
@@ -156,6 +161,7 @@ export const configSchema = z
     cors: corsSchema.optional(),
     jsonp: jsonpSchema.optional(),
     redirects: redirectsSchema.default([]),
+    proxy: proxySchema.default([]).describe('Path prefixes forwarded to upstream servers, longest prefix first.'),
     auth: authSchema.default([]),
     headers: headersSchema.default([]),
     trustProxy: trustProxySchema.default([]),

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { createAuth } from './auth.js';
 import { createClientAddress } from './client-address.js';
 import { createCors } from './cors.js';
@@ -12,6 +13,7 @@ import { createRateLimit } from './limits.js';
 import { accessLogger, createLogger, type Logger } from './log.js';
 import type { ServerOptions } from './options.js';
 import { compilePipeline, type Step, type StepContext } from './pipeline.js';
+import { createProxy } from './proxy/handler.js';
 import { createRedirects } from './redirects.js';
 import { createRoutes, type Route } from './routes.js';
 import { createStaticHandler, type StaticHandler } from './static/handler.js';
@@ -43,6 +45,12 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     onError: (err, req) => logger.error({ err, method: req.method, url: req.url }, 'request failed'),
   });
   const ctx: StepContext = { logger, clientAddress: createClientAddress(options.trustProxy) };
+  const trusted = new Set(options.trustProxy);
+  const proxy = createProxy(options.proxy, {
+    ctx,
+    cachePolicy: options.cachePolicy,
+    isTrustedPeer: (req) => trusted.has(req.socket.remoteAddress ?? ''),
+  });
   // Order matters: headers that must survive errors first, then refusals, then CORS preflights
   // (before auth, RFC: a preflight carries no credentials), then the answering handlers.
   const steps = [
@@ -53,6 +61,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     createRedirects(options.redirects, ctx),
     createRoutes(deps.routes ?? [], options.jsonp, options.limits, ctx),
     createJsonp(options.jsonp, staticHandler.files, ctx),
+    proxy.step,
   ].filter((s): s is Step => s !== undefined);
 
   const onError = (err: unknown, req: IncomingMessage, res: ServerResponse) => {
@@ -99,6 +108,11 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     },
     onRequest,
   );
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    if (proxy.upgrade(req, socket, head)) return;
+    socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+  });
 
   return {
     server,
@@ -124,7 +138,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
         server.close(() => {
           clearTimeout(timer);
           logger.flush?.();
-          resolve();
+          proxy.close().then(() => resolve());
         });
         server.closeIdleConnections();
         // Connections that finish a response while draining close instead of idling.

@@ -4,6 +4,7 @@ import type { CorsOptions } from './cors.js';
 import type { HeaderRule } from './headers.js';
 import type { JsonpOptions } from './jsonp.js';
 import type { RateLimitOptions } from './limits.js';
+import type { ProxyRouteOptions } from './proxy/handler.js';
 import type { RedirectRule } from './redirects.js';
 
 export interface ListenOptions {
@@ -36,6 +37,7 @@ export interface CacheRule {
   hashed?: boolean | undefined;
   cacheControl: string;
   expires?: boolean | undefined;
+  override?: boolean | undefined;
 }
 
 export interface LimitsOptions {
@@ -70,6 +72,7 @@ export interface ServerOptions {
   redirects: RedirectRule[];
   auth: AuthRule[];
   headers: HeaderRule[];
+  proxy: ProxyRouteOptions[];
   /** Addresses or CIDRs of proxies whose X-Forwarded-For / Forwarded is believed. */
   trustProxy: string[];
 }

@@ -6,6 +6,8 @@ import type { CacheRule } from '../options.js';
 
 export interface CachePolicy {
   readonly cacheControl: string;
+  /** On proxied responses: replace the upstream's own Cache-Control too. */
+  readonly override?: boolean;
   /** Seconds to add to the response time for Expires, or undefined for no Expires. */
   readonly expiresSec: number | undefined;
 }
@@ -135,7 +137,16 @@ function compileRule(rule: CacheRule, index: number): { match: Matcher; policy: 
   const expiresSec = rule.expires === false || maxAge === null || maxAge === 0 ? undefined : maxAge;
   return {
     match: parts.length === 1 ? parts[0]! : (input) => parts.every((m) => m(input)),
-    policy: { cacheControl: rule.cacheControl, expiresSec },
+    policy: { cacheControl: rule.cacheControl, expiresSec, override: rule.override === true },
+  };
+}
+
+/** Compiles rules alone (no defaults): the policy of the first match, or undefined. */
+export function compileRuleList(rules: readonly CacheRule[]): (input: PolicyInput) => CachePolicy | undefined {
+  const compiled = rules.map(compileRule);
+  return (input) => {
+    for (const r of compiled) if (r.match(input)) return r.policy;
+    return undefined;
   };
 }
 

@@ -1,0 +1,92 @@
+// proxy: path prefixes forwarded to upstream servers.
+import { z } from 'zod';
+
+const upstreamUrl = z.string().refine((s) => {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.search && !u.hash;
+  } catch {
+    return false;
+  }
+}, 'must be an http:// or https:// URL without credentials, query or fragment');
+
+export const proxyRouteSchema = z
+  .strictObject({
+    prefix: z
+      .string()
+      .regex(/^\/[^?#]*$/, 'must be a path starting with /')
+      .describe('Path prefix, e.g. /api; matches /api and /api/... (not /apiary).'),
+    upstream: z
+      .union([upstreamUrl, z.array(upstreamUrl).min(1)])
+      .describe('Upstream base URL(s); several are load-balanced.'),
+    stripPrefix: z.boolean().default(true).describe('/api/x -> UPSTREAM/x (true) or UPSTREAM/api/x (false).'),
+    rewrite: z
+      .strictObject({ from: z.string(), to: z.string() })
+      .optional()
+      .describe('Regex rewrite of the path (after prefix handling), e.g. { from: "^/v1/(.*)", to: "/$1" }.'),
+    changeOrigin: z
+      .boolean()
+      .default(false)
+      .describe('Send the upstream host as Host instead of the client one.'),
+    xForwarded: z.boolean().default(true).describe('Send X-Forwarded-For/-Host/-Proto.'),
+    forwarded: z.boolean().default(false).describe('Send the RFC 7239 Forwarded header.'),
+    via: z.boolean().default(true).describe('Add Via (RFC 9110 §7.6.3) in both directions.'),
+    rewriteLocation: z
+      .boolean()
+      .default(false)
+      .describe('Rewrite Location headers that point at the upstream.'),
+    rewriteCookies: z
+      .boolean()
+      .default(false)
+      .describe('Rewrite Set-Cookie Domain/Path for the public address.'),
+    websocket: z.boolean().default(true).describe('Pass WebSocket upgrades under the prefix through.'),
+    balance: z.enum(['round-robin', 'least-busy']).default('round-robin'),
+    timeouts: z
+      .strictObject({
+        connectMs: z.number().int().min(1).default(5000),
+        headersMs: z.number().int().min(1).default(30_000).describe('Until the response head arrives.'),
+        idleMs: z.number().int().min(1).default(60_000).describe('Between body chunks.'),
+      })
+      .prefault({}),
+    retry: z
+      .boolean()
+      .default(true)
+      .describe('Retry idempotent body-less requests once after a connect failure.'),
+    health: z
+      .strictObject({
+        failures: z
+          .number()
+          .int()
+          .min(1)
+          .default(3)
+          .describe('Consecutive failures that take an upstream out.'),
+        cooldownMs: z.number().int().min(0).default(10_000),
+        path: z.string().startsWith('/').optional().describe('Active check: GET this path every intervalMs.'),
+        intervalMs: z.number().int().min(100).default(10_000),
+      })
+      .prefault({}),
+    cacheControl: z
+      .string()
+      .default('no-store')
+      .describe('Cache-Control for responses without one (cachePolicy rules are tried first).'),
+    connections: z.number().int().min(1).default(128).describe('Connections per upstream at most.'),
+  })
+  .describe('A proxied path prefix.');
+
+export const proxySchema = z.array(proxyRouteSchema).superRefine((routes, ctx) => {
+  const seen = new Set<string>();
+  routes.forEach((r, i) => {
+    const p = r.prefix.replace(/\/+$/, '') || '/';
+    if (seen.has(p)) ctx.addIssue({ code: 'custom', path: [i, 'prefix'], message: `duplicate prefix ${p}` });
+    seen.add(p);
+    if (r.rewrite) {
+      try {
+        new RegExp(r.rewrite.from);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', path: [i, 'rewrite', 'from'], message: (err as Error).message });
+      }
+    }
+  });
+});
+
+export type ProxyRouteConfig = z.output<typeof proxyRouteSchema>;

@@ -1,0 +1,195 @@
+// Header rewriting for a reverse proxy: hop-by-hop removal (RFC 9110 §7.6.1), Via (§7.6.3),
+// X-Forwarded-* and Forwarded (RFC 7239). Pure: plain header records in, plain records out.
+
+export type HeaderRecord = Record<string, string | string[] | undefined>;
+
+/** Hop-by-hop fields that never cross a proxy (RFC 9110 §7.6.1, RFC 9112 §9.6, §7.1). */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+]);
+
+export function isHopByHop(name: string): boolean {
+  return HOP_BY_HOP.has(name);
+}
+
+/** Field names listed in Connection (RFC 9110 §7.6.1): those are hop-by-hop too. */
+export function connectionTokens(value: string | string[] | undefined): Set<string> {
+  const out = new Set<string>();
+  if (value === undefined) return out;
+  for (const v of Array.isArray(value) ? value : [value]) {
+    for (const t of v.split(',')) {
+      const n = t.trim().toLowerCase();
+      if (n) out.add(n);
+    }
+  }
+  return out;
+}
+
+function first(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function joined(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+/** Copies `headers` without hop-by-hop fields; `keep` names survive (e.g. upgrade for WebSocket). */
+export function stripHopByHop(
+  headers: HeaderRecord,
+  keep?: ReadonlySet<string>,
+): Record<string, string | string[]> {
+  const listed = connectionTokens(headers.connection);
+  const out: Record<string, string | string[]> = {};
+  for (const name in headers) {
+    const v = headers[name];
+    if (v === undefined) continue;
+    if ((HOP_BY_HOP.has(name) || listed.has(name)) && !keep?.has(name)) continue;
+    out[name] = v;
+  }
+  // RFC 9110 §10.1.4: "TE: trailers" says the client accepts trailers; that much may pass.
+  const te = first(headers.te);
+  if (te !== undefined && /(^|,)\s*trailers\s*(;|,|$)/i.test(te) && !listed.has('te')) out.te = 'trailers';
+  return out;
+}
+
+/** An RFC 7239 node: IPv6 in brackets and quoted, IPv4 as is, `unknown` when absent. */
+export function forwardedNode(address: string | undefined): string {
+  if (!address) return 'unknown';
+  const a = address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+  return a.includes(':') ? `"[${a}]"` : a;
+}
+
+function forwardedValue(v: string): string {
+  // RFC 7239 §4: token or quoted-string
+  return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(v) ? v : `"${v.replace(/["\\]/g, '\\$&')}"`;
+}
+
+export interface ForwardInput {
+  /** Request headers as received (lowercase names). */
+  readonly headers: HeaderRecord;
+  /** Socket peer address. */
+  readonly peer: string | undefined;
+  /** Whether the peer is a trusted proxy (then its X-Forwarded-* are kept and extended). */
+  readonly peerTrusted: boolean;
+  /** `http` or `https`, as the client reached us. */
+  readonly proto: 'http' | 'https';
+  /** The upstream's authority, for changeOrigin. */
+  readonly upstreamHost: string;
+  readonly changeOrigin: boolean;
+  readonly xForwarded: boolean;
+  readonly forwarded: boolean;
+  /** Our Via pseudonym, e.g. `gatehouse`. */
+  readonly via: string | undefined;
+  /** Keep Upgrade/Connection for a WebSocket pass-through. */
+  readonly upgrade?: boolean;
+}
+
+const KEEP_UPGRADE = new Set(['upgrade', 'connection']);
+
+/** The request headers to send upstream. */
+export function upstreamRequestHeaders(i: ForwardInput): Record<string, string | string[]> {
+  const out = stripHopByHop(i.headers, i.upgrade ? KEEP_UPGRADE : undefined);
+  if (i.upgrade) {
+    out.connection = 'Upgrade';
+    out.upgrade = first(i.headers.upgrade) ?? 'websocket';
+  }
+  // undici refuses Expect; Node already answered 100-continue to the client (RFC 9110 §10.1.1).
+  delete out.expect;
+  const host = first(i.headers.host);
+  if (i.changeOrigin) out.host = i.upstreamHost;
+  const peer = i.peer ?? '';
+  const peerAddr = peer.startsWith('::ffff:') && peer.includes('.') ? peer.slice(7) : peer;
+  if (i.xForwarded) {
+    // Append to X-Forwarded-For only what a trusted proxy said; otherwise start afresh.
+    const xff = joined(i.headers['x-forwarded-for']);
+    out['x-forwarded-for'] = i.peerTrusted && xff ? `${xff}, ${peerAddr}` : peerAddr;
+    const xfh = first(i.headers['x-forwarded-host']);
+    const xfp = first(i.headers['x-forwarded-proto']);
+    if (i.peerTrusted && xfh) out['x-forwarded-host'] = xfh;
+    else if (host) out['x-forwarded-host'] = host;
+    else delete out['x-forwarded-host'];
+    out['x-forwarded-proto'] = i.peerTrusted && xfp ? xfp : i.proto;
+  } else {
+    delete out['x-forwarded-for'];
+    delete out['x-forwarded-host'];
+    delete out['x-forwarded-proto'];
+  }
+  if (i.forwarded) {
+    // RFC 7239 §4: append our element; an untrusted client's list is not believed.
+    const parts = [`for=${forwardedNode(peerAddr)}`];
+    if (host) parts.push(`host=${forwardedValue(host)}`);
+    parts.push(`proto=${i.proto}`);
+    const prev = joined(i.headers.forwarded);
+    out.forwarded = i.peerTrusted && prev ? `${prev}, ${parts.join(';')}` : parts.join(';');
+  } else if (!i.peerTrusted) delete out.forwarded;
+  if (i.via) out.via = appendVia(i.headers.via, i.via);
+  return out;
+}
+
+/** RFC 9110 §7.6.3: add our hop to Via. */
+export function appendVia(
+  existing: string | string[] | undefined,
+  pseudonym: string,
+  version = '1.1',
+): string {
+  const prev = joined(existing);
+  return prev ? `${prev}, ${version} ${pseudonym}` : `${version} ${pseudonym}`;
+}
+
+export interface ResponseRewrite {
+  /** Upstream origin, e.g. http://127.0.0.1:3000 */
+  readonly upstreamOrigin: string;
+  /** The public origin the client used, e.g. https://example.com */
+  readonly publicOrigin: string;
+  /** Path prefix that maps to the upstream's root ('' when not stripped). */
+  readonly publicPrefix: string;
+  readonly upstreamPrefix: string;
+}
+
+/** Rewrites a Location that points at the upstream to the public address (opt-in). */
+export function rewriteLocation(location: string, r: ResponseRewrite): string {
+  let rest: string | undefined;
+  if (location.startsWith(r.upstreamOrigin)) rest = location.slice(r.upstreamOrigin.length);
+  else if (location.startsWith('/') && !location.startsWith('//')) rest = location;
+  if (rest === undefined || (rest !== '' && !rest.startsWith('/') && !rest.startsWith('?'))) return location;
+  if (rest === '' || rest.startsWith('?')) rest = `/${rest}`;
+  if (r.upstreamPrefix && rest.startsWith(r.upstreamPrefix))
+    rest = rest.slice(r.upstreamPrefix.length) || '/';
+  const path = r.publicPrefix + (rest === '/' && r.publicPrefix ? '/' : rest);
+  return location.startsWith('/') ? path : r.publicOrigin + path;
+}
+
+/** Rewrites Set-Cookie Domain (upstream host -> public host) and Path (upstream prefix -> public prefix). */
+export function rewriteSetCookie(
+  cookie: string,
+  upstreamHost: string,
+  publicHost: string,
+  publicPrefix: string,
+): string {
+  return cookie
+    .split(';')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      if (eq === -1) return part;
+      const name = part.slice(0, eq).trim().toLowerCase();
+      const value = part.slice(eq + 1).trim();
+      const lead = part.slice(0, part.length - part.trimStart().length);
+      if (name === 'domain' && value.replace(/^\./, '').toLowerCase() === upstreamHost.toLowerCase()) {
+        return `${lead}Domain=${publicHost}`;
+      }
+      if (name === 'path' && publicPrefix && value.startsWith('/')) {
+        return `${lead}Path=${publicPrefix}${value === '/' ? '' : value}`;
+      }
+      return part;
+    })
+    .join(';');
+}

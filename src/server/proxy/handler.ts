@@ -1,0 +1,372 @@
+// Reverse proxy for path prefixes on undici pools: streamed both ways with backpressure,
+// hop-by-hop stripped both ways, 502/504 on upstream failure, client aborts propagated.
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import {
+  appendVia,
+  type ResponseRewrite,
+  rewriteLocation,
+  rewriteSetCookie,
+  stripHopByHop,
+  upstreamRequestHeaders,
+} from '../../http/proxy-headers.js';
+import { ERRORS, type ErrorEntry, sendError } from '../errors.js';
+import type { CacheRule } from '../options.js';
+import type { Step, StepContext } from '../pipeline.js';
+import { compileRuleList } from '../static/policy.js';
+import { mergeVary } from '../vary.js';
+import { proxyUpgrade } from './upgrade.js';
+import { type Upstream, UpstreamSet } from './upstreams.js';
+
+export interface ProxyRouteOptions {
+  prefix: string;
+  upstream: string | string[];
+  stripPrefix: boolean;
+  rewrite?: { from: string; to: string } | undefined;
+  changeOrigin: boolean;
+  xForwarded: boolean;
+  forwarded: boolean;
+  via: boolean;
+  rewriteLocation: boolean;
+  rewriteCookies: boolean;
+  websocket: boolean;
+  balance: 'round-robin' | 'least-busy';
+  timeouts: { connectMs: number; headersMs: number; idleMs: number };
+  retry: boolean;
+  health: { failures: number; cooldownMs: number; path?: string | undefined; intervalMs: number };
+  cacheControl: string;
+  connections: number;
+}
+
+export interface ProxyDeps {
+  readonly ctx: StepContext;
+  /** Whether the socket peer is a trusted proxy (its X-Forwarded-* are kept and extended). */
+  readonly isTrustedPeer: (req: IncomingMessage) => boolean;
+  /** User cache rules, tried on proxied responses without Cache-Control (or with, when `override`). */
+  readonly cachePolicy: readonly CacheRule[];
+}
+
+export interface Proxy {
+  readonly step: Step | undefined;
+  /** Handles an Upgrade request under a proxied prefix; false when no route matches. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  close(): Promise<void>;
+}
+
+export const VIA_NAME = 'gatehouse';
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS']);
+const CONNECT_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+const TIMEOUT_ERRORS = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+/** Why an upstream exchange failed before a response head: 502 or 504 (DESIGN: errors). */
+export function classifyUpstreamError(err: unknown): {
+  entry: ErrorEntry;
+  retryable: boolean;
+  detail: string;
+} {
+  const code = (err as { code?: string }).code ?? '';
+  if (TIMEOUT_ERRORS.has(code)) {
+    const what =
+      code === 'UND_ERR_CONNECT_TIMEOUT'
+        ? 'connect'
+        : code === 'UND_ERR_HEADERS_TIMEOUT'
+          ? 'response'
+          : 'idle';
+    return {
+      entry: ERRORS.gatewayTimeout,
+      retryable: false,
+      detail: `The upstream did not answer in time (${what} timeout).`,
+    };
+  }
+  return {
+    entry: ERRORS.badGateway,
+    retryable: CONNECT_ERRORS.has(code),
+    detail: 'The upstream could not be reached or failed before answering.',
+  };
+}
+
+interface Route {
+  readonly o: ProxyRouteOptions;
+  /** Prefix without a trailing slash ('' for the root). */
+  readonly prefix: string;
+  readonly upstreams: UpstreamSet;
+  readonly rewrite: { re: RegExp; to: string } | undefined;
+}
+
+function matches(prefix: string, path: string): boolean {
+  // /api matches /api, /api/..., /api?x — never /apiary.
+  if (prefix === '') return true;
+  if (!path.startsWith(prefix)) return false;
+  const c = path.charCodeAt(prefix.length);
+  return Number.isNaN(c) || c === 47 /* / */ || c === 63 /* ? */;
+}
+
+/** Upstream request target for a public one (raw, still percent-encoded). */
+export function upstreamTarget(
+  url: string,
+  prefix: string,
+  o: { stripPrefix: boolean; basePath: string; rewrite?: { re: RegExp; to: string } | undefined },
+): string {
+  const q = url.indexOf('?');
+  let path = q === -1 ? url : url.slice(0, q);
+  const query = q === -1 ? '' : url.slice(q);
+  if (o.stripPrefix && prefix) path = path.slice(prefix.length);
+  if (!path.startsWith('/')) path = `/${path}`;
+  if (o.rewrite) path = path.replace(o.rewrite.re, o.rewrite.to);
+  return o.basePath + path + query;
+}
+
+export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDeps): Proxy {
+  if (routes.length === 0) {
+    return { step: undefined, upgrade: () => false, close: async () => {} };
+  }
+  // Longest prefix first.
+  const compiled: Route[] = routes
+    .map((o) => ({
+      o,
+      prefix: o.prefix.replace(/\/+$/, ''),
+      upstreams: new UpstreamSet({
+        urls: Array.isArray(o.upstream) ? o.upstream : [o.upstream],
+        balance: o.balance,
+        connectTimeoutMs: o.timeouts.connectMs,
+        connections: o.connections,
+        failures: o.health.failures,
+        cooldownMs: o.health.cooldownMs,
+        healthPath: o.health.path,
+        healthIntervalMs: o.health.intervalMs,
+      }),
+      rewrite: o.rewrite ? { re: new RegExp(o.rewrite.from), to: o.rewrite.to } : undefined,
+    }))
+    .sort((a, b) => b.prefix.length - a.prefix.length);
+  const policy = compileRuleList(deps.cachePolicy);
+  const logger = deps.ctx.logger;
+
+  const find = (url: string): Route | undefined => {
+    for (const r of compiled) if (matches(r.prefix, url)) return r;
+    return undefined;
+  };
+
+  const responseHeaders = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    u: Upstream,
+    headers: IncomingHttpHeaders,
+  ): Record<string, string | string[]> => {
+    const out = stripHopByHop(headers);
+    const o = route.o;
+    if (o.via) out.via = appendVia(headers.via, VIA_NAME);
+    if ((o.rewriteLocation || o.rewriteCookies) && req.headers.host) {
+      const proto = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+      const rw: ResponseRewrite = {
+        upstreamOrigin: u.origin,
+        publicOrigin: `${proto}://${req.headers.host}`,
+        publicPrefix: o.stripPrefix ? route.prefix : '',
+        upstreamPrefix: u.basePath,
+      };
+      if (o.rewriteLocation && typeof out.location === 'string')
+        out.location = rewriteLocation(out.location, rw);
+      if (o.rewriteCookies && out['set-cookie'] !== undefined) {
+        const host = req.headers.host.replace(/:\d+$/, '');
+        const list = Array.isArray(out['set-cookie']) ? out['set-cookie'] : [out['set-cookie']];
+        out['set-cookie'] = list.map((c) => rewriteSetCookie(c, u.url.hostname, host, rw.publicPrefix));
+      }
+    }
+    // Cache policy for API responses: the upstream's own Cache-Control wins unless a rule overrides.
+    const path = req.url!.split('?', 1)[0]!;
+    const ct =
+      typeof out['content-type'] === 'string'
+        ? out['content-type'].split(';', 1)[0]!.trim().toLowerCase()
+        : '';
+    const rule = policy({ path, mediaType: ct });
+    if (rule !== undefined && (rule.override || out['cache-control'] === undefined)) {
+      out['cache-control'] = rule.cacheControl;
+    } else if (out['cache-control'] === undefined) out['cache-control'] = o.cacheControl;
+    // Headers our own steps set (CORS, header rules) win; Vary is merged (RFC 9110 §12.5.5).
+    for (const name of Object.keys(out)) {
+      if (name === 'vary') {
+        const before = res.getHeader('vary');
+        if (before !== undefined) out.vary = mergeVary(before, String(out.vary));
+      } else if (res.hasHeader(name)) delete out[name];
+    }
+    return out;
+  };
+
+  const forward = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    attempt: number,
+    exclude?: Upstream,
+  ) => {
+    const u = route.upstreams.pick(exclude);
+    if (u === undefined) {
+      sendError(req, res, ERRORS.badGateway, 'No upstream is available.');
+      return;
+    }
+    const o = route.o;
+    const peer = req.socket.remoteAddress;
+    const headers = upstreamRequestHeaders({
+      headers: req.headers,
+      peer,
+      peerTrusted: deps.isTrustedPeer(req),
+      proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+      upstreamHost: u.url.host,
+      changeOrigin: o.changeOrigin,
+      xForwarded: o.xForwarded,
+      forwarded: o.forwarded,
+      via: o.via ? VIA_NAME : undefined,
+    });
+    const hasBody =
+      req.headers['transfer-encoding'] !== undefined ||
+      (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+    let controller: Dispatcher.DispatchController | undefined;
+    let started = false;
+    let done = false;
+    u.inFlight++;
+    const finish = () => {
+      if (!done) {
+        done = true;
+        u.inFlight--;
+      }
+    };
+    const onClientClose = () => {
+      // RFC 9110 §9.5-ish hygiene: a client that went away aborts the upstream exchange at once.
+      if (!res.writableFinished && !done)
+        controller?.abort(Object.assign(new Error('client closed'), { code: 'CLIENT_CLOSED' }));
+    };
+    res.once('close', onClientClose);
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (res.destroyed) c.abort(Object.assign(new Error('client closed'), { code: 'CLIENT_CLOSED' }));
+      },
+      onResponseStart(c, statusCode, upHeaders, statusMessage) {
+        if (statusCode < 200) {
+          // 103 Early Hints pass through (RFC 8297); 100 was answered to the client by Node.
+          if (statusCode === 103 && upHeaders.link !== undefined)
+            res.writeEarlyHints({ link: upHeaders.link });
+          return;
+        }
+        started = true;
+        route.upstreams.succeeded(u);
+        const out = responseHeaders(req, res, route, u, upHeaders);
+        if (statusMessage) res.writeHead(statusCode, statusMessage, out);
+        else res.writeHead(statusCode, out);
+        if (req.method === 'HEAD') res.flushHeaders();
+        controller = c;
+      },
+      onResponseData(c, chunk) {
+        // Backpressure: pause the upstream while the client's socket is full.
+        if (!res.write(chunk)) {
+          c.pause();
+          res.once('drain', () => c.resume());
+        }
+      },
+      onResponseEnd(_c, trailers) {
+        finish();
+        res.off('close', onClientClose);
+        const t = trailers ? stripHopByHop(trailers) : {};
+        if (Object.keys(t).length > 0) res.addTrailers(t as Record<string, string>);
+        res.end();
+      },
+      onResponseError(_c, err) {
+        finish();
+        res.off('close', onClientClose);
+        const code = (err as { code?: string }).code;
+        if (code === 'CLIENT_CLOSED' || res.destroyed) return;
+        if (started || res.headersSent) {
+          // Mid-body failure: end the client response as broken, never as a silent truncation.
+          logger.warn({ err, url: req.url, upstream: u.origin }, 'upstream failed mid-response');
+          res.destroy(err);
+          return;
+        }
+        const c = classifyUpstreamError(err);
+        route.upstreams.failed(u);
+        if (c.retryable && o.retry && attempt === 0 && !hasBody && IDEMPOTENT.has(req.method!)) {
+          // Retry once on a fresh connection (another upstream when there is one).
+          forward(req, res, route, 1, route.upstreams.all.length > 1 ? u : undefined);
+          return;
+        }
+        logger.warn({ err, url: req.url, upstream: u.origin }, 'upstream request failed');
+        sendError(req, res, c.entry, c.detail);
+      },
+    };
+    u.pool.dispatch(
+      {
+        method: req.method as Dispatcher.HttpMethod,
+        path: upstreamTarget(req.url!, route.prefix, {
+          stripPrefix: o.stripPrefix,
+          basePath: u.basePath,
+          rewrite: route.rewrite,
+        }),
+        headers,
+        body: hasBody ? req : null,
+        headersTimeout: o.timeouts.headersMs,
+        bodyTimeout: o.timeouts.idleMs,
+        reset: attempt > 0,
+      },
+      handler,
+    );
+  };
+
+  const step: Step = (req, res) => {
+    const route = find(req.url!);
+    if (route === undefined) return false;
+    forward(req, res, route, 0);
+    return true;
+  };
+
+  return {
+    step,
+    upgrade(req, socket, head) {
+      const route = find(req.url!);
+      if (route === undefined || !route.o.websocket) return false;
+      const u = route.upstreams.pick();
+      if (u === undefined) return false;
+      proxyUpgrade(req, socket, head, {
+        upstream: u,
+        target: upstreamTarget(req.url!, route.prefix, {
+          stripPrefix: route.o.stripPrefix,
+          basePath: u.basePath,
+          rewrite: route.rewrite,
+        }),
+        headers: upstreamRequestHeaders({
+          headers: req.headers,
+          peer: req.socket.remoteAddress,
+          peerTrusted: deps.isTrustedPeer(req),
+          proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+          upstreamHost: u.url.host,
+          changeOrigin: route.o.changeOrigin,
+          xForwarded: route.o.xForwarded,
+          forwarded: route.o.forwarded,
+          via: route.o.via ? VIA_NAME : undefined,
+          upgrade: true,
+        }),
+        timeoutMs: route.o.timeouts.connectMs + route.o.timeouts.headersMs,
+        logger,
+        onFailure: () => route.upstreams.failed(u),
+      });
+      return true;
+    },
+    close: async () => {
+      await Promise.all(compiled.map((r) => r.upstreams.close()));
+    },
+  };
+}

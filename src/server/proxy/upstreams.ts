@@ -1,0 +1,110 @@
+// Upstream pools for one proxied prefix: balancing, passive and active health.
+import { Pool } from 'undici';
+
+export interface UpstreamOptions {
+  readonly urls: readonly string[];
+  readonly balance: 'round-robin' | 'least-busy';
+  readonly connectTimeoutMs: number;
+  readonly connections: number;
+  readonly failures: number;
+  readonly cooldownMs: number;
+  readonly healthPath?: string | undefined;
+  readonly healthIntervalMs: number;
+  readonly nowMs?: () => number;
+}
+
+export class Upstream {
+  readonly url: URL;
+  /** scheme://host:port */
+  readonly origin: string;
+  /** Path prefix of the upstream URL without trailing slash ('' for the root). */
+  readonly basePath: string;
+  readonly pool: Pool;
+  inFlight = 0;
+  failures = 0;
+  downUntilMs = 0;
+
+  constructor(url: string, o: UpstreamOptions) {
+    this.url = new URL(url);
+    this.origin = this.url.origin;
+    this.basePath = this.url.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(this.origin, {
+      connections: o.connections,
+      connect: { timeout: o.connectTimeoutMs },
+      keepAliveTimeout: 4_000,
+      pipelining: 1,
+    });
+  }
+}
+
+export class UpstreamSet {
+  readonly all: readonly Upstream[];
+  private next = 0;
+  private readonly o: UpstreamOptions;
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(o: UpstreamOptions) {
+    this.o = o;
+    this.now = o.nowMs ?? Date.now;
+    this.all = o.urls.map((u) => new Upstream(u, o));
+    if (o.healthPath !== undefined) {
+      this.timer = setInterval(() => void this.checkAll(), o.healthIntervalMs);
+      this.timer.unref();
+    }
+  }
+
+  /** The upstream for the next request, skipping those cooling down (all down: the least recently failed). */
+  pick(exclude?: Upstream): Upstream | undefined {
+    const now = this.now();
+    const live = this.all.filter((u) => u.downUntilMs <= now && u !== exclude);
+    if (live.length === 0) {
+      const others = this.all.filter((u) => u !== exclude);
+      return others.sort((a, b) => a.downUntilMs - b.downUntilMs)[0];
+    }
+    if (this.o.balance === 'least-busy') {
+      let best = live[0]!;
+      for (const u of live) if (u.inFlight < best.inFlight) best = u;
+      return best;
+    }
+    const u = live[this.next % live.length]!;
+    this.next = (this.next + 1) % 1_000_000;
+    return u;
+  }
+
+  /** Passive health: `failures` consecutive failures take an upstream out for `cooldownMs`. */
+  failed(u: Upstream): void {
+    u.failures++;
+    if (u.failures >= this.o.failures) u.downUntilMs = this.now() + this.o.cooldownMs;
+  }
+
+  succeeded(u: Upstream): void {
+    u.failures = 0;
+    u.downUntilMs = 0;
+  }
+
+  private async checkAll(): Promise<void> {
+    await Promise.all(
+      this.all.map(async (u) => {
+        try {
+          const r = await u.pool.request({
+            method: 'GET',
+            path: u.basePath + this.o.healthPath,
+            headersTimeout: this.o.healthIntervalMs,
+            bodyTimeout: this.o.healthIntervalMs,
+          });
+          await r.body.dump();
+          if (r.statusCode < 500) this.succeeded(u);
+          else u.downUntilMs = this.now() + this.o.cooldownMs;
+        } catch {
+          u.downUntilMs = this.now() + this.o.cooldownMs;
+        }
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await Promise.all(this.all.map((u) => u.pool.destroy().catch(() => {})));
+  }
+}

@@ -2,13 +2,15 @@
 // `npm run bench`: Gatehouse against its peers, measured side by side in one run on this machine, reported
 // as req/s medians and ratios (never compared with absolute numbers from elsewhere).
 //
-//   node bench/run.mjs [--only 1k,304] [--servers gatehouse,sirv] [--json FILE]
+//   node bench/run.mjs [--only 1k,proxy-1k] [--servers gatehouse,sirv] [--json FILE]
 //   BENCH_DURATION=5 (s per measurement) BENCH_ROUNDS=3 BENCH_CONNECTIONS=50 BENCH_WARMUP=1 (s)
 //
-// Every server runs as a child process pinned to CPU 0 and wrk runs pinned to CPU 1. Servers are started
-// once, checked with one real request per scenario, then measured interleaved (round-robin, rotating
-// order each round). All children are stopped on exit, Ctrl-C and errors. Add scenarios in scenarios.mjs,
-// servers in servers/index.mjs, targets in targets.mjs.
+// Every server runs as a child process pinned to CPU 0 and wrk runs pinned to CPU 1; the proxies' shared
+// upstream runs on CPU 0 too. A scenario runs only on the servers of its group (static, policy, proxy);
+// servers that run none of the selected scenarios are not started. Servers are started once, checked with
+// one real request per scenario, then measured interleaved (round-robin, rotating order each round). All
+// children are stopped on exit, Ctrl-C and errors. Add scenarios in scenarios.mjs, servers in
+// servers/index.mjs, targets in targets.mjs.
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { version as nodeVersion } from 'node:process';
@@ -19,11 +21,14 @@ import { CPU, cpuCount, hasTaskset, killAllSync, stopAll } from './lib/proc.mjs'
 import { brief, renderReport, summarize } from './lib/report.mjs';
 import { sampleRss } from './lib/rss.mjs';
 import { ensureWrk, runWrk } from './lib/wrk.mjs';
-import { scenarios as allScenarios, REFERENCE_EXPECT } from './scenarios.mjs';
-import { servers as allServers, SUBJECT } from './servers/index.mjs';
-import { rssTargetMb, throughputTargets } from './targets.mjs';
+import { scenarios as allScenarios, groups, REFERENCE_EXPECT } from './scenarios.mjs';
+import { servers as allServers } from './servers/index.mjs';
+import { createUpstream } from './servers/upstream.mjs';
+import { rssTargets, throughputTargets } from './targets.mjs';
 
 const log = (msg) => process.stderr.write(`${msg}\n`);
+/** Whether `server` runs `scenario` (its groups include the scenario's group). */
+const applies = (server, scenario) => server.groups.includes(scenario.group);
 
 function positiveInt(name, fallback) {
   const raw = process.env[name];
@@ -54,8 +59,18 @@ function parseCli() {
   if (values.help) {
     log(
       'usage: node bench/run.mjs [--only SCENARIO,...] [--servers NAME,...] [--json FILE]\n' +
-        `  scenarios: ${allScenarios.map((s) => s.name).join(', ')}\n` +
-        `  servers:   ${allServers.map((s) => s.name).join(', ')}\n` +
+        groups
+          .map(
+            (g) =>
+              `  ${g.name}: scenarios ${allScenarios
+                .filter((s) => s.group === g.name)
+                .map((s) => s.name)
+                .join(', ')}; servers ${allServers
+                .filter((s) => s.groups.includes(g.name))
+                .map((s) => s.name)
+                .join(', ')}\n`,
+          )
+          .join('') +
         '  env: BENCH_DURATION (s, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50),\n' +
         '       BENCH_WARMUP (s, default 1)',
     );
@@ -91,7 +106,8 @@ const config = {
 
 // ---------- lifetime: nothing we start may outlive us ----------
 let fixture;
-const running = []; // { name, handle }
+let upstream; // the proxies' shared upstream, started when the first proxy starts
+const running = []; // { server, handle }
 let shuttingDown = false;
 
 async function shutdown(code, reason) {
@@ -102,7 +118,7 @@ async function shutdown(code, reason) {
     killAllSync();
     process.exit(code);
   }, 5000);
-  await Promise.allSettled(running.map((r) => r.handle.stop()));
+  await Promise.allSettled([...running.map((r) => r.handle.stop()), upstream?.stop()]);
   await stopAll(1000);
   fixture?.cleanup();
   clearTimeout(hardStop);
@@ -126,10 +142,25 @@ process.on('exit', () => {
 
 // ---------- run ----------
 
-/** cells.get(server).get(scenario) = { state: 'ok'|..., detail?, headers?, expect?, rps: [], errors: [] } */
+/**
+ * cells.get(server).get(scenario) = { state: 'ok'|..., detail?, headers?, rps: [], runs: [], errors: [] },
+ * only for the scenarios the server runs (`cell()` is undefined for the others).
+ */
 const cells = new Map();
 const rssPeakKb = new Map();
-const cell = (server, scenario) => cells.get(server).get(scenario);
+const cell = (server, scenario) => cells.get(server)?.get(scenario);
+
+/** Problems with `res` against a server's `expectHeaders` ({ name: exact string | RegExp }). */
+function headerProblems(expectHeaders = {}, res) {
+  const problems = [];
+  for (const [name, want] of Object.entries(expectHeaders)) {
+    const raw = res.headers[name];
+    const got = Array.isArray(raw) ? raw.join(', ') : raw;
+    const ok = got !== undefined && (want instanceof RegExp ? want.test(got) : got === want);
+    if (!ok) problems.push(`${name}: ${got === undefined ? 'missing' : `'${got}'`}, expected ${want}`);
+  }
+  return problems;
+}
 
 function setState(server, state, detail) {
   for (const c of cells.get(server).values()) Object.assign(c, { state, detail });
@@ -150,6 +181,10 @@ async function checkScenario(server, handle, scenario) {
       problems.push(`body ${res.bodyLength} bytes, expected ${expect.bodyLength}`);
     }
     if (problems.length) Object.assign(c, { state: 'wrong status', detail: problems.join(', ') });
+    else {
+      const missing = headerProblems(server.expectHeaders, res);
+      if (missing.length) Object.assign(c, { state: 'wrong headers', detail: missing.join(', ') });
+    }
   } catch (err) {
     Object.assign(c, { state: 'wrong status', detail: err.message });
   }
@@ -160,6 +195,11 @@ async function measure(server, handle, scenario, round) {
   if (handle.child.exitCode !== null || handle.child.signalCode !== null) {
     const how = handle.child.signalCode ?? `code ${handle.child.exitCode}`;
     setState(server.name, 'crashed', `exited (${how}) during the run\n${handle.logs()}`);
+    return;
+  }
+  const upstreamProblem = server.groups.includes('proxy') ? upstream?.problem() : undefined;
+  if (upstreamProblem) {
+    setState(server.name, 'crashed', upstreamProblem);
     return;
   }
   const rss = sampleRss(handle.pid, 250);
@@ -176,14 +216,14 @@ async function measure(server, handle, scenario, round) {
     c.runs.push(result);
     for (const e of result.errors) c.errors.push(`round ${round + 1}: ${e}`);
     log(
-      `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(5)} ${server.name.padEnd(16)}` +
+      `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(8)} ${server.name.padEnd(21)}` +
         ` ${Math.round(result.requestsPerSec).toString().padStart(8)} req/s${result.errors.length ? `  (${result.errors.join('; ')})` : ''}`,
     );
   } catch (err) {
     if (shuttingDown) return;
     c.errors.push(`round ${round + 1}: ${err.message}`);
     log(
-      `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(5)} ${server.name.padEnd(16)} failed: ${err.message}`,
+      `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(8)} ${server.name.padEnd(21)} failed: ${err.message}`,
     );
   } finally {
     const peak = rss.stop();
@@ -210,12 +250,29 @@ async function main() {
       `bench: load average is ${loadBefore.toFixed(2)} before starting; expect noisy numbers (ratios still hold best)`,
     );
   }
+  const { scenarios } = cli;
+  const servers = cli.servers.filter((s) => scenarios.some((sc) => applies(s, sc)));
+  const idle = cli.servers.filter((s) => !servers.includes(s));
+  if (servers.length === 0) {
+    log(
+      `bench: none of the selected servers (${cli.servers.map((s) => s.name).join(', ')}) runs the selected ` +
+        `scenarios (${scenarios.map((s) => s.name).join(', ')}); see --help for which servers run what`,
+    );
+    process.exitCode = 2;
+    return;
+  }
+  if (idle.length) log(`bench: not starting ${idle.map((s) => s.name).join(', ')} (no selected scenario)`);
   fixture = createFixture();
-  const { scenarios, servers } = cli;
+  upstream = createUpstream({ dir: fixture.dir, log });
+  const ctx = { upstream: () => upstream.get() };
   for (const s of servers) {
     cells.set(
       s.name,
-      new Map(scenarios.map((sc) => [sc.name, { state: 'ok', rps: [], runs: [], errors: [] }])),
+      new Map(
+        scenarios
+          .filter((sc) => applies(s, sc))
+          .map((sc) => [sc.name, { state: 'ok', rps: [], runs: [], errors: [] }]),
+      ),
     );
   }
 
@@ -229,12 +286,14 @@ async function main() {
       continue;
     }
     try {
-      const handle = await server.start(fixture.dir);
+      const handle = await server.start(fixture.dir, ctx);
       running.push({ server, handle });
       log(
         `  ${server.name}: pid ${handle.pid} on 127.0.0.1:${handle.port}${handle.cpus ? `, CPUs ${handle.cpus}` : ''}`,
       );
-      for (const scenario of scenarios) await checkScenario(server, handle, scenario);
+      for (const scenario of scenarios) {
+        if (applies(server, scenario)) await checkScenario(server, handle, scenario);
+      }
     } catch (err) {
       setState(server.name, 'failed to start', err.message);
       log(`  ${server.name}: failed to start: ${brief(err.message)}`);
@@ -242,12 +301,14 @@ async function main() {
   }
 
   const perRun = config.warmupSec + config.durationSec;
-  const jobs = running.length * scenarios.length * config.rounds;
+  const pairs = scenarios.reduce((n, sc) => n + running.filter((r) => applies(r.server, sc)).length, 0);
+  const jobs = pairs * config.rounds;
   log(`bench: ${jobs} measurements of ~${perRun} s each (~${Math.ceil((jobs * (perRun + 0.3)) / 60)} min)`);
   for (let round = 0; round < config.rounds; round++) {
     for (const scenario of scenarios) {
       // Rotate the order every round so no server always runs first (or right after the same peer).
-      const order = running.map((_, i) => running[(i + round) % running.length]);
+      const eligible = running.filter((r) => applies(r.server, scenario));
+      const order = eligible.map((_, i) => eligible[(i + round) % eligible.length]);
       for (const { server, handle } of order) {
         if (shuttingDown) return;
         if (cell(server.name, scenario.name).state !== 'ok') continue;
@@ -256,18 +317,20 @@ async function main() {
     }
   }
 
+  const upstreamPid = upstream.pid;
   for (const r of running.splice(0)) await r.handle.stop();
+  await upstream.stop();
 
-  const serverNames = servers.map((s) => s.name);
-  const scenarioNames = scenarios.map((s) => s.name);
   const report = renderReport({
-    serverNames,
-    scenarioNames,
+    groups: groups.map((g) => ({
+      ...g,
+      serverNames: servers.filter((s) => s.groups.includes(g.name)).map((s) => s.name),
+      scenarioNames: scenarios.filter((s) => s.group === g.name).map((s) => s.name),
+    })),
     cell,
     peakRssKb: (name) => rssPeakKb.get(name),
-    subject: SUBJECT,
     targets: throughputTargets,
-    rssTargetMb,
+    rssTargets,
   });
   const pin = CPU.server === undefined ? 'unpinned' : `server on CPU ${CPU.server}, wrk on CPU ${CPU.load}`;
   const meta = {
@@ -281,26 +344,38 @@ async function main() {
     rounds: config.rounds,
     loadavg1mBefore: loadBefore,
     loadavg1mAfter: loadavg()[0],
+    ...(upstreamPid ? { proxyUpstream: { pid: upstreamPid, cpus: CPU.server ?? null } } : {}),
   };
+  const notesOnServers = [
+    servers.some((s) => s.reference && scenarios.some((sc) => applies(s, sc)))
+      ? 'The node ceiling answers its constant 200 + 1 KB in every static scenario.'
+      : '',
+    upstreamPid
+      ? `Proxies forward to one shared upstream (bare node:http, constant 1 KB, keep-alive) running on the ` +
+        `server CPU next to them${CPU.server === undefined ? '' : ` (CPU ${CPU.server})`}; their RSS excludes it.`
+      : '',
+  ].filter(Boolean);
   console.log(
     `\n## Gatehouse benchmark\n\nnode ${nodeVersion}, wrk ${wrkVersion}, ${cpuCount} CPUs (${pin}); ` +
       `wrk -t1 -c${config.connections} -d${config.durationSec}s after a ${config.warmupSec} s warm-up; ` +
       `median of ${config.rounds} interleaved round(s), ± is half the min-max spread; ` +
       `load average ${loadBefore.toFixed(2)} before, ${meta.loadavg1mAfter.toFixed(2)} after.\n` +
-      `Scenarios: ${scenarios.map((s) => `${s.name} = ${s.title}`).join('; ')}. ` +
-      'The node ceiling answers its constant 200 + 1 KB in every scenario.\n',
+      `Scenarios: ${scenarios.map((s) => `${s.name} = ${s.title}`).join('; ')}.` +
+      `${notesOnServers.map((n) => ` ${n}`).join('')}\n`,
   );
   console.log(report);
 
   if (cli.json) {
     const { median } = summarize({ cell });
     const results = [];
-    for (const server of serverNames) {
-      for (const scenario of scenarioNames) {
+    for (const server of servers.map((s) => s.name)) {
+      for (const scenario of scenarios.map((s) => s.name)) {
         const c = cell(server, scenario);
+        if (!c) continue;
         results.push({
           server,
           scenario,
+          group: allScenarios.find((s) => s.name === scenario).group,
           state: c.state,
           detail: c.detail,
           medianRps: median(server, scenario),

@@ -1,20 +1,34 @@
-// Benchmark scenarios. Each: { name, title, path, expect: { status, bodyLength }, headers?(ctx) } where
-// headers() may ask the server under test for something first (e.g. the ETag it gives /index.html) and
-// throws to mark the scenario as not runnable for that server. Reference servers (the node ceiling) are
-// sent `referenceHeaders` instead and always expected to answer 200 with their constant 1 KB.
+// Benchmark scenarios. Each: { name, group, title, path, expect: { status, bodyLength }, headers?(ctx) }
+// where headers() may ask the server under test for something first (e.g. the ETag it gives /index.html)
+// and throws to mark the scenario as not runnable for that server. A scenario runs only on the servers whose
+// `groups` include its group. Reference servers (the node ceiling) are sent `referenceHeaders` instead and
+// always expected to answer 200 with their constant 1 KB.
 import { FIXTURE } from './lib/fixture.mjs';
+import { ORIGIN } from './servers/gatehouse-cors.mjs';
 
 export const REFERENCE_EXPECT = { status: 200, bodyLength: 1024 };
+
+/**
+ * Scenario groups: each is reported as its own table, with ratios of `subject` to every other server of the
+ * group. Targets (targets.mjs) name their subject themselves.
+ */
+export const groups = [
+  { name: 'static', title: 'Static files', subject: 'gatehouse' },
+  { name: 'policy', title: 'CORS + security headers (policy layer cost)', subject: 'gatehouse-cors' },
+  { name: 'proxy', title: 'Reverse proxy (upstream: bare node:http, 1 KB)', subject: 'gatehouse-proxy' },
+];
 
 export const scenarios = [
   {
     name: '1k',
+    group: 'static',
     title: `GET ${FIXTURE.small.path} -> 200, 1 KB`,
     path: FIXTURE.small.path,
     expect: { status: 200, bodyLength: FIXTURE.small.size },
   },
   {
     name: '304',
+    group: 'static',
     title: `GET ${FIXTURE.html.path} + If-None-Match -> 304`,
     path: FIXTURE.html.path,
     expect: { status: 304, bodyLength: 0 },
@@ -29,8 +43,24 @@ export const scenarios = [
   },
   {
     name: '150k',
+    group: 'static',
     title: `GET ${FIXTURE.large.path} -> 200, 150 KB identity`,
     path: FIXTURE.large.path,
     expect: { status: 200, bodyLength: FIXTURE.large.size },
+  },
+  {
+    name: 'cors-1k',
+    group: 'policy',
+    title: `GET ${FIXTURE.small.path} + Origin: ${ORIGIN} -> 200, 1 KB`,
+    path: FIXTURE.small.path,
+    expect: { status: 200, bodyLength: FIXTURE.small.size },
+    headers: () => ({ Origin: ORIGIN }),
+  },
+  {
+    name: 'proxy-1k',
+    group: 'proxy',
+    title: 'GET /api/1k through the proxy -> upstream /1k -> 200, 1 KB',
+    path: '/api/1k',
+    expect: { status: 200, bodyLength: 1024 },
   },
 ];

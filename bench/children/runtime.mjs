@@ -1,7 +1,15 @@
 // Shared start-up for the peer servers the benchmark runs as child processes: listen on 127.0.0.1 (port from
 // argv[3] or 0), print the same ready line as `gatehouse serve`, and exit when the harness goes away.
+// Proxies get their upstream's base URL in BENCH_UPSTREAM.
 export const root = process.argv[2];
 export const requestedPort = Number(process.argv[3] ?? 0);
+
+/** The upstream base URL a proxy forwards to (env BENCH_UPSTREAM, http://127.0.0.1:PORT). */
+export function upstream() {
+  const url = process.env.BENCH_UPSTREAM;
+  if (!url) throw new Error('BENCH_UPSTREAM is not set');
+  return url;
+}
 
 /** Prints the ready line the harness waits for. */
 export function announce(port) {

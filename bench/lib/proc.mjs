@@ -1,9 +1,10 @@
 // Child-process plumbing for the benchmark: CPU pinning with taskset, a registry of every child we start
 // (so all of them die on exit, Ctrl-C or errors), readiness detection and a graceful-then-forceful stop.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** Every child process started by the harness that has not exited yet. */
 const live = new Set();
@@ -33,6 +34,41 @@ const exitHooks = new Set();
 export function atExit(fn) {
   exitHooks.add(fn);
   return () => exitHooks.delete(fn);
+}
+
+/**
+ * A fresh temp dir (os.tmpdir()/<prefix>XXXXXX) that is removed by `remove()` (safe to call twice) or, failing
+ * that, when the harness exits.
+ */
+export function tempDir(prefix) {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  let removed = false;
+  const remove = () => {
+    if (removed) return;
+    removed = true;
+    forget();
+    rmSync(path, { recursive: true, force: true });
+  };
+  const forget = atExit(remove);
+  return { path, remove };
+}
+
+/** Runs `start()`; `cleanup()` runs after the returned handle's `stop()`, or at once when `start()` fails. */
+export async function withCleanup(start, cleanup) {
+  let handle;
+  try {
+    handle = await start();
+  } catch (err) {
+    cleanup();
+    throw err;
+  }
+  return {
+    ...handle,
+    async stop() {
+      await handle.stop();
+      cleanup();
+    },
+  };
 }
 
 /** Last-resort synchronous cleanup for process 'exit': SIGKILL whatever is still running, run exit hooks. */

@@ -1,5 +1,6 @@
-// Turns measurements into the printed report: a markdown table of req/s (median of rounds, with spread),
-// gatehouse-vs-peer ratios, peak RSS, and the targets with met / MISSED.
+// Turns measurements into the printed report: per scenario group a markdown table of req/s (median of
+// rounds, with spread), peak RSS and the group subject's ratios to its peers; then the targets with met /
+// MISSED.
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -24,19 +25,21 @@ export function summarize({ cell }) {
   return {
     median(server, scenario) {
       const c = cell(server, scenario);
-      return c.state === 'ok' && c.rps.length ? median(c.rps) : undefined;
+      return c?.state === 'ok' && c.rps.length ? median(c.rps) : undefined;
     },
   };
 }
 
-/** The first line of a (possibly multi-line) error plus the first line that names an error, if different. */
+/** The first line of a (possibly multi-line) error plus the line that names its cause, if different. */
 export function brief(detail = '', maxLength = 240) {
   const lines = String(detail)
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean);
   const first = lines[0] ?? '';
-  const cause = lines.slice(1).find((l) => /error|emerg|alert|fatal|EADDR|ENOENT|EACCES/i.test(l));
+  // The line naming the error, else (e.g. `gatehouse: config.json: cors.origins: ...`) the first log line.
+  const cause =
+    lines.slice(1).find((l) => /error|emerg|alert|fatal|EADDR|ENOENT|EACCES/i.test(l)) ?? lines[1];
   const text = cause && cause !== first ? `${first}: ${cause}` : first;
   return text.length > maxLength ? `${text.slice(0, maxLength - 3)}...` : text;
 }
@@ -45,17 +48,17 @@ const SERVER_LEVEL = new Set(['failed to start', 'unavailable', 'crashed']);
 
 /**
  * @param {object} run
- * @param {string[]} run.serverNames   columns, in order
- * @param {string[]} run.scenarioNames rows, in order
+ * @param {{ title: string, subject: string, serverNames: string[], scenarioNames: string[] }[]} run.groups
+ *   one table each: rows are its scenarios, columns its servers (in order), ratios are subject / peer
  * @param {(server: string, scenario: string) => { state: string, detail?: string, rps: number[],
- *   errors: string[] }} run.cell     state 'ok' when the server was checked and timed
+ *   errors: string[] } | undefined} run.cell   state 'ok' when the server was checked and timed; undefined
+ *   when the server does not run that scenario
  * @param {(server: string) => number | undefined} run.peakRssKb
- * @param {string} run.subject         the server the ratios and targets are about
- * @param {{ scenario: string, peer: string, min: number }[]} run.targets
- * @param {number} run.rssTargetMb
+ * @param {{ scenario: string, subject: string, peer: string, min: number }[]} run.targets
+ * @param {{ server: string, maxMb: number }[]} run.rssTargets
  * @returns {string} markdown
  */
-export function renderReport({ serverNames, scenarioNames, cell, peakRssKb, subject, targets, rssTargetMb }) {
+export function renderReport({ groups, cell, peakRssKb, targets, rssTargets }) {
   const { median: med } = summarize({ cell });
   const notes = [];
   const note = (text) => {
@@ -63,39 +66,44 @@ export function renderReport({ serverNames, scenarioNames, cell, peakRssKb, subj
     if (i < 0) i = notes.push(text) - 1;
     return `[${i + 1}]`;
   };
+  const rpsCell = (server, scenario) => {
+    const c = cell(server, scenario);
+    if (!c) return '-';
+    if (SERVER_LEVEL.has(c.state)) return `${c.state} ${note(`${server}: ${c.state}: ${brief(c.detail)}`)}`;
+    if (c.state !== 'ok') return `${c.state} ${note(`${server} / ${scenario}: ${brief(c.detail)}`)}`;
+    if (!c.rps.length) return `no result ${note(`${server} / ${scenario}: ${brief(c.errors.join('\n'))}`)}`;
+    const m = median(c.rps);
+    const spread =
+      c.rps.length > 1 ? ` ±${Math.round(((Math.max(...c.rps) - Math.min(...c.rps)) / 2 / m) * 100)}%` : '';
+    const flagged = c.errors?.length ? ` (!) ${note(`${server} / ${scenario}: ${c.errors.join('; ')}`)}` : '';
+    return `${fmtRps(m)}${spread}${flagged}`;
+  };
 
   const out = [];
-  const rows = scenarioNames.map((scenario) => [
-    scenario,
-    ...serverNames.map((server) => {
-      const c = cell(server, scenario);
-      if (SERVER_LEVEL.has(c.state)) return `${c.state} ${note(`${server}: ${c.state}: ${brief(c.detail)}`)}`;
-      if (c.state !== 'ok') return `${c.state} ${note(`${server} / ${scenario}: ${brief(c.detail)}`)}`;
-      if (!c.rps.length) return `no result ${note(`${server} / ${scenario}: ${brief(c.errors.join('\n'))}`)}`;
-      const m = median(c.rps);
-      const spread =
-        c.rps.length > 1 ? ` ±${Math.round(((Math.max(...c.rps) - Math.min(...c.rps)) / 2 / m) * 100)}%` : '';
-      const flagged = c.errors?.length
-        ? ` (!) ${note(`${server} / ${scenario}: ${c.errors.join('; ')}`)}`
-        : '';
-      return `${fmtRps(m)}${spread}${flagged}`;
-    }),
-  ]);
-  rows.push(['peak RSS (MB)', ...serverNames.map((server) => fmtMb(peakRssKb(server)))]);
-  out.push(table(['req/s (median)', ...serverNames], rows));
-
-  const peers = serverNames.filter((s) => s !== subject);
-  if (serverNames.includes(subject) && peers.length) {
-    out.push('');
-    const ratioRows = scenarioNames.map((scenario) => [
+  for (const { title, subject, serverNames, scenarioNames } of groups) {
+    if (!serverNames.length || !scenarioNames.length) continue;
+    if (out.length) out.push('');
+    out.push(`### ${title}`, '');
+    const rows = scenarioNames.map((scenario) => [
       scenario,
-      ...peers.map((peer) => {
-        const a = med(subject, scenario);
-        const b = med(peer, scenario);
-        return a !== undefined && b ? fmtRatio(a / b) : 'n/a';
-      }),
+      ...serverNames.map((server) => rpsCell(server, scenario)),
     ]);
-    out.push(table([`${subject} / peer`, ...peers], ratioRows));
+    rows.push(['peak RSS (MB)', ...serverNames.map((server) => fmtMb(peakRssKb(server)))]);
+    out.push(table(['req/s (median)', ...serverNames], rows));
+
+    const peers = serverNames.filter((s) => s !== subject);
+    if (serverNames.includes(subject) && peers.length) {
+      out.push('');
+      const ratioRows = scenarioNames.map((scenario) => [
+        scenario,
+        ...peers.map((peer) => {
+          const a = med(subject, scenario);
+          const b = med(peer, scenario);
+          return a !== undefined && b ? fmtRatio(a / b) : 'n/a';
+        }),
+      ]);
+      out.push(table([`${subject} / peer`, ...peers], ratioRows));
+    }
   }
 
   if (notes.length) {
@@ -105,34 +113,43 @@ export function renderReport({ serverNames, scenarioNames, cell, peakRssKb, subj
     });
   }
 
-  // Targets
-  const verdicts = [];
-  out.push('', `Targets (${subject}, ratios to peers in this run):`);
+  // Targets: only those whose subject and peer both run the scenario in this run.
+  const runs = (server, scenario) => cell(server, scenario) !== undefined;
+  const lines = [];
   for (const t of targets) {
-    const label = `${t.scenario.padEnd(5)} ${subject} >= ${t.min.toFixed(2)}x ${t.peer}`;
-    if (!scenarioNames.includes(t.scenario)) continue;
-    const a = serverNames.includes(subject) ? med(subject, t.scenario) : undefined;
-    const b = serverNames.includes(t.peer) ? med(t.peer, t.scenario) : undefined;
+    if (!runs(t.subject, t.scenario) && !runs(t.peer, t.scenario)) continue;
+    const label = `${t.scenario} ${t.subject} >= ${t.min.toFixed(2)}x ${t.peer}`;
+    const a = med(t.subject, t.scenario);
+    const b = med(t.peer, t.scenario);
     let verdict;
     let value = '';
-    if (!serverNames.includes(t.peer)) verdict = 'not checked (peer not selected)';
-    else if (a === undefined) verdict = `MISSED (no ${subject} result)`;
+    if (!runs(t.subject, t.scenario)) verdict = `not checked (${t.subject} not selected)`;
+    else if (!runs(t.peer, t.scenario)) verdict = `not checked (${t.peer} not selected)`;
+    else if (a === undefined) verdict = `MISSED (no ${t.subject} result)`;
     else if (b === undefined) verdict = `not checked (no ${t.peer} result)`;
     else {
       const r = a / b;
       value = fmtRatio(r);
       verdict = r >= t.min ? 'met' : 'MISSED';
     }
-    verdicts.push(verdict);
-    out.push(`  ${label.padEnd(40)} ${value.padStart(7)}  ${verdict}`);
+    lines.push({ label, value, verdict });
   }
-  if (serverNames.includes(subject)) {
-    const kb = peakRssKb(subject);
-    const verdict = kb === undefined ? 'MISSED (not measured)' : kb / 1024 <= rssTargetMb ? 'met' : 'MISSED';
-    verdicts.push(verdict);
-    const value = kb === undefined ? '' : `${fmtMb(kb)} MB`;
-    out.push(`  ${`peak RSS <= ${rssTargetMb} MB`.padEnd(40)} ${value.padStart(7)}  ${verdict}`);
+  for (const t of rssTargets) {
+    if (!groups.some((g) => g.serverNames.includes(t.server))) continue;
+    const kb = peakRssKb(t.server);
+    const verdict = kb === undefined ? 'MISSED (not measured)' : kb / 1024 <= t.maxMb ? 'met' : 'MISSED';
+    lines.push({
+      label: `${t.server} peak RSS <= ${t.maxMb} MB`,
+      value: kb === undefined ? '' : `${fmtMb(kb)} MB`,
+      verdict,
+    });
   }
+  const width = Math.max(40, ...lines.map((l) => l.label.length + 1));
+  out.push('', 'Targets (ratios to peers in this run):');
+  for (const { label, value, verdict } of lines) {
+    out.push(`  ${label.padEnd(width)} ${value.padStart(8)}  ${verdict}`);
+  }
+  const verdicts = lines.map((l) => l.verdict);
   const missed = verdicts.filter((v) => v.startsWith('MISSED')).length;
   const met = verdicts.filter((v) => v === 'met').length;
   out.push('', missed ? `${missed} target(s) MISSED, ${met} met.` : `All checked targets met (${met}).`);

@@ -3,5 +3,6 @@ import { startNodeChild } from './node-child.mjs';
 
 export default {
   name: '@fastify/static',
+  groups: ['static'],
   start: (dir) => startNodeChild('fastify-static.mjs', dir),
 };

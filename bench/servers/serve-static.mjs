@@ -3,5 +3,6 @@ import { startNodeChild } from './node-child.mjs';
 
 export default {
   name: 'serve-static',
+  groups: ['static'],
   start: (dir) => startNodeChild('serve-static.mjs', dir),
 };

@@ -3,5 +3,6 @@ import { startNodeChild } from './node-child.mjs';
 
 export default {
   name: 'sirv',
+  groups: ['static'],
   start: (dir) => startNodeChild('sirv.mjs', dir),
 };

@@ -1,0 +1,17 @@
+// Gatehouse's WebSocket echo endpoint (createWebSocketEndpoints from the build) on /echo, with the
+// config defaults (1 MiB max payload, 30 s heartbeat, 1 MiB slow-consumer threshold, no compression).
+//   node bench/ws/gatehouse-echo.mjs DIST_DIR
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { listenUpgrades } from './child.mjs';
+
+const dist = resolve(process.argv[2] ?? 'dist');
+const { createWebSocketEndpoints } = await import(pathToFileURL(resolve(dist, 'server/websocket.js')).href);
+const { websocketSchema } = await import(pathToFileURL(resolve(dist, 'config/websocket.js')).href);
+
+const quiet = { info() {}, warn() {}, error() {}, isLevelEnabled: () => false };
+const endpoints = createWebSocketEndpoints(websocketSchema.parse([{ path: '/echo', mode: 'echo' }]), {
+  originAllowed: () => false,
+  logger: quiet,
+});
+listenUpgrades((req, socket, head) => endpoints.handleUpgrade(req, socket, head));

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { createGatehouse } from '../server/app.js';
+import { WebSocketConfigError } from '../server/websocket.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -145,7 +146,7 @@ export async function main(argv: string[]): Promise<number> {
     if (first === 'serve') return await serve(rest);
     return await serve(argv);
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError) {
+    if (err instanceof UsageError || err instanceof ConfigError || err instanceof WebSocketConfigError) {
       process.stderr.write(`gatehouse: ${err.message}\n`);
       if (err instanceof UsageError) process.stderr.write('Run gatehouse --help for usage.\n');
       return EXIT_USAGE;

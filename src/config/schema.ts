@@ -5,6 +5,7 @@ import { authSchema, headersSchema, rateLimitSchema, trustProxySchema } from './
 import { corsSchema } from './cors.js';
 import { jsonpSchema, redirectsSchema } from './jsonp.js';
 import { proxySchema } from './proxy.js';
+import { websocketSchema } from './websocket.js';
 
 const MiB = 1024 * 1024;
 
@@ -162,6 +163,7 @@ export const configSchema = z
     jsonp: jsonpSchema.optional(),
     redirects: redirectsSchema.default([]),
     proxy: proxySchema.default([]).describe('Path prefixes forwarded to upstream servers, longest prefix first.'),
+    websocket: websocketSchema.default([]),
     auth: authSchema.default([]),
     headers: headersSchema.default([]),
     trustProxy: trustProxySchema.default([]),

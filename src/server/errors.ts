@@ -21,7 +21,9 @@ export const ERRORS = {
   preconditionFailed: { status: 412, code: 'precondition_failed', title: 'Precondition Failed' },
   contentTooLarge: { status: 413, code: 'content_too_large', title: 'Content Too Large' },
   uriTooLong: { status: 414, code: 'uri_too_long', title: 'URI Too Long' },
+  unsupportedMediaType: { status: 415, code: 'unsupported_media_type', title: 'Unsupported Media Type' },
   rangeNotSatisfiable: { status: 416, code: 'range_not_satisfiable', title: 'Range Not Satisfiable' },
+  upgradeRequired: { status: 426, code: 'upgrade_required', title: 'Upgrade Required' },
   tooManyRequests: { status: 429, code: 'too_many_requests', title: 'Too Many Requests' },
   headersTooLarge: {
     status: 431,

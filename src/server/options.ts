@@ -6,6 +6,7 @@ import type { JsonpOptions } from './jsonp.js';
 import type { RateLimitOptions } from './limits.js';
 import type { ProxyRouteOptions } from './proxy/handler.js';
 import type { RedirectRule } from './redirects.js';
+import type { WebSocketEndpoint } from './websocket.js';
 
 export interface ListenOptions {
   host: string;
@@ -73,6 +74,7 @@ export interface ServerOptions {
   auth: AuthRule[];
   headers: HeaderRule[];
   proxy: ProxyRouteOptions[];
+  websocket: WebSocketEndpoint[];
   /** Addresses or CIDRs of proxies whose X-Forwarded-For / Forwarded is believed. */
   trustProxy: string[];
 }

@@ -1,0 +1,87 @@
+// The `websocket` config key: WebSocket endpoints (RFC 6455) served on exact paths.
+// Defaults are filled in here, once; src/server/websocket.ts runs on the resolved shape.
+import { z } from 'zod';
+
+const MiB = 1024 * 1024;
+
+/** RFC 9110 §5.6.2 token: what RFC 6455 §4.1 allows as a subprotocol name. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+export const websocketEndpointSchema = z
+  .strictObject({
+    path: z
+      .string()
+      .regex(/^\/[^?#\s]*$/, 'must start with / and contain no ?, # or whitespace')
+      .describe('Exact request path of the endpoint (the part before ?), e.g. /ws. Not percent-decoded.'),
+    mode: z
+      .enum(['echo', 'broadcast', 'custom'])
+      .describe(
+        'echo: every message back to its sender. broadcast: every message to every client on the path, ' +
+          'the sender included; {"type":"join","room":"r"} joins a room and messages with a "room" field ' +
+          'go only to its members. custom: the library handler registered for this path.',
+      ),
+    maxPayloadBytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(1 * MiB)
+      .describe('Largest message accepted (after decompression); a bigger one closes with 1009.'),
+    heartbeatIntervalMs: z
+      .number()
+      .int()
+      .min(0)
+      .refine((v) => v === 0 || v >= 100, 'must be 0 (off) or at least 100')
+      .default(30_000)
+      .describe(
+        'A protocol ping to every client this often; a client that did not answer the previous ping ' +
+          'with a pong is dropped. 0 turns the heartbeat off.',
+      ),
+    requireOrigin: z
+      .boolean()
+      .default(false)
+      .describe('Refuse handshakes without an Origin header (non-browser clients) with 403.'),
+    maxBufferedBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(1 * MiB)
+      .describe(
+        'Slow-consumer threshold: a client with more than this many bytes still queued for it is closed ' +
+          'with 1013 (Try Again Later) instead of being sent more.',
+      ),
+    perMessageDeflate: z
+      .boolean()
+      .default(false)
+      .describe('Negotiate permessage-deflate (RFC 7692). Costs CPU and a zlib context per client.'),
+    subprotocols: z
+      .array(z.string().regex(TOKEN, 'must be an HTTP token (RFC 6455 §4.1)'))
+      .default([])
+      .describe(
+        'Subprotocols this endpoint speaks, preferred first. The first one of these the client offers ' +
+          'is selected; none is selected when the client offers none of them.',
+      ),
+  })
+  .describe('One WebSocket endpoint.');
+
+export const websocketSchema = z
+  .array(websocketEndpointSchema)
+  .superRefine((endpoints, ctx) => {
+    const seen = new Map<string, number>();
+    for (const [i, e] of endpoints.entries()) {
+      const first = seen.get(e.path);
+      if (first === undefined) seen.set(e.path, i);
+      else {
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'path'],
+          message: `duplicate path ${e.path} (already used by websocket[${first}].path)`,
+        });
+      }
+    }
+  })
+  .describe('WebSocket endpoints, each on its own exact path.');
+
+/** What a config file writes for `websocket`. */
+export type WebSocketConfigInput = z.input<typeof websocketSchema>;
+/** The resolved endpoints, defaults filled in (assignable to the server's WebSocketEndpoint[]). */
+export type WebSocketConfig = z.output<typeof websocketSchema>;

@@ -1,0 +1,743 @@
+// WebSocket endpoints: config, the pure handshake and message decisions, and real servers on 127.0.0.1:0
+// talked to with the `ws` client.
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { WebSocket } from 'ws';
+import { z } from 'zod';
+import { formatIssues } from '../../src/config/load.js';
+import { type WebSocketConfigInput, websocketSchema } from '../../src/config/websocket.js';
+import type { Logger } from '../../src/server/log.js';
+import {
+  checkHandshake,
+  createWebSocketEndpoints,
+  type HandshakeDecision,
+  isAppPing,
+  isSameOrigin,
+  parseEnvelope,
+  WebSocketConfigError,
+  type WebSocketDeps,
+  type WebSocketEndpoint,
+  type WebSocketEndpoints,
+} from '../../src/server/websocket.js';
+import { raw, rawStatus } from '../helpers/http.js';
+
+const ALLOWED_ORIGIN = 'https://app.example';
+const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
+const T = { timeout: 10_000 };
+
+// ---------- helpers ----------
+
+function within<V>(p: Promise<V>, ms: number, what: string): Promise<V> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+interface LogRecord {
+  level: string;
+  obj: object | string;
+  msg: string | undefined;
+}
+
+interface Harness {
+  port: number;
+  endpoints: WebSocketEndpoints;
+  logs: LogRecord[];
+  url(path: string): string;
+  close(): Promise<void>;
+}
+
+async function start(
+  config: WebSocketConfigInput,
+  o: Partial<Pick<WebSocketDeps, 'handlers' | 'closeGraceMs' | 'originAllowed'>> = {},
+): Promise<Harness> {
+  const logs: LogRecord[] = [];
+  const rec = (level: string) => (obj: object | string, msg?: string) => logs.push({ level, obj, msg });
+  const logger: Logger = {
+    info: rec('info'),
+    warn: rec('warn'),
+    error: rec('error'),
+    isLevelEnabled: () => true,
+  };
+  // The resolved config is exactly what the server runs on.
+  const resolved: WebSocketEndpoint[] = websocketSchema.parse(config);
+  const endpoints = createWebSocketEndpoints(resolved, {
+    originAllowed: o.originAllowed ?? ((origin) => origin === ALLOWED_ORIGIN),
+    handlers: o.handlers,
+    logger,
+    closeGraceMs: o.closeGraceMs,
+  });
+  const server = createServer((_req, res) => {
+    res.statusCode = 404;
+    res.end();
+  });
+  server.on('upgrade', (req, s, h) => {
+    if (!endpoints.handleUpgrade(req, s, h)) s.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    endpoints,
+    logs,
+    url: (path) => `ws://127.0.0.1:${port}${path}`,
+    close: async () => {
+      await endpoints.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+interface Msg {
+  data: Buffer;
+  isBinary: boolean;
+  text: string;
+}
+
+/** A connected ws client with a message queue. */
+class Peer {
+  readonly ws: WebSocket;
+  readonly closed: Promise<{ code: number; reason: string }>;
+  readonly pings: number[] = [];
+  private readonly queue: Msg[] = [];
+  private readonly waiters: ((m: Msg) => void)[] = [];
+
+  constructor(ws: WebSocket) {
+    this.ws = ws;
+    ws.on('message', (data, isBinary) => {
+      const buf = data as Buffer;
+      const m = { data: buf, isBinary, text: buf.toString('utf8') };
+      const w = this.waiters.shift();
+      if (w) w(m);
+      else this.queue.push(m);
+    });
+    ws.on('ping', () => this.pings.push(Date.now()));
+    ws.on('error', () => {});
+    this.closed = new Promise((resolve) =>
+      ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
+  }
+
+  next(ms = 2000): Promise<Msg> {
+    const m = this.queue.shift();
+    if (m) return Promise.resolve(m);
+    return within(new Promise<Msg>((resolve) => this.waiters.push(resolve)), ms, 'a message');
+  }
+
+  async nextJson(ms = 2000): Promise<unknown> {
+    return JSON.parse((await this.next(ms)).text);
+  }
+
+  send(data: string | Buffer, binary = typeof data !== 'string'): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.ws.send(data, { binary }, (err) => (err ? reject(err) : resolve())),
+    );
+  }
+
+  get rawSocket(): Socket {
+    return (this.ws as unknown as { _socket: Socket })._socket;
+  }
+}
+
+function open(url: string, options: WebSocket.ClientOptions = {}, protocols?: string[]): Promise<Peer> {
+  const ws = new WebSocket(url, protocols, options);
+  const peer = new Peer(ws);
+  return within(
+    new Promise<Peer>((resolve, reject) => {
+      ws.once('open', () => resolve(peer));
+      ws.once('error', reject);
+      ws.once('unexpected-response', (_req, res) => {
+        res.resume();
+        reject(new Error(`unexpected response ${res.statusCode}`));
+      });
+    }),
+    3000,
+    `open ${url}`,
+  );
+}
+
+/** The status and body of a refused handshake, from the client's 'unexpected-response' event. */
+function refused(
+  url: string,
+  options: WebSocket.ClientOptions = {},
+): Promise<{ status: number; body: string }> {
+  const ws = new WebSocket(url, options);
+  return within(
+    new Promise((resolve, reject) => {
+      ws.once('open', () => {
+        ws.terminate();
+        reject(new Error('the handshake was accepted'));
+      });
+      ws.once('error', reject);
+      ws.once('unexpected-response', (req, res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
+          req.destroy();
+        });
+      });
+    }),
+    3000,
+    `the refusal of ${url}`,
+  );
+}
+
+function handshake(path: string, lines: string[] = [], method = 'GET'): string {
+  return `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${lines.map((l) => `${l}\r\n`).join('')}\r\n`;
+}
+
+const UPGRADE = ['Upgrade: websocket', 'Connection: Upgrade'];
+const VALID = [...UPGRADE, `Sec-WebSocket-Key: ${KEY}`, 'Sec-WebSocket-Version: 13'];
+
+async function eventually(cond: () => boolean, ms: number, what: string): Promise<void> {
+  const until = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+// ---------- config ----------
+
+describe('websocket config', () => {
+  it('fills in the defaults; the result is the server shape', () => {
+    const [e]: WebSocketEndpoint[] = websocketSchema.parse([{ path: '/ws', mode: 'echo' }]);
+    assert.deepEqual(e, {
+      path: '/ws',
+      mode: 'echo',
+      maxPayloadBytes: 1024 * 1024,
+      heartbeatIntervalMs: 30_000,
+      requireOrigin: false,
+      maxBufferedBytes: 1024 * 1024,
+      perMessageDeflate: false,
+      subprotocols: [],
+    });
+  });
+
+  const root = z.strictObject({ websocket: websocketSchema });
+  const bad: [string, unknown, RegExp][] = [
+    [
+      'duplicate path',
+      [
+        { path: '/a', mode: 'echo' },
+        { path: '/b', mode: 'echo' },
+        { path: '/a', mode: 'broadcast' },
+      ],
+      /websocket\[2\]\.path: duplicate path \/a \(already used by websocket\[0\]\.path\)/,
+    ],
+    ['path without /', [{ path: 'ws', mode: 'echo' }], /websocket\[0\]\.path/],
+    ['path with a query', [{ path: '/ws?x', mode: 'echo' }], /websocket\[0\]\.path/],
+    ['unknown mode', [{ path: '/ws', mode: 'chat' }], /websocket\[0\]\.mode/],
+    ['subprotocol not a token', [{ path: '/ws', mode: 'echo', subprotocols: ['a b'] }], /subprotocols\[0\]/],
+    ['heartbeat too short', [{ path: '/ws', mode: 'echo', heartbeatIntervalMs: 50 }], /heartbeatIntervalMs/],
+    ['zero payload', [{ path: '/ws', mode: 'echo', maxPayloadBytes: 0 }], /maxPayloadBytes/],
+    ['unknown key', [{ path: '/ws', mode: 'echo', rooms: true }], /unknown key websocket\[0\]\.rooms/],
+  ];
+  for (const [name, input, msg] of bad) {
+    it(`${name} -> an issue naming the key`, () => {
+      const r = root.safeParse({ websocket: input });
+      assert.equal(r.success, false);
+      assert.match(formatIssues(r.error!.issues, 'config'), msg);
+    });
+  }
+
+  it('heartbeat 0 turns it off', () => {
+    assert.equal(
+      websocketSchema.parse([{ path: '/ws', mode: 'echo', heartbeatIntervalMs: 0 }])[0]!.heartbeatIntervalMs,
+      0,
+    );
+  });
+});
+
+// ---------- pure decisions ----------
+
+describe('checkHandshake (RFC 6455 §4.2.1)', () => {
+  const good: Record<string, string> = {
+    upgrade: 'websocket',
+    'sec-websocket-key': KEY,
+    'sec-websocket-version': '13',
+  };
+  const cases: [
+    string,
+    { method?: string; headers?: Record<string, string | undefined>; requireOrigin?: boolean },
+    number | 'accept',
+  ][] = [
+    ['valid, no Origin', {}, 'accept'],
+    ['Upgrade in another case', { headers: { upgrade: 'WebSocket' } }, 'accept'],
+    ['allowed Origin', { headers: { origin: ALLOWED_ORIGIN } }, 'accept'],
+    ['allowed Origin, requireOrigin', { headers: { origin: ALLOWED_ORIGIN }, requireOrigin: true }, 'accept'],
+    ['POST -> 400', { method: 'POST' }, 400],
+    ['Upgrade: h2c -> 400', { headers: { upgrade: 'h2c' } }, 400],
+    ['no Sec-WebSocket-Key -> 400', { headers: { 'sec-websocket-key': undefined } }, 400],
+    ['key of 15 bytes -> 400', { headers: { 'sec-websocket-key': 'AAAAAAAAAAAAAAAAAAAA' } }, 400],
+    ['two keys -> 400', { headers: { 'sec-websocket-key': `${KEY}, ${KEY}` } }, 400],
+    ['no Sec-WebSocket-Version -> 400', { headers: { 'sec-websocket-version': undefined } }, 400],
+    ['version "x" -> 400', { headers: { 'sec-websocket-version': 'x' } }, 400],
+    ['version 8 -> 426', { headers: { 'sec-websocket-version': '8' } }, 426],
+    ['disallowed Origin -> 403', { headers: { origin: 'https://evil.example' } }, 403],
+    ['no Origin, requireOrigin -> 403', { requireOrigin: true }, 403],
+  ];
+  for (const [name, c, expected] of cases) {
+    it(name, () => {
+      const headers = { ...good, ...c.headers };
+      const d: HandshakeDecision = checkHandshake({
+        method: c.method ?? 'GET',
+        header: (n) => headers[n],
+        requireOrigin: c.requireOrigin ?? false,
+        originAllowed: (o) => o === ALLOWED_ORIGIN,
+      });
+      if (expected === 'accept') assert.deepEqual(d, { kind: 'accept' });
+      else {
+        assert.equal(d.kind, 'refuse');
+        if (d.kind === 'refuse') assert.equal(d.entry.status, expected);
+      }
+    });
+  }
+
+  it('426 names the version we speak and offers the upgrade (RFC 9110 §15.5.22)', () => {
+    const d = checkHandshake({
+      method: 'GET',
+      header: (n) => ({ ...good, 'sec-websocket-version': '8' })[n],
+      requireOrigin: false,
+      originAllowed: () => false,
+    });
+    assert.equal(d.kind, 'refuse');
+    if (d.kind === 'refuse') {
+      assert.equal(d.headers?.['Sec-WebSocket-Version'], '13');
+      assert.equal(d.headers?.Upgrade, 'websocket');
+    }
+  });
+});
+
+describe('isSameOrigin', () => {
+  const cases: [string, string | undefined, boolean][] = [
+    ['http://a.example', 'a.example', true],
+    ['http://a.example', 'a.example:80', true],
+    ['https://a.example', 'a.example:443', true],
+    ['https://a.example:8443', 'a.example:8443', true],
+    ['http://A.Example', 'a.example', true],
+    ['http://127.0.0.1:9000', '127.0.0.1:9000', true],
+    ['http://[::1]:9000', '[::1]:9000', true],
+    ['http://a.example', 'a.example:8080', false],
+    ['http://a.example:8080', 'a.example', false],
+    ['http://evil.example', 'a.example', false],
+    ['http://a.example.evil.example', 'a.example', false],
+    ['null', 'a.example', false],
+    ['file:///etc', 'a.example', false],
+    ['not a url', 'a.example', false],
+    ['http://a.example', undefined, false],
+  ];
+  for (const [origin, host, expected] of cases) {
+    it(`Origin ${origin}, Host ${host} -> ${expected}`, () =>
+      assert.equal(isSameOrigin(origin, host), expected));
+  }
+});
+
+describe('parseEnvelope / isAppPing', () => {
+  const cases: [string, string, string | undefined, boolean][] = [
+    ['app ping', '{"type":"ping"}', 'ping', true],
+    ['app ping with extra fields', ' {"type":"ping","id":7,"content":null}', 'ping', true],
+    ['escaped ping', '{"type":"\\u0070ing"}', 'ping', true],
+    ['chat message', '{"type":"chat","content":"ping"}', 'chat', false],
+    ['no type', '{"content":"ping"}', undefined, false],
+    ['type not a string', '{"type":1}', undefined, false],
+    ['array', '[{"type":"ping"}]', undefined, false],
+    ['plain text', 'ping', undefined, false],
+    ['broken JSON', '{"type":"ping"', undefined, false],
+  ];
+  for (const [name, text, type, ping] of cases) {
+    it(`${name} -> type ${type}, ping ${ping}`, () => {
+      const b = Buffer.from(text);
+      assert.equal(parseEnvelope(b)?.type, type);
+      assert.equal(isAppPing(b), ping);
+    });
+  }
+});
+
+// ---------- real server ----------
+
+describe('websocket endpoints', () => {
+  let h: Harness;
+  before(async () => {
+    h = await start(
+      [
+        { path: '/echo', mode: 'echo', maxPayloadBytes: 1024 },
+        { path: '/broadcast', mode: 'broadcast' },
+        { path: '/custom', mode: 'custom' },
+        { path: '/strict', mode: 'echo', requireOrigin: true },
+        { path: '/proto', mode: 'echo', subprotocols: ['chat.v2', 'chat.v1'] },
+        { path: '/deflate', mode: 'echo', perMessageDeflate: true },
+      ],
+      {
+        handlers: {
+          '/custom': (socket, req) => {
+            socket.send(`hello ${req.url}`);
+            socket.on('message', (data, isBinary) => {
+              if (!isBinary && !isAppPing(data as Buffer)) socket.send(String(data).toUpperCase());
+            });
+          },
+        },
+      },
+    );
+  });
+  after(() => h.close());
+
+  describe('echo', () => {
+    it('echoes text as text and binary as binary', T, async () => {
+      const p = await open(h.url('/echo'));
+      await p.send('hello');
+      const t = await p.next();
+      assert.equal(t.text, 'hello');
+      assert.equal(t.isBinary, false);
+      const bin = Buffer.from([0, 1, 2, 255]);
+      await p.send(bin);
+      const b = await p.next();
+      assert.deepEqual(b.data, bin);
+      assert.equal(b.isBinary, true);
+      p.ws.close();
+      await p.closed;
+    });
+
+    it('matches the path before the query string', T, async () => {
+      const p = await open(h.url('/echo?token=abc'));
+      await p.send('q');
+      assert.equal((await p.next()).text, 'q');
+      p.ws.close();
+    });
+
+    it('{"type":"ping"} gets {"type":"pong"} and is not echoed', T, async () => {
+      const p = await open(h.url('/echo'));
+      await p.send('{"type":"ping","id":1}');
+      await p.send('after');
+      assert.deepEqual(await p.nextJson(), { type: 'pong' });
+      assert.equal((await p.next()).text, 'after');
+      p.ws.close();
+    });
+
+    it('a message over maxPayloadBytes closes the connection with 1009', T, async () => {
+      const p = await open(h.url('/echo'));
+      await p.send('x'.repeat(2048));
+      const { code } = await within(p.closed, 2000, 'close');
+      assert.equal(code, 1009);
+      await eventually(() => h.logs.some((l) => l.msg === 'websocket connection error'), 1000, 'log');
+    });
+
+    it('clients(path) counts open connections', T, async () => {
+      const before = h.endpoints.clients('/echo');
+      const p = await open(h.url('/echo'));
+      assert.equal(h.endpoints.clients('/echo'), before + 1);
+      assert.equal(h.endpoints.clients('/nope'), 0);
+      p.ws.close();
+      await p.closed;
+      await eventually(() => h.endpoints.clients('/echo') === before, 1000, 'the count to drop');
+    });
+  });
+
+  describe('handshake guards', () => {
+    it('a path that is not ours is left to the server (here: destroyed, no response)', T, async () => {
+      const text = await raw(h.port, handshake('/other', VALID));
+      assert.equal(text, '');
+    });
+
+    it('POST -> 400 with a problem+json body', T, async () => {
+      const text = await raw(h.port, handshake('/echo', VALID, 'POST'));
+      assert.equal(rawStatus(text), 400);
+      assert.match(text, /Content-Type: application\/problem\+json/);
+      assert.match(text, /"code":"bad_request"/);
+      assert.match(text, /must be a GET request/);
+    });
+
+    it('missing Sec-WebSocket-Key -> 400', T, async () => {
+      const text = await raw(h.port, handshake('/echo', [...UPGRADE, 'Sec-WebSocket-Version: 13']));
+      assert.equal(rawStatus(text), 400);
+      assert.match(text, /Sec-WebSocket-Key/);
+    });
+
+    it('missing Sec-WebSocket-Version -> 400', T, async () => {
+      const text = await raw(h.port, handshake('/echo', [...UPGRADE, `Sec-WebSocket-Key: ${KEY}`]));
+      assert.equal(rawStatus(text), 400);
+      assert.match(text, /Sec-WebSocket-Version header/);
+    });
+
+    it('version 8 -> 426 with Sec-WebSocket-Version: 13', T, async () => {
+      const lines = [...UPGRADE, `Sec-WebSocket-Key: ${KEY}`, 'Sec-WebSocket-Version: 8'];
+      const text = await raw(h.port, handshake('/echo', lines));
+      assert.equal(rawStatus(text), 426);
+      assert.match(text, /\r\nSec-WebSocket-Version: 13\r\n/);
+      assert.match(text, /\r\nUpgrade: websocket\r\n/);
+    });
+
+    it('allowed cross-site Origin -> open', T, async () => {
+      const p = await open(h.url('/echo'), { origin: ALLOWED_ORIGIN });
+      p.ws.close();
+    });
+
+    it('disallowed Origin -> 403', T, async () => {
+      const r = await refused(h.url('/echo'), { origin: 'https://evil.example' });
+      assert.equal(r.status, 403);
+      assert.match(r.body, /Origin/);
+    });
+
+    it('same-origin Origin (matches Host) -> open without the allow-list', T, async () => {
+      const p = await open(h.url('/echo'), { origin: `http://127.0.0.1:${h.port}` });
+      p.ws.close();
+    });
+
+    it('no Origin (a non-browser client) -> open', T, async () => {
+      const p = await open(h.url('/echo'));
+      p.ws.close();
+    });
+
+    it('no Origin on a requireOrigin endpoint -> 403', T, async () => {
+      const r = await refused(h.url('/strict'));
+      assert.equal(r.status, 403);
+      assert.match(r.body, /requires an Origin/);
+      const p = await open(h.url('/strict'), { origin: ALLOWED_ORIGIN });
+      p.ws.close();
+    });
+
+    it('clients resetting mid-handshake do not crash the server', T, async () => {
+      await Promise.all(
+        Array.from(
+          { length: 20 },
+          () =>
+            new Promise<void>((resolve) => {
+              const s = connect(h.port, '127.0.0.1', () => {
+                s.write(handshake(Math.random() < 0.5 ? '/echo' : '/strict', VALID));
+                s.resetAndDestroy();
+              });
+              s.on('error', () => {});
+              s.on('close', () => resolve());
+            }),
+        ),
+      );
+      const p = await open(h.url('/echo'));
+      await p.send('alive');
+      assert.equal((await p.next()).text, 'alive');
+      p.ws.close();
+    });
+  });
+
+  describe('subprotocols and compression', () => {
+    it('selects the first of ours the client offers (our preference order)', T, async () => {
+      const p = await open(h.url('/proto'), {}, ['chat.v1', 'chat.v2']);
+      assert.equal(p.ws.protocol, 'chat.v2');
+      p.ws.close();
+    });
+
+    it('selects none when the client offers none of ours (the ws client then fails)', T, async () => {
+      await assert.rejects(open(h.url('/proto'), {}, ['other']), /no subprotocol/);
+      const p = await open(h.url('/echo'), {}, ['chat.v1']).catch((e: Error) => e);
+      assert.ok(p instanceof Error, 'an endpoint without subprotocols never agrees to one');
+    });
+
+    it('a client offering no subprotocol connects', T, async () => {
+      const p = await open(h.url('/proto'));
+      assert.equal(p.ws.protocol, '');
+      p.ws.close();
+    });
+
+    it('perMessageDeflate is negotiated only where enabled', T, async () => {
+      const d = await open(h.url('/deflate'), { perMessageDeflate: true });
+      assert.match(d.ws.extensions, /permessage-deflate/);
+      const text = 'compressible '.repeat(500);
+      await d.send(text);
+      assert.equal((await d.next()).text, text);
+      const e = await open(h.url('/echo'), { perMessageDeflate: true });
+      assert.equal(e.ws.extensions, '');
+      d.ws.close();
+      e.ws.close();
+    });
+  });
+
+  describe('broadcast', () => {
+    it('without rooms: every client on the path gets it, the sender included', T, async () => {
+      const [a, b, c] = await Promise.all([1, 2, 3].map(() => open(h.url('/broadcast'))));
+      await a!.send('hello all');
+      for (const p of [a!, b!, c!]) assert.equal((await p.next()).text, 'hello all');
+      await b!.send(Buffer.from([9, 9]));
+      for (const p of [a!, b!, c!]) {
+        const m = await p.next();
+        assert.equal(m.isBinary, true);
+        assert.deepEqual(m.data, Buffer.from([9, 9]));
+      }
+      for (const p of [a!, b!, c!]) p.ws.close();
+    });
+
+    it('with rooms: only members get a room message; join and leave are acknowledged', T, async () => {
+      const [a, b, c] = await Promise.all([1, 2, 3].map(() => open(h.url('/broadcast'))));
+      for (const p of [a!, b!]) {
+        await p.send('{"type":"join","room":"r1"}');
+        assert.deepEqual(await p.nextJson(), { type: 'joined', room: 'r1' });
+      }
+      const roomMsg = '{"type":"chat","room":"r1","content":"hi r1"}';
+      await a!.send(roomMsg);
+      assert.equal((await a!.next()).text, roomMsg);
+      assert.equal((await b!.next()).text, roomMsg);
+      // c is not a member: its next message is the one sent to everyone afterwards.
+      await a!.send('{"type":"chat","content":"everyone"}');
+      assert.deepEqual(await c!.nextJson(), { type: 'chat', content: 'everyone' });
+      await a!.next();
+      await b!.next();
+
+      await b!.send('{"type":"leave","room":"r1"}');
+      assert.deepEqual(await b!.nextJson(), { type: 'left', room: 'r1' });
+      await a!.send(roomMsg);
+      assert.equal((await a!.next()).text, roomMsg);
+      await a!.send('after');
+      assert.equal((await b!.next()).text, 'after');
+      for (const p of [a!, b!, c!]) p.ws.close();
+    });
+
+    it('a malformed room is refused, not sent to everyone', T, async () => {
+      const [a, b] = await Promise.all([1, 2].map(() => open(h.url('/broadcast'))));
+      await a!.send('{"type":"chat","room":7}');
+      assert.deepEqual(await a!.nextJson(), {
+        type: 'error',
+        content: { code: 'bad_room', message: 'room must be a string of 1 to 128 characters' },
+      });
+      await a!.send('next');
+      assert.equal((await b!.next()).text, 'next');
+      for (const p of [a!, b!]) p.ws.close();
+    });
+
+    it('{"type":"ping"} is answered to the sender only', T, async () => {
+      const [a, b] = await Promise.all([1, 2].map(() => open(h.url('/broadcast'))));
+      await a!.send('{"type":"ping"}');
+      assert.deepEqual(await a!.nextJson(), { type: 'pong' });
+      await a!.send('next');
+      assert.equal((await b!.next()).text, 'next');
+      for (const p of [a!, b!]) p.ws.close();
+    });
+  });
+
+  describe('custom', () => {
+    it('calls the handler registered for the path with the socket and request', T, async () => {
+      const p = await open(h.url('/custom?x=1'));
+      assert.equal((await p.next()).text, 'hello /custom?x=1');
+      await p.send('shout');
+      assert.equal((await p.next()).text, 'SHOUT');
+      await p.send('{"type":"ping"}');
+      assert.deepEqual(await p.nextJson(), { type: 'pong' });
+      p.ws.close();
+    });
+
+    const quiet = { info() {}, warn() {}, error() {}, isLevelEnabled: () => false };
+    it('a custom endpoint without a handler is refused when created', () => {
+      assert.throws(
+        () =>
+          createWebSocketEndpoints(websocketSchema.parse([{ path: '/c', mode: 'custom' }]), {
+            originAllowed: () => false,
+            logger: quiet,
+          }),
+        (err: unknown) =>
+          err instanceof WebSocketConfigError &&
+          err.code === 'bad_config' &&
+          /websocket\[0\]: mode "custom" on \/c needs deps\.handlers/.test(err.message),
+      );
+    });
+
+    it('a duplicate path is refused when created (library callers skip the schema)', () => {
+      const [e] = websocketSchema.parse([{ path: '/d', mode: 'echo' }]);
+      assert.throws(
+        () => createWebSocketEndpoints([e!, e!], { originAllowed: () => false, logger: quiet }),
+        /websocket\[1\]\.path: duplicate path \/d/,
+      );
+    });
+  });
+});
+
+describe('websocket heartbeat', () => {
+  let h: Harness;
+  before(async () => {
+    h = await start([{ path: '/hb', mode: 'echo', heartbeatIntervalMs: 100 }]);
+  });
+  after(() => h.close());
+
+  it('pings every interval; a client that never pongs is terminated, one that does stays', T, async () => {
+    const good = await open(h.url('/hb'));
+    const silent = await open(h.url('/hb'), { autoPong: false });
+    const { code } = await within(silent.closed, 1000, 'the silent client to be dropped');
+    assert.equal(code, 1006); // terminated: no close frame
+    assert.ok(silent.pings.length >= 1);
+    await eventually(() => good.pings.length >= 3, 1000, 'three pings');
+    assert.equal(good.ws.readyState, WebSocket.OPEN);
+    assert.equal(h.endpoints.clients('/hb'), 1);
+    good.ws.close();
+  });
+});
+
+describe('websocket slow consumer', () => {
+  let h: Harness;
+  before(async () => {
+    h = await start([
+      {
+        path: '/bc',
+        mode: 'broadcast',
+        maxBufferedBytes: 64 * 1024,
+        maxPayloadBytes: 1024 * 1024,
+        heartbeatIntervalMs: 0,
+      },
+    ]);
+  });
+  after(() => h.close());
+
+  it('a client that stops reading is closed with 1013 instead of buffering more', T, async () => {
+    const slow = await open(h.url('/bc'));
+    const sender = await open(h.url('/bc'));
+    slow.rawSocket.pause();
+    const chunk = Buffer.alloc(512 * 1024, 'a').toString();
+    const isSlow = () => h.logs.some((l) => l.msg === 'websocket slow consumer closed (1013)');
+    for (let i = 0; i < 200 && !isSlow(); i++) {
+      await sender.send(chunk);
+      await sender.next();
+    }
+    assert.ok(isSlow(), 'the server noticed the slow consumer');
+    slow.rawSocket.resume();
+    const { code, reason } = await within(slow.closed, 3000, 'the slow client to see the close');
+    assert.equal(code, 1013);
+    assert.equal(reason, 'slow consumer');
+    // Everyone else carries on.
+    await sender.send('still here');
+    assert.equal((await sender.next()).text, 'still here');
+    sender.ws.close();
+  });
+});
+
+describe('websocket close()', () => {
+  it(
+    'closes every client with 1001, terminates stragglers after the grace, refuses new ones',
+    T,
+    async () => {
+      const h = await start(
+        [
+          { path: '/a', mode: 'echo' },
+          { path: '/b', mode: 'broadcast' },
+        ],
+        { closeGraceMs: 300 },
+      );
+      const peers = await Promise.all([open(h.url('/a')), open(h.url('/a')), open(h.url('/b'))]);
+      const stuck = await open(h.url('/a'));
+      stuck.rawSocket.pause(); // cannot answer the close handshake
+      const t0 = Date.now();
+      await within(h.endpoints.close(), 2000, 'close()');
+      const ms = Date.now() - t0;
+      assert.ok(ms >= 250 && ms < 1500, `close() took ${ms} ms`);
+      for (const p of peers) assert.equal((await within(p.closed, 1000, 'close')).code, 1001);
+      stuck.rawSocket.resume();
+      assert.equal((await within(stuck.closed, 1000, 'close')).code, 1001);
+      assert.equal(h.endpoints.clients('/a'), 0);
+      assert.equal(h.endpoints.clients('/b'), 0);
+      const text = await raw(h.port, handshake('/a', VALID));
+      assert.equal(rawStatus(text), 503);
+      await h.close(); // idempotent
+    },
+  );
+});

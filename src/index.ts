@@ -19,5 +19,5 @@ export function createServer(input: GatehouseConfigInput = {}, deps: GatehouseDe
   const config = parseConfig(input);
   return createGatehouse({ ...toServerOptions(config), root: resolve(config.root) }, deps);
 }
-export { createWebSocketEndpoints, WebSocketConfigError } from './server/websocket.js';
 export type { WebSocketEndpoint, WebSocketHandler } from './server/websocket.js';
+export { createWebSocketEndpoints, WebSocketConfigError } from './server/websocket.js';

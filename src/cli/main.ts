@@ -11,7 +11,8 @@ export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
 const HELP = `Usage: gatehouse [serve] [ROOT] [options]
-       gatehouse precompress DIR
+       gatehouse precompress DIR [--min-bytes N] [--force] [--no-brotli] [--no-gzip] [--dry-run] [--quiet]
+       gatehouse hash-password [--n N] [--r R] [--p P] < password
 
 serve options:
   --port N          port to listen on (default 8080; 0 picks a free one)
@@ -91,7 +92,7 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
     if (origins.length === 0) throw new UsageError('--cors: expected ORIGIN[,ORIGIN...]');
     overrides.cors = { origins };
   }
-  if (values.jsonp) overrides.jsonp = { paths: ['**/*.json'] };
+  if (values.jsonp) overrides.jsonp = { paths: ['/**/*.json'] };
   return { overrides, ...(values.config !== undefined ? { configPath: String(values.config) } : {}) };
 }
 
@@ -142,6 +143,14 @@ export async function main(argv: string[]): Promise<number> {
     if (first === 'precompress') {
       const { precompressCommand } = await import('./precompress.js');
       return await precompressCommand(rest);
+    }
+    if (first === 'hash-password') {
+      const { hashPasswordCommand } = await import('./hash-password.js');
+      return await hashPasswordCommand(rest, {
+        stdin: process.stdin,
+        stdout: process.stdout,
+        stderr: process.stderr,
+      });
     }
     if (first === 'serve') return await serve(rest);
     return await serve(argv);

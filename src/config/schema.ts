@@ -76,6 +76,11 @@ const staticSchema = z
       .min(0)
       .default(1 * MiB)
       .describe('Files up to this size are kept in memory; larger ones are streamed from disk.'),
+    trailingSlash: z
+      .enum(['add', 'remove', 'ignore'])
+      .default('ignore')
+      .describe('Canonical URLs: 301 to the form with (add) or without (remove) a trailing slash.'),
+    indexRedirect: z.boolean().default(false).describe('301 /index.html to / and /dir/index.html to /dir/.'),
     revalidateMs: z
       .number()
       .int()
@@ -162,7 +167,9 @@ export const configSchema = z
     cors: corsSchema.optional(),
     jsonp: jsonpSchema.optional(),
     redirects: redirectsSchema.default([]),
-    proxy: proxySchema.default([]).describe('Path prefixes forwarded to upstream servers, longest prefix first.'),
+    proxy: proxySchema
+      .default([])
+      .describe('Path prefixes forwarded to upstream servers, longest prefix first.'),
     websocket: websocketSchema.default([]),
     auth: authSchema.default([]),
     headers: headersSchema.default([]),

@@ -11,6 +11,22 @@ export {
 } from './cache-control.js';
 export type { IfRangeInput, PreconditionInput, PreconditionResult } from './conditional.js';
 export { evaluateIfRange, evaluatePreconditions } from './conditional.js';
+export type {
+  CorsDecision,
+  CorsHeader,
+  CorsPolicy,
+  CorsPolicyInput,
+  CorsRequest,
+  OriginRule,
+} from './cors.js';
+export {
+  CORS_DEFAULTS,
+  compileCorsPolicy,
+  corsOptionIssues,
+  decideCors,
+  isOriginAllowed,
+  parseOriginRule,
+} from './cors.js';
 export { formatHttpDate, parseHttpDate } from './dates.js';
 export type { EntityTag } from './etag.js';
 export {

@@ -3,8 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { compileCorsPolicy, isOriginAllowed } from '../http/cors.js';
 import { createAuth } from './auth.js';
-import { createClientAddress } from './client-address.js';
+import { createClientAddress, createIsSecure, createTrustedPeer } from './client-address.js';
+import { handleClientError } from './client-error.js';
 import { createCors } from './cors.js';
 import { ERRORS, sendError } from './errors.js';
 import { createHeaderRules } from './headers.js';
@@ -14,9 +16,10 @@ import { accessLogger, createLogger, type Logger } from './log.js';
 import type { ServerOptions } from './options.js';
 import { compilePipeline, type Step, type StepContext } from './pipeline.js';
 import { createProxy } from './proxy/handler.js';
-import { createRedirects } from './redirects.js';
+import { createCanonical, createRedirects } from './redirects.js';
 import { createRoutes, type Route } from './routes.js';
 import { createStaticHandler, type StaticHandler } from './static/handler.js';
+import { createWebSocketEndpoints, type WebSocketHandler } from './websocket.js';
 
 export interface Gatehouse {
   readonly server: Server;
@@ -33,6 +36,8 @@ export interface GatehouseDeps {
   logger?: Logger;
   /** Library routes: a handler returns a JSON value (JSONP-wrapped on jsonp paths). */
   routes?: readonly Route[];
+  /** Connection handlers of `custom` WebSocket endpoints, by path. */
+  websocketHandlers?: Record<string, WebSocketHandler>;
 }
 
 export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}): Gatehouse {
@@ -45,20 +50,35 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     onError: (err, req) => logger.error({ err, method: req.method, url: req.url }, 'request failed'),
   });
   const ctx: StepContext = { logger, clientAddress: createClientAddress(options.trustProxy) };
-  const trusted = new Set(options.trustProxy);
   const proxy = createProxy(options.proxy, {
     ctx,
     cachePolicy: options.cachePolicy,
-    isTrustedPeer: (req) => trusted.has(req.socket.remoteAddress ?? ''),
+    isTrustedPeer: createTrustedPeer(options.trustProxy),
+  });
+  const wsCors = options.cors ? compileCorsPolicy(options.cors) : undefined;
+  const websocket = createWebSocketEndpoints(options.websocket, {
+    // Cross-origin handshakes need the CORS allow-list, never `*`: a handshake carries cookies.
+    originAllowed: (origin) => wsCors !== undefined && !wsCors.wildcard && isOriginAllowed(wsCors, origin),
+    handlers: deps.websocketHandlers,
+    logger,
   });
   // Order matters: headers that must survive errors first, then refusals, then CORS preflights
   // (before auth, RFC: a preflight carries no credentials), then the answering handlers.
   const steps = [
-    createHeaderRules(options.headers, ctx),
-    createRateLimit(options.limits, ctx),
+    createHeaderRules(options.headers, ctx, { isSecure: createIsSecure(options.trustProxy) }),
+    // CORS before the rate limit, so 429s carry CORS headers and preflights are not counted.
     createCors(options.cors, ctx),
+    createRateLimit(options.limits, ctx),
     createAuth(options.auth, ctx),
     createRedirects(options.redirects, ctx),
+    createCanonical(
+      {
+        trailingSlash: options.static.trailingSlash,
+        indexHtml: options.static.indexRedirect,
+        indexNames: options.static.index,
+      },
+      staticHandler.files,
+    ),
     createRoutes(deps.routes ?? [], options.jsonp, options.limits, ctx),
     createJsonp(options.jsonp, staticHandler.files, ctx),
     proxy.step,
@@ -105,11 +125,17 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // Header and request timeouts are checked every second (408 within ~1 s of the limit).
+      connectionsCheckingInterval: 1000,
     },
     onRequest,
   );
+  // 400/408/413/431 from Node's parser and timers, as problem+json (RFC 9457).
+  server.on('clientError', handleClientError);
+  if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
+    if (websocket.handleUpgrade(req, socket, head)) return;
     if (proxy.upgrade(req, socket, head)) return;
     socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   });
@@ -132,13 +158,21 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     close: () =>
       new Promise<void>((resolve) => {
         closing = true;
-        if (!server.listening) return resolve();
-        const timer = setTimeout(() => server.closeAllConnections(), limits.shutdownTimeoutMs);
+        // WebSockets first: upgraded sockets would keep server.close() waiting (1001 Going Away).
+        const wsClosed = websocket.close();
+        if (!server.listening) {
+          wsClosed.then(() => proxy.close()).then(() => resolve());
+          return;
+        }
+        const timer = setTimeout(() => {
+          server.closeAllConnections();
+          proxy.closeTunnels();
+        }, limits.shutdownTimeoutMs);
         timer.unref();
         server.close(() => {
           clearTimeout(timer);
           logger.flush?.();
-          proxy.close().then(() => resolve());
+          Promise.all([wsClosed, proxy.close()]).then(() => resolve());
         });
         server.closeIdleConnections();
         // Connections that finish a response while draining close instead of idling.

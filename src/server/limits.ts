@@ -1,9 +1,91 @@
-// PLACEHOLDER (being written): rate limit step.
+// Per-client rate limiting: a token bucket per client address (http/rate-limit.ts does the math),
+// kept in a bounded LRU. Over the limit: 429 with Retry-After and the RateLimit fields of
+// draft-ietf-httpapi-ratelimit-headers-11; allowed responses carry RateLimit too.
+//
+// The other limits (URL, header block, timeouts, connections) are Node server options set in app.ts;
+// client-error.ts turns Node's refusals into proper 400/408/431 answers, and `maxConnections`
+// (server.maxConnections) makes Node drop sockets beyond the limit at accept time, without a response.
+import type { IncomingMessage } from 'node:http';
+import { LRUCache } from 'lru-cache';
+import { formatIp, isIpv4Mapped, maskIp, parseIp } from '../http/ip.js';
+import {
+  type BucketState,
+  formatRateLimit,
+  formatRateLimitPolicy,
+  type TokenBucketPolicy,
+  takeToken,
+} from '../http/rate-limit.js';
+import { ERRORS, sendError } from './errors.js';
+import { compileGlobs, rulePath } from './headers.js';
 import type { LimitsOptions } from './options.js';
 import type { Step, StepContext } from './pipeline.js';
+
 export interface RateLimitOptions {
+  /** Sustained rate per client (tokens added per second); > 0, may be fractional (0.5 = one per 2 s). */
   requestsPerSec: number;
+  /** Requests a client may make at once after being idle (bucket size); integer >= 1. */
+  burst: number;
+  /** URL path globs that count (`/api/**`); default every path. */
+  paths?: string[] | undefined;
+  /** Client buckets kept (least recently used dropped first; a dropped bucket starts full). */
+  maxClients?: number | undefined;
+  /** IPv6 clients share a bucket per prefix of this length (a host usually owns a whole /64). */
+  ipv6PrefixLength?: number | undefined;
 }
-export function createRateLimit(_l: LimitsOptions, _ctx: StepContext): Step | undefined {
-  return undefined;
+
+export const RATE_LIMIT_DEFAULTS = { maxClients: 10_000, ipv6PrefixLength: 64 } as const;
+
+export interface RateLimitDeps {
+  /** The clock; default Date.now. */
+  readonly nowMs?: () => number;
+}
+
+/** The bucket key of a client: IPv4 as is, IPv6 by its prefix, anything else (`unknown`) verbatim. */
+export function bucketKey(address: string, ipv6PrefixLength: number): string {
+  const bytes = parseIp(address);
+  if (!bytes || isIpv4Mapped(bytes) || ipv6PrefixLength >= 128) return address;
+  return `${formatIp(maskIp(bytes, ipv6PrefixLength))}/${ipv6PrefixLength}`;
+}
+
+/** The rate limit step, or undefined when `limits.rateLimit` is not configured. */
+export function createRateLimit(
+  limits: LimitsOptions,
+  ctx: StepContext,
+  deps: RateLimitDeps = {},
+): Step | undefined {
+  const o = limits.rateLimit;
+  if (o === undefined) return undefined;
+  if (!(o.requestsPerSec > 0) || !Number.isInteger(o.burst) || o.burst < 1) {
+    throw new TypeError('limits.rateLimit: requestsPerSec must be > 0 and burst an integer >= 1');
+  }
+  const policy: TokenBucketPolicy = { ratePerSec: o.requestsPerSec, burst: o.burst };
+  const policyField = formatRateLimitPolicy(policy);
+  const prefix = o.ipv6PrefixLength ?? RATE_LIMIT_DEFAULTS.ipv6PrefixLength;
+  const now = deps.nowMs ?? Date.now;
+  const matches = compileGlobs(o.paths);
+  const buckets = new LRUCache<string, BucketState>({ max: o.maxClients ?? RATE_LIMIT_DEFAULTS.maxClients });
+  const counts = (req: IncomingMessage): boolean => {
+    if (matches === undefined) return true;
+    const path = rulePath(req.url);
+    // An unresolvable path counts: it must not be a way around the limit.
+    return path === null || matches(path);
+  };
+
+  return (req, res) => {
+    if (!counts(req)) return false;
+    const key = bucketKey(ctx.clientAddress(req), prefix);
+    const r = takeToken(buckets.get(key), policy, now());
+    buckets.set(key, r.state);
+    res.setHeader('RateLimit-Policy', policyField);
+    if (r.kind === 'allowed') {
+      res.setHeader('RateLimit', formatRateLimit(r.remaining, r.resetSec));
+      return false;
+    }
+    const retryAfter = String(r.retryAfterSec);
+    sendError(req, res, ERRORS.tooManyRequests, `Too many requests; retry in ${retryAfter} s.`, {
+      'Retry-After': retryAfter,
+      RateLimit: formatRateLimit(0, r.retryAfterSec),
+    });
+    return true;
+  };
 }

@@ -29,6 +29,8 @@ export interface StaticOptions {
   memoryCacheBytes: number;
   maxCachedFileBytes: number;
   revalidateMs: number;
+  trailingSlash: 'add' | 'remove' | 'ignore';
+  indexRedirect: boolean;
 }
 
 export interface CacheRule {

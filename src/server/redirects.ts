@@ -1,9 +1,172 @@
-// PLACEHOLDER (being written): redirects step.
+// Redirect steps: configured rules (ordered, first match wins), HTTP -> HTTPS for a plain listener,
+// and canonical paths (trailing slash, index.html). The decisions live in src/http/redirect.ts;
+// here they meet the request and the response.
+import type { ServerResponse } from 'node:http';
+import {
+  applyRedirect,
+  type CanonicalOptions,
+  canonicalPath,
+  compileRedirect,
+  encodeUnsafe,
+  httpsRedirect,
+  RedirectRuleError,
+  type RedirectStatus,
+} from '../http/redirect.js';
+import { ERRORS, sendError } from './errors.js';
+import { queryOf } from './jsonp.js';
 import type { Step, StepContext } from './pipeline.js';
+import type { FileView, Resource } from './static/files.js';
+import { targetPath } from './static/path.js';
+import { writeHeadMerged } from './vary.js';
+
 export interface RedirectRule {
+  /** `/old`, `/blog/:slug`, `/docs/*`, `/files/:rest*`, or an anchored regex `^/v(\d+)/(.*)$`. */
   from: string;
+  /** A path (`/new/:slug`) or a literal absolute URL (`https://example.com/*`); `:name`, `*`, `$1`. */
   to: string;
+  /** Default 308. */
+  status?: RedirectStatus | undefined;
+  /** Append the request's query (default true). */
+  keepQuery?: boolean | undefined;
+  /** Cache-Control of the redirect; default none. */
+  cacheControl?: string | undefined;
 }
-export function createRedirects(_r: readonly RedirectRule[], _ctx: StepContext): Step | undefined {
-  return undefined;
+
+/**
+ * Sends a redirect with an empty body. Caching: without `cacheControl` nothing is added, so 301 and
+ * 308 may be cached heuristically (RFC 9111 §4.2.2; browsers keep them long) and 302/307 are not
+ * stored without explicit freshness (they are not heuristically cacheable).
+ */
+function sendRedirect(
+  res: ServerResponse,
+  status: number,
+  location: string,
+  cacheControl: string | undefined,
+): void {
+  const h: Record<string, string> = { Location: location, 'Content-Length': '0' };
+  if (cacheControl !== undefined) h['Cache-Control'] = cacheControl;
+  writeHeadMerged(res, status, h);
+  res.end();
+}
+
+/** Configured redirects. Every method is redirected (307/308 keep it, 301/302 let browsers GET). */
+export function createRedirects(rules: readonly RedirectRule[], _ctx: StepContext): Step | undefined {
+  if (rules.length === 0) return undefined;
+  const compiled = rules.map((r, i) => {
+    try {
+      return { rule: compileRedirect(r), cacheControl: r.cacheControl };
+    } catch (err) {
+      if (err instanceof RedirectRuleError) throw new Error(`redirects[${i}].${err.field}: ${err.message}`);
+      throw err;
+    }
+  });
+  return (req, res) => {
+    const url = req.url!;
+    const rawPath = targetPath(url);
+    if (rawPath === null) return false;
+    const query = queryOf(url);
+    for (const c of compiled) {
+      const location = applyRedirect(c.rule, rawPath, query);
+      if (location === null) continue;
+      // A rule that sends the request to itself would loop forever: it does not apply.
+      if (location === (query ? `${rawPath}?${query}` : rawPath)) continue;
+      sendRedirect(res, c.rule.status, location, c.cacheControl);
+      return true;
+    }
+    return false;
+  };
+}
+
+/**
+ * HTTP -> HTTPS: every request gets 308 to `https://<host>[:httpsPort]<path>?<query>` (308 keeps the
+ * method and body). Meant for a plain-HTTP listener beside the HTTPS one. The host comes from the
+ * request (absolute-form target, else Host) and must be a valid host name or address: a missing,
+ * repeated (RFC 9112 §3.2) or malformed Host gets 400. With `hosts`, only those names are
+ * redirected (400 otherwise), so the step never points a client at a host the site does not own.
+ */
+export function createHttpsRedirect(o: { httpsPort?: number | undefined; hosts?: readonly string[] }): Step {
+  const hosts = o.hosts === undefined ? undefined : new Set(o.hosts.map((h) => h.toLowerCase()));
+  return (req, res) => {
+    let hostLines = 0;
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      if (req.rawHeaders[i]!.toLowerCase() === 'host') hostLines++;
+    }
+    if (hostLines > 1) {
+      sendError(req, res, ERRORS.badRequest, 'The request has more than one Host header.');
+      return true;
+    }
+    const d = httpsRedirect(req.url!, req.headers.host, o.httpsPort);
+    if (d.kind === 'bad') {
+      sendError(req, res, ERRORS.badRequest, d.reason);
+      return true;
+    }
+    if (hosts !== undefined && !hosts.has(d.hostname)) {
+      sendError(req, res, ERRORS.badRequest, 'This server does not answer for that host.');
+      return true;
+    }
+    sendRedirect(res, 308, d.location, undefined);
+    return true;
+  };
+}
+
+export interface CanonicalStepOptions extends CanonicalOptions {
+  /** Redirect status (default 301, like the static handler's directory redirect). */
+  status?: 301 | 308 | undefined;
+}
+
+/**
+ * Canonical URLs for GET and HEAD: `/dir/index.html` -> `/dir/` (with `indexHtml`) and the
+ * trailing slash rule, in one 301 (query kept, `Cache-Control: no-cache` like the static handler's
+ * directory redirect, so a later config change is not stuck in browser caches).
+ *
+ * With `files` (the static handler's FileView) the disk is consulted so the step never fights the
+ * static handler: `add` leaves existing files without an extension alone (`/LICENSE`), and `remove`
+ * keeps the slash of directories (the static handler redirects `/dir` to `/dir/`; serving a
+ * directory without its slash needs a change there). Without `files`, `add` treats a last segment
+ * with a `.` as a file and everything else as a directory.
+ */
+export function createCanonical(o: CanonicalStepOptions, files?: FileView): Step | undefined {
+  if (o.trailingSlash === 'ignore' && !o.indexHtml) return undefined;
+  const status = o.status ?? 301;
+
+  const lookup = (rawPath: string): Resource | Promise<Resource> =>
+    files!.peek(rawPath) ?? files!.get(rawPath);
+
+  /** The final target, after checking the disk; null when the request is to stay where it is. */
+  const confirm = (rawPath: string, target: string): string | null | Promise<string | null> => {
+    if (files === undefined) return target;
+    if (o.trailingSlash === 'add' && target === `${rawPath}/`) {
+      const r = lookup(rawPath);
+      const keep = (x: Resource) => (x.kind === 'file' ? null : target);
+      return r instanceof Promise ? r.then(keep) : keep(r);
+    }
+    if (o.trailingSlash === 'remove' && target !== '/') {
+      const r = lookup(target);
+      const fix = (x: Resource) => {
+        if (x.kind !== 'redirect') return target;
+        const slashed = `${target}/`;
+        return slashed === rawPath ? null : slashed;
+      };
+      return r instanceof Promise ? r.then(fix) : fix(r);
+    }
+    return target;
+  };
+
+  return (req, res) => {
+    const method = req.method;
+    if (method !== 'GET' && method !== 'HEAD') return false;
+    const url = req.url!;
+    const rawPath = targetPath(url);
+    if (rawPath === null) return false;
+    const target = canonicalPath(rawPath, o);
+    if (target === null) return false;
+    const go = (t: string | null): boolean => {
+      if (t === null) return false;
+      const query = queryOf(url);
+      sendRedirect(res, status, query ? `${t}?${encodeUnsafe(query)}` : t, 'no-cache');
+      return true;
+    };
+    const t = confirm(rawPath, target);
+    return t instanceof Promise ? t.then(go) : go(t);
+  };
 }

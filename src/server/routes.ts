@@ -1,17 +1,317 @@
-// PLACEHOLDER (being written): library routes.
-import type { IncomingMessage } from 'node:http';
-import type { JsonpOptions } from './jsonp.js';
+// Library routes: `{ path, methods, handler }`; the handler's return value is the JSON answer
+// (JSONP on a JSONP path with a valid callback, GET/HEAD only). POST, PUT and PATCH read a JSON body
+// bounded by limits.maxBodyBytes. A thrown error or rejected promise is not caught here: it reaches
+// the pipeline's onError (500 with a request id).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { escapeJsonForScript, JSONP_SUFFIX, jsonpPrefix } from '../http/jsonp.js';
+import { parseParameters } from '../http/lists.js';
+import { compileFrom, matchPath, type PathMatcher, RedirectRuleError } from '../http/redirect.js';
+import { ERRORS, type ErrorEntry, sendError } from './errors.js';
+import { compileJsonp, JSONP_CONTENT_TYPE, type JsonpOptions, queryOf } from './jsonp.js';
 import type { LimitsOptions } from './options.js';
 import type { Step, StepContext } from './pipeline.js';
-export interface Route {
-  path: string;
-  handler: (req: IncomingMessage) => unknown;
+import { targetPath } from './static/path.js';
+import { writeHeadMerged } from './vary.js';
+
+/** Not in the shared catalogue yet (RFC 9110 §15.5.16). */
+export const UNSUPPORTED_MEDIA_TYPE: ErrorEntry = {
+  status: 415,
+  code: 'unsupported_media_type',
+  title: 'Unsupported Media Type',
+};
+
+export interface RouteContext {
+  /** The parsed JSON body of a POST, PUT or PATCH; undefined when the request has none. */
+  body?: unknown;
+  /** Captures of the route path (`:name`, the splat as `splat` or its name), percent-decoded. */
+  params: Record<string, string>;
+  query: URLSearchParams;
 }
+
+export interface Route {
+  /**
+   * Path as sent (percent-encoded, no query), in the `from` syntax of redirects: an exact path
+   * (`/api/time`), `:name` for one segment (`/api/users/:id`), `*` or `:name*` for the rest
+   * (`/api/files/*`), or an anchored regex starting with `^` (named groups become params).
+   */
+  path: string;
+  /** Methods answered (default GET, HEAD). GET implies HEAD (RFC 9110 §9.3.2). */
+  methods?: readonly string[];
+  /** Cache-Control of the answers (default `no-store`: routes are API responses). */
+  cacheControl?: string;
+  /** Returns the JSON value to send (or a promise of it); `undefined` gives 204. */
+  handler: (req: IncomingMessage, ctx: RouteContext) => unknown | Promise<unknown>;
+}
+
+const DEFAULT_METHODS = ['GET', 'HEAD'];
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+const METHOD_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+interface CompiledRoute {
+  readonly path: PathMatcher;
+  readonly methods: ReadonlySet<string>;
+  readonly cacheControl: string;
+  readonly handler: Route['handler'];
+}
+
+function compileRoute(r: Route, i: number): CompiledRoute {
+  let path: PathMatcher;
+  try {
+    path = compileFrom(r.path);
+  } catch (err) {
+    if (err instanceof RedirectRuleError) throw new Error(`routes[${i}].path: ${err.message}`);
+    throw err;
+  }
+  const methods = new Set<string>();
+  for (const m of r.methods ?? DEFAULT_METHODS) {
+    if (!METHOD_TOKEN.test(m)) throw new Error(`routes[${i}].methods: ${JSON.stringify(m)} is not a method`);
+    methods.add(m.toUpperCase());
+  }
+  if (methods.has('GET')) methods.add('HEAD');
+  const cacheControl = r.cacheControl ?? 'no-store';
+  if (!/^[\t\x20-\x7e]+$/.test(cacheControl)) {
+    throw new Error(`routes[${i}].cacheControl: must be visible ASCII (no line breaks)`);
+  }
+  return { path, methods, cacheControl, handler: r.handler };
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return typeof (v as { then?: unknown } | null)?.then === 'function';
+}
+
+/** Allow for a path: the methods of every route on it, plus OPTIONS, which we answer. */
+function allowOf(routes: readonly CompiledRoute[]): string {
+  const all = new Set<string>();
+  for (const r of routes) for (const m of r.methods) all.add(m);
+  all.add('OPTIONS');
+  return [...all].join(', ');
+}
+
+function decodeParams(r: CompiledRoute, named: Readonly<Record<string, string | undefined>>) {
+  const params: Record<string, string> = {};
+  for (const name of r.path.names) {
+    const raw = named[name];
+    if (raw === undefined) continue;
+    try {
+      params[name] = decodeURIComponent(raw);
+    } catch {
+      return null;
+    }
+  }
+  return params;
+}
+
+type Body = { kind: 'ok'; body: unknown } | { kind: 'answered' };
+const NO_BODY: Body = Object.freeze({ kind: 'ok', body: undefined });
+const ANSWERED: Body = Object.freeze({ kind: 'answered' });
+
+/**
+ * Reads a JSON request body of at most `maxBytes`. Answers 413 (Content-Length over the limit, or
+ * a chunked body growing past it: reading stops, the connection closes after the answer so the
+ * rest is never read), 415 (not JSON, a charset other than UTF-8, or a content coding), 400 (not
+ * UTF-8 or not JSON). A request without a body (no Content-Length or Transfer-Encoding, RFC 9112
+ * §6.3, or zero bytes) gives `undefined`.
+ */
+function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBytes: number): Body | Promise<Body> {
+  const te = req.headers['transfer-encoding'];
+  const cl = req.headers['content-length'];
+  if (te === undefined && (cl === undefined || cl === '0')) return NO_BODY;
+  // Answering before the body is read: close the connection when the unread rest may be large,
+  // rather than letting node read and discard it to keep the connection alive.
+  const close = { Connection: 'close' };
+  const declared = cl === undefined ? undefined : Number(cl);
+  if (declared !== undefined && declared > maxBytes) {
+    sendError(req, res, ERRORS.contentTooLarge, `The request body is larger than ${maxBytes} bytes.`, close);
+    return ANSWERED;
+  }
+  const ct = req.headers['content-type'];
+  const mediaType = ct === undefined ? '' : ct.split(';', 1)[0]!.trim().toLowerCase();
+  const charset = ct === undefined ? undefined : parseParameters(ct).get('charset')?.toLowerCase();
+  const encoding = req.headers['content-encoding'];
+  if (
+    !(
+      mediaType === 'application/json' ||
+      (mediaType.startsWith('application/') && mediaType.endsWith('+json'))
+    ) ||
+    (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') ||
+    (encoding !== undefined && encoding.toLowerCase() !== 'identity')
+  ) {
+    // RFC 9110 §15.5.16. Accept-Patch (RFC 5789 §3.1) and Accept-Post (W3C LDP §7.1) name what we take.
+    const h: Record<string, string> = declared === undefined ? { ...close } : {};
+    if (req.method === 'POST') h['Accept-Post'] = 'application/json';
+    if (req.method === 'PATCH') h['Accept-Patch'] = 'application/json';
+    sendError(
+      req,
+      res,
+      UNSUPPORTED_MEDIA_TYPE,
+      'The request body must be JSON (application/json, UTF-8).',
+      h,
+    );
+    return ANSWERED;
+  }
+  return new Promise<Body>((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onGone);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        cleanup();
+        chunks.length = 0;
+        sendError(
+          req,
+          res,
+          ERRORS.contentTooLarge,
+          `The request body is larger than ${maxBytes} bytes.`,
+          close,
+        );
+        resolve(ANSWERED);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      if (size === 0) return resolve(NO_BODY);
+      let text: string;
+      try {
+        // RFC 8259 §8.1: JSON exchanged between systems is UTF-8; invalid bytes are an error.
+        text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(
+          Buffer.concat(chunks, size),
+        );
+      } catch {
+        sendError(req, res, ERRORS.badRequest, 'The request body is not valid UTF-8.');
+        return resolve(ANSWERED);
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        sendError(req, res, ERRORS.badRequest, 'The request body is not valid JSON.');
+        return resolve(ANSWERED);
+      }
+      resolve({ kind: 'ok', body });
+    };
+    // The client went away before the body ended: nobody to answer.
+    const onGone = () => {
+      cleanup();
+      res.destroy();
+      resolve(ANSWERED);
+    };
+    const onClose = () => {
+      if (!req.complete) onGone();
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onGone);
+    req.on('close', onClose);
+  });
+}
+
+/**
+ * The routes step. `jsonp` makes routes on JSONP paths answer GET/HEAD with a callback as JSONP
+ * (the same validation and escaping as static files); `limits.maxBodyBytes` bounds request bodies.
+ */
 export function createRoutes(
-  _r: readonly Route[],
-  _j: JsonpOptions | undefined,
-  _l: LimitsOptions,
+  routes: readonly Route[],
+  jsonpOptions: JsonpOptions | undefined,
+  limits: Pick<LimitsOptions, 'maxBodyBytes'>,
   _ctx: StepContext,
 ): Step | undefined {
-  return undefined;
+  if (routes.length === 0) return undefined;
+  const compiled = routes.map(compileRoute);
+  const jsonp = compileJsonp(jsonpOptions);
+  const maxBytes = limits.maxBodyBytes;
+
+  const send = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: CompiledRoute,
+    callback: string | undefined,
+    value: unknown,
+  ): boolean => {
+    if (res.writableEnded || res.destroyed) return true;
+    if (value === undefined) {
+      writeHeadMerged(res, 204, { 'Cache-Control': route.cacheControl });
+      res.end();
+      return true;
+    }
+    const json = JSON.stringify(value) as string | undefined;
+    if (json === undefined) throw new TypeError('the route handler returned a value JSON cannot represent');
+    // `<>&` and U+2028/9 as \u escapes: the same JSON value, inert if sniffed or inlined.
+    const safe = escapeJsonForScript(json);
+    const body = callback === undefined ? safe : jsonpPrefix(callback) + safe + JSONP_SUFFIX;
+    writeHeadMerged(res, 200, {
+      'Content-Type': callback === undefined ? JSON_CONTENT_TYPE : JSONP_CONTENT_TYPE,
+      'Content-Length': String(Buffer.byteLength(body)),
+      'Cache-Control': route.cacheControl,
+      'X-Content-Type-Options': 'nosniff',
+    });
+    res.end(req.method === 'HEAD' ? undefined : body);
+    return true;
+  };
+
+  return (req, res) => {
+    const url = req.url!;
+    const rawPath = targetPath(url);
+    if (rawPath === null) return false;
+    const method = req.method!;
+    let route: CompiledRoute | undefined;
+    let named: Readonly<Record<string, string | undefined>> = {};
+    let onPath: CompiledRoute[] | undefined;
+    for (const r of compiled) {
+      const m = matchPath(r.path, rawPath);
+      if (m === null) continue;
+      if (r.methods.has(method)) {
+        route = r;
+        named = m.named;
+        break;
+      }
+      (onPath ??= []).push(r);
+    }
+    if (route === undefined) {
+      if (onPath === undefined) return false;
+      const allow = allowOf(onPath);
+      if (method === 'OPTIONS') {
+        writeHeadMerged(res, 204, { Allow: allow });
+        res.end();
+        return true;
+      }
+      // RFC 9110 §15.5.6
+      sendError(req, res, ERRORS.methodNotAllowed, `${method} is not allowed here.`, { Allow: allow });
+      return true;
+    }
+    const params = decodeParams(route, named);
+    if (params === null) {
+      sendError(req, res, ERRORS.badRequest, 'Malformed percent-encoding in the path.');
+      return true;
+    }
+    // JSONP: GET/HEAD on a JSONP path with the callback parameter. Checked before the handler runs.
+    let callback: string | undefined;
+    if (jsonp !== undefined && (method === 'GET' || method === 'HEAD') && jsonp.matches(rawPath)) {
+      const cb = jsonp.callback(url);
+      if (cb.kind === 'invalid') {
+        sendError(req, res, ERRORS.badRequest, jsonp.invalidDetail(cb.reason));
+        return true;
+      }
+      if (cb.kind === 'ok') callback = cb.callback;
+    }
+    const query = new URLSearchParams(queryOf(url) ?? '');
+    const r = route;
+    const run = (body: unknown): boolean | Promise<boolean> => {
+      const out = r.handler(req, body === undefined ? { params, query } : { body, params, query });
+      if (isThenable(out)) return Promise.resolve(out).then((v) => send(req, res, r, callback, v));
+      return send(req, res, r, callback, out);
+    };
+    if (!BODY_METHODS.has(method)) return run(undefined);
+    const body = readJsonBody(req, res, maxBytes);
+    if (body instanceof Promise) return body.then((b) => (b.kind === 'ok' ? run(b.body) : true));
+    return body.kind === 'ok' ? run(body.body) : true;
+  };
 }

@@ -99,10 +99,14 @@ describe('schema.json', () => {
     assert.match(JSON.stringify(parsed.error?.issues), /rooot/);
   });
 
-  test('every nested object rejects unknown keys too', async () => {
+  test('every nested object with fixed keys rejects unknown keys too (maps keep a value schema)', async () => {
     const objects = objectSchemas(await committed());
     assert.ok(objects.length >= 5, `found ${objects.length} object schemas`);
-    for (const [pointer, schema] of objects) assert.equal(schema.additionalProperties, false, pointer);
+    for (const [pointer, schema] of objects) {
+      // A record (header names, user names) has no fixed properties and types its values instead.
+      if (schema.properties === undefined && typeof schema.additionalProperties === 'object') continue;
+      assert.equal(schema.additionalProperties, false, pointer);
+    }
   });
 
   test('describes the input side: defaulted fields are optional and carry their default', async () => {

@@ -51,6 +51,8 @@ export interface Proxy {
   readonly step: Step | undefined;
   /** Handles an Upgrade request under a proxied prefix; false when no route matches. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Destroys tunnelled (upgraded) connections: they are invisible to server.close(). */
+  closeTunnels(): void;
   close(): Promise<void>;
 }
 
@@ -133,7 +135,7 @@ export function upstreamTarget(
 
 export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDeps): Proxy {
   if (routes.length === 0) {
-    return { step: undefined, upgrade: () => false, close: async () => {} };
+    return { step: undefined, upgrade: () => false, closeTunnels: () => {}, close: async () => {} };
   }
   // Longest prefix first.
   const compiled: Route[] = routes
@@ -154,6 +156,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     }))
     .sort((a, b) => b.prefix.length - a.prefix.length);
   const policy = compileRuleList(deps.cachePolicy);
+  const tunnels = new Set<Duplex>();
   const logger = deps.ctx.logger;
 
   const find = (url: string): Route | undefined => {
@@ -340,6 +343,8 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
       if (route === undefined || !route.o.websocket) return false;
       const u = route.upstreams.pick();
       if (u === undefined) return false;
+      tunnels.add(socket);
+      socket.once('close', () => tunnels.delete(socket));
       proxyUpgrade(req, socket, head, {
         upstream: u,
         target: upstreamTarget(req.url!, route.prefix, {
@@ -365,7 +370,11 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
       });
       return true;
     },
+    closeTunnels: () => {
+      for (const t of tunnels) t.destroy();
+    },
     close: async () => {
+      for (const t of tunnels) t.destroy();
       await Promise.all(compiled.map((r) => r.upstreams.close()));
     },
   };

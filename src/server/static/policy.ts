@@ -142,7 +142,9 @@ function compileRule(rule: CacheRule, index: number): { match: Matcher; policy: 
 }
 
 /** Compiles rules alone (no defaults): the policy of the first match, or undefined. */
-export function compileRuleList(rules: readonly CacheRule[]): (input: PolicyInput) => CachePolicy | undefined {
+export function compileRuleList(
+  rules: readonly CacheRule[],
+): (input: PolicyInput) => CachePolicy | undefined {
   const compiled = rules.map(compileRule);
   return (input) => {
     for (const r of compiled) if (r.match(input)) return r.policy;

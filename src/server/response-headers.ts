@@ -1,0 +1,100 @@
+// Headers that policy steps (CORS, header rules) add to whatever response follows, without
+// res.setHeader: any setHeader before writeHead sends Node down its slow header path (~1.5 µs a
+// request). The headers wait on the response and are merged in when the head is written, by
+// whichever writer writes it (writeHead, or end() and its implicit head).
+import { type OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { mergeVary } from './vary.js';
+
+const PENDING = Symbol('gatehouse.pendingHeaders');
+const protoWriteHead = ServerResponse.prototype.writeHead;
+
+interface Pending {
+  /** [lowercase name, value] */
+  readonly pairs: [string, string][];
+  vary: string | undefined;
+}
+
+type Decorated = ServerResponse & { [PENDING]?: Pending };
+
+/** Adds a header to the coming response head; it wins over the handler's value for the same name. */
+export function addResponseHeader(res: ServerResponse, name: string, value: string): void {
+  pending(res).pairs.push([name.toLowerCase(), value]);
+}
+
+/** Adds names to the coming response's Vary (merged, never replaced; RFC 9110 §12.5.5). */
+export function addResponseVary(res: ServerResponse, names: string): void {
+  const p = pending(res);
+  p.vary = p.vary === undefined ? names : mergeVary(p.vary, names);
+}
+
+function pending(res: ServerResponse): Pending {
+  const r = res as Decorated;
+  let p = r[PENDING];
+  if (p === undefined) {
+    p = r[PENDING] = { pairs: [], vary: undefined };
+    res.writeHead = writeHeadWithPending as ServerResponse['writeHead'];
+  }
+  return p;
+}
+
+type WriteHead = (this: ServerResponse, ...args: unknown[]) => ServerResponse;
+
+function writeHeadWithPending(
+  this: Decorated,
+  status: number,
+  reasonOrHeaders?: string | OutgoingHttpHeaders | unknown[],
+  maybeHeaders?: OutgoingHttpHeaders | unknown[],
+): ServerResponse {
+  const p = this[PENDING]!;
+  const write = protoWriteHead as unknown as WriteHead;
+  const reason = typeof reasonOrHeaders === 'string' ? [reasonOrHeaders] : [];
+  const given = (typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders) as
+    | OutgoingHttpHeaders
+    | unknown[]
+    | undefined;
+  if (Array.isArray(given)) {
+    // Raw header arrays (rare): ours go in through setHeader, the handler's follow.
+    applyPending(this, p);
+    return write.call(this, status, ...reason, given);
+  }
+  if (this.getHeaderNames().length > 0) {
+    // Mixed with setHeader: fold the handler's object in, then ours, Vary merged.
+    if (given !== undefined) {
+      for (const k in given) {
+        const v = given[k];
+        if (v === undefined) continue;
+        if (k.toLowerCase() === 'vary') this.setHeader('vary', mergeVary(this.getHeader('vary'), String(v)));
+        else this.setHeader(k, v);
+      }
+    }
+    applyPending(this, p);
+    return write.call(this, status, ...reason);
+  }
+  // Fast path: one plain object for Node's writeHead.
+  const out: OutgoingHttpHeaders = {};
+  const lower = new Map<string, string>();
+  if (given !== undefined) {
+    for (const k in given) {
+      out[k] = given[k];
+      lower.set(k.toLowerCase(), k);
+    }
+  }
+  for (const [name, value] of p.pairs) {
+    const key = lower.get(name);
+    if (key !== undefined && key !== name) delete out[key];
+    out[name] = value;
+    lower.set(name, name);
+  }
+  if (p.vary !== undefined) {
+    const key = lower.get('vary');
+    const before = key === undefined ? undefined : out[key];
+    if (key !== undefined && key !== 'vary') delete out[key];
+    out.vary = mergeVary(before as string | undefined, p.vary);
+  }
+  return write.call(this, status, ...reason, out);
+}
+
+function applyPending(res: ServerResponse, p: Pending): void {
+  for (const [name, value] of p.pairs) res.setHeader(name, value);
+  if (p.vary !== undefined) res.setHeader('vary', mergeVary(res.getHeader('vary'), p.vary));
+}

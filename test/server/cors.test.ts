@@ -1,0 +1,521 @@
+// The CORS step against real servers on 127.0.0.1:0: preflights answered before everything else, and
+// CORS headers that survive on every later response (200, 301, 304, 404, 405, 500).
+import assert from 'node:assert/strict';
+import { existsSync, symlinkSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { z } from 'zod';
+import type { corsSchema } from '../../src/config/cors.js';
+import { ConfigError, parseConfig } from '../../src/config/load.js';
+import type { GatehouseConfigInput } from '../../src/config/schema.js';
+import type { CorsOptions } from '../../src/server/cors.js';
+import { get, makeSite, type Res, removeSite, startServer, type TestServer } from '../helpers/http.js';
+
+// Compile-time check: the resolved config section is what the server step runs on.
+const resolvedCorsIsCorsOptions = (c: z.output<typeof corsSchema>): CorsOptions => c;
+void resolvedCorsIsCorsOptions;
+
+const A = 'https://a.com';
+const JS = `export const x = 1;\n${'console.log("cors");\n'.repeat(100)}`; // > 1 KB, compressible
+const ALLOW_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS, HEAD';
+
+/** The Access-Control-* response headers, by lowercase name. */
+function ac(r: Res): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(r.headers)) if (k.startsWith('access-control-')) out[k] = String(v);
+  return out;
+}
+
+/** Vary as a lowercase, sorted list of names. */
+function vary(h: IncomingHttpHeaders): string[] {
+  return (h.vary ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean)
+    .sort();
+}
+
+function preflight(
+  s: TestServer,
+  path: string,
+  origin: string,
+  method: string,
+  requestHeaders?: string,
+): Promise<Res> {
+  const headers: Record<string, string> = { origin, 'access-control-request-method': method };
+  if (requestHeaders !== undefined) headers['access-control-request-headers'] = requestHeaders;
+  return get(s.url, path, { method: 'OPTIONS', headers });
+}
+
+describe('CORS', () => {
+  let dir: string;
+  const servers: TestServer[] = [];
+  const start = async (cors: GatehouseConfigInput['cors'], extra: GatehouseConfigInput = {}) => {
+    const s = await startServer(dir, { ...extra, cors });
+    servers.push(s);
+    return s;
+  };
+  const hasProcMem = existsSync('/proc/self/mem');
+
+  before(() => {
+    dir = makeSite({
+      'index.html': '<!doctype html><title>home</title>',
+      'notes.txt': 'hello\n',
+      'app.js': JS,
+      'docs/index.html': '<!doctype html><title>docs</title>',
+      'api/data.json': '{"a":1}',
+    });
+    // A directory entry the static handler cannot read: reading /proc/self/mem at offset 0 fails with
+    // EIO even for root, so the handler answers 500 (static.followSymlinks lets it reach the file).
+    if (hasProcMem) symlinkSync('/proc/self/mem', join(dir, 'boom.txt'));
+  });
+  after(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    removeSite(dir);
+  });
+
+  describe('a list of origins', () => {
+    let s: TestServer;
+    before(async () => {
+      s = await start(
+        {
+          origins: [A, 'https://*.example.com', 'HTTPS://B.com:443/'],
+          headers: ['Content-Type', 'X-Token'],
+          exposeHeaders: ['ETag', 'X-Request-Id'],
+        },
+        { static: { followSymlinks: true } },
+      );
+    });
+
+    it('no Origin -> 200 without CORS headers, Vary: Origin (another Origin gets another answer)', async () => {
+      const r = await get(s.url, '/notes.txt');
+      assert.equal(r.status, 200);
+      assert.deepEqual(ac(r), {});
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+
+    it('allowed Origin -> echoed, Expose-Headers, Vary: Origin, no credentials header', async () => {
+      const r = await get(s.url, '/notes.txt', { headers: { origin: A } });
+      assert.equal(r.status, 200);
+      assert.equal(r.text, 'hello\n');
+      assert.deepEqual(ac(r), {
+        'access-control-allow-origin': A,
+        'access-control-expose-headers': 'ETag, X-Request-Id',
+      });
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+
+    it('HEAD from an allowed Origin -> the same CORS headers', async () => {
+      const r = await get(s.url, '/notes.txt', { method: 'HEAD', headers: { origin: A } });
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['access-control-allow-origin'], A);
+    });
+
+    it('disallowed Origin -> 200 as usual, no Access-Control-* at all, Vary: Origin', async () => {
+      const r = await get(s.url, '/notes.txt', { headers: { origin: 'https://evil.net' } });
+      assert.equal(r.status, 200);
+      assert.equal(r.text, 'hello\n');
+      assert.deepEqual(ac(r), {});
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+
+    for (const origin of [
+      'https://a.com.evil.net',
+      'https://evil-a.com',
+      'https://a.com.',
+      'https://xa.com',
+    ]) {
+      it(`lookalike ${origin} -> not allowed`, async () => {
+        const r = await get(s.url, '/notes.txt', { headers: { origin } });
+        assert.equal(r.headers['access-control-allow-origin'], undefined);
+      });
+    }
+
+    const variants: [string, string, string | undefined][] = [
+      ['other scheme', 'http://a.com', undefined],
+      ['explicit default port (never serialised by browsers)', 'https://a.com:443', undefined],
+      ['other port', 'https://a.com:8443', undefined],
+      ['trailing slash (not a serialised origin)', 'https://a.com/', undefined],
+      ['scheme and host in capitals (scheme compared as serialised)', 'HTTPS://A.COM', undefined],
+      ['host in capitals (host compared lowercased), echoed as received', 'https://A.COM', 'https://A.COM'],
+      ['configured "HTTPS://B.com:443/" normalised to https://b.com', 'https://b.com', 'https://b.com'],
+    ];
+    for (const [name, origin, want] of variants) {
+      it(`${name}: ${origin} -> ${want ?? 'not allowed'}`, async () => {
+        const r = await get(s.url, '/notes.txt', { headers: { origin } });
+        assert.equal(r.headers['access-control-allow-origin'], want);
+        assert.deepEqual(vary(r.headers), ['origin']);
+      });
+    }
+
+    it('Origin: null when null is not listed -> not allowed', async () => {
+      const r = await get(s.url, '/notes.txt', { headers: { origin: 'null' } });
+      assert.equal(r.headers['access-control-allow-origin'], undefined);
+    });
+
+    const pattern: [string, boolean][] = [
+      ['https://app.example.com', true],
+      ['https://a.b.example.com', true],
+      ['https://example.com', false],
+      ['https://example.com.evil.net', false],
+      ['https://evilexample.com', false],
+      ['http://app.example.com', false],
+      ['https://app.example.com:8443', false],
+    ];
+    for (const [origin, ok] of pattern) {
+      it(`subdomain pattern https://*.example.com: ${origin} -> ${ok ? 'echoed' : 'not allowed'}`, async () => {
+        const r = await get(s.url, '/notes.txt', { headers: { origin } });
+        assert.equal(r.headers['access-control-allow-origin'], ok ? origin : undefined);
+      });
+    }
+
+    it('Vary merges with Accept-Encoding on a compressible file, neither replacing the other', async () => {
+      for (const ae of ['br', 'gzip', undefined]) {
+        const headers: Record<string, string> = { origin: A };
+        if (ae) headers['accept-encoding'] = ae;
+        const r = await get(s.url, '/app.js', { headers });
+        assert.equal(r.status, 200);
+        assert.equal(r.headers['content-encoding'], ae);
+        assert.deepEqual(vary(r.headers), ['accept-encoding', 'origin'], `${ae}: ${r.headers.vary}`);
+        assert.equal(r.headers['access-control-allow-origin'], A);
+      }
+      const plain = await get(s.url, '/app.js', { headers: { 'accept-encoding': 'br' } });
+      assert.deepEqual(vary(plain.headers), ['accept-encoding', 'origin'], 'without Origin too');
+    });
+
+    it('304 keeps the CORS headers and both Vary names', async () => {
+      const headers = { origin: A, 'accept-encoding': 'br' };
+      const { etag } = (await get(s.url, '/app.js', { headers })).headers;
+      const r = await get(s.url, '/app.js', { headers: { ...headers, 'if-none-match': etag! } });
+      assert.equal(r.status, 304);
+      assert.equal(r.headers['access-control-allow-origin'], A);
+      assert.equal(r.headers['access-control-expose-headers'], 'ETag, X-Request-Id');
+      assert.deepEqual(vary(r.headers), ['accept-encoding', 'origin']);
+    });
+
+    it('404 keeps the CORS headers and Vary: Origin', async () => {
+      const r = await get(s.url, '/missing.txt', { headers: { origin: A, accept: 'application/json' } });
+      assert.equal(r.status, 404);
+      assert.equal(r.headers['content-type'], 'application/problem+json');
+      assert.equal(r.headers['access-control-allow-origin'], A);
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+
+    it('405 keeps the CORS headers, Allow and Vary: Origin', async () => {
+      const r = await get(s.url, '/notes.txt', { method: 'DELETE', headers: { origin: A } });
+      assert.equal(r.status, 405);
+      assert.equal(r.headers.allow, 'GET, HEAD, OPTIONS');
+      assert.equal(r.headers['access-control-allow-origin'], A);
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+
+    it('301 to the slash form of a directory keeps the CORS headers', async () => {
+      const r = await get(s.url, '/docs', { headers: { origin: A } });
+      assert.equal(r.status, 301);
+      assert.equal(r.headers.location, '/docs/');
+      assert.equal(r.headers['access-control-allow-origin'], A);
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+
+    it('500 from the static handler keeps the CORS headers and Vary: Origin', {
+      skip: !hasProcMem,
+    }, async () => {
+      const r = await get(s.url, '/boom.txt', { headers: { origin: A, accept: 'application/json' } });
+      assert.equal(r.status, 500);
+      assert.equal(r.headers['access-control-allow-origin'], A);
+      assert.equal(r.headers['access-control-expose-headers'], 'ETag, X-Request-Id');
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+
+    it('OPTIONS without Access-Control-Request-Method is not a preflight: 204 + Allow from static', async () => {
+      const r = await get(s.url, '/notes.txt', { method: 'OPTIONS', headers: { origin: A } });
+      assert.equal(r.status, 204);
+      assert.equal(r.headers.allow, 'GET, HEAD, OPTIONS');
+      assert.equal(r.headers['access-control-allow-origin'], A);
+      assert.equal(r.headers['access-control-allow-methods'], undefined);
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+
+    it('OPTIONS with Access-Control-Request-Method but no Origin is not a preflight either', async () => {
+      const r = await get(s.url, '/notes.txt', {
+        method: 'OPTIONS',
+        headers: { 'access-control-request-method': 'PUT' },
+      });
+      assert.equal(r.status, 204);
+      assert.equal(r.headers.allow, 'GET, HEAD, OPTIONS');
+      assert.deepEqual(ac(r), {});
+    });
+
+    it('preflight from an allowed origin -> 200, Content-Length: 0, the full answer', async () => {
+      const r = await preflight(s, '/api/data.json', A, 'PUT', 'content-type, x-token');
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['content-length'], '0');
+      assert.equal(r.body.length, 0);
+      assert.deepEqual(ac(r), {
+        'access-control-allow-origin': A,
+        'access-control-allow-methods': ALLOW_METHODS,
+        'access-control-allow-headers': 'Content-Type, X-Token',
+        'access-control-max-age': '86400',
+      });
+      assert.deepEqual(vary(r.headers), ['origin']);
+      assert.equal(r.headers.allow, undefined, 'answered by the CORS step, not the static handler');
+    });
+
+    it('preflight for a path with no file is still answered (CORS runs before the handlers)', async () => {
+      const r = await preflight(s, '/no/such/path', A, 'POST');
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['access-control-allow-origin'], A);
+    });
+
+    it('preflight from a subdomain -> echoed', async () => {
+      const r = await preflight(s, '/', 'https://app.example.com', 'PATCH');
+      assert.equal(r.headers['access-control-allow-origin'], 'https://app.example.com');
+    });
+
+    it('preflight denied by origin -> 200, Content-Length: 0, no Access-Control-* headers', async () => {
+      const r = await preflight(s, '/', 'https://a.com.evil.net', 'PUT');
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['content-length'], '0');
+      assert.deepEqual(ac(r), {});
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+
+    it('preflight denied by method (not listed, or not the listed case) -> no Access-Control-*', async () => {
+      for (const m of ['PROPFIND', 'patch']) {
+        const r = await preflight(s, '/', A, m);
+        assert.equal(r.status, 200);
+        assert.deepEqual(ac(r), {}, m);
+      }
+    });
+
+    it('preflight denied by an unlisted header -> no Access-Control-*', async () => {
+      const r = await preflight(s, '/', A, 'PUT', 'x-token, x-other');
+      assert.deepEqual(ac(r), {});
+    });
+
+    it('preflight: CORS-safelisted names need no listing; Authorization does', async () => {
+      const ok = await preflight(s, '/', A, 'PUT', 'accept, accept-language, content-language');
+      assert.equal(ok.headers['access-control-allow-origin'], A);
+      const auth = await preflight(s, '/', A, 'GET', 'authorization');
+      assert.deepEqual(ac(auth), {});
+    });
+  });
+
+  describe('null listed', () => {
+    let s: TestServer;
+    before(async () => {
+      s = await start({ origins: ['null', A] });
+    });
+
+    it('Origin: null -> echoed "null"', async () => {
+      const r = await get(s.url, '/notes.txt', { headers: { origin: 'null' } });
+      assert.equal(r.headers['access-control-allow-origin'], 'null');
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+
+    it('preflight from Origin: null -> allowed', async () => {
+      const r = await preflight(s, '/', 'null', 'PUT');
+      assert.equal(r.headers['access-control-allow-origin'], 'null');
+    });
+  });
+
+  describe('wildcard', () => {
+    let s: TestServer;
+    before(async () => {
+      s = await start({ origins: ['*'], headers: ['*'], exposeHeaders: ['*'] });
+    });
+
+    it('any Origin -> "*", no Vary (the answer is the same for every origin)', async () => {
+      for (const origin of ['https://x.net', 'null', A]) {
+        const r = await get(s.url, '/notes.txt', { headers: { origin } });
+        assert.equal(r.headers['access-control-allow-origin'], '*', origin);
+        assert.equal(r.headers['access-control-expose-headers'], '*');
+        assert.equal(r.headers['access-control-allow-credentials'], undefined);
+        assert.equal(r.headers.vary, undefined);
+      }
+    });
+
+    it('no Origin -> "*" as well, so the response does not depend on Origin', async () => {
+      const r = await get(s.url, '/notes.txt');
+      assert.equal(r.headers['access-control-allow-origin'], '*');
+      assert.equal(r.headers.vary, undefined);
+    });
+
+    it('a compressible file: Vary is Accept-Encoding alone', async () => {
+      const r = await get(s.url, '/app.js', { headers: { origin: A, 'accept-encoding': 'gzip' } });
+      assert.deepEqual(vary(r.headers), ['accept-encoding']);
+      assert.equal(r.headers['access-control-allow-origin'], '*');
+    });
+
+    it('preflight -> "*" and headers "*", no Vary', async () => {
+      const r = await preflight(s, '/', 'https://x.net', 'DELETE', 'x-custom');
+      assert.equal(r.status, 200);
+      assert.deepEqual(ac(r), {
+        'access-control-allow-origin': '*',
+        'access-control-allow-methods': ALLOW_METHODS,
+        'access-control-allow-headers': '*',
+        'access-control-max-age': '86400',
+      });
+      assert.equal(r.headers.vary, undefined);
+    });
+
+    it('preflight: headers "*" does not cover Authorization (Fetch: CORS non-wildcard request-header name)', async () => {
+      const r = await preflight(s, '/', 'https://x.net', 'GET', 'authorization');
+      assert.deepEqual(ac(r), {});
+    });
+  });
+
+  describe('credentials, named Authorization, preflightStatus 204', () => {
+    let s: TestServer;
+    before(async () => {
+      s = await start({
+        origins: [A],
+        credentials: true,
+        headers: ['X-Token', 'Authorization'],
+        preflightStatus: 204,
+        maxAgeSec: 600,
+      });
+    });
+
+    it('allowed Origin -> echoed (never "*") with Access-Control-Allow-Credentials: true', async () => {
+      const r = await get(s.url, '/notes.txt', { headers: { origin: A } });
+      assert.deepEqual(ac(r), {
+        'access-control-allow-origin': A,
+        'access-control-allow-credentials': 'true',
+      });
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+
+    it('disallowed Origin -> no credentials header either', async () => {
+      const r = await get(s.url, '/notes.txt', { headers: { origin: 'https://b.com' } });
+      assert.deepEqual(ac(r), {});
+    });
+
+    it('preflight -> 204 without Content-Length, Authorization allowed because it is named', async () => {
+      const r = await preflight(s, '/', A, 'PUT', 'authorization, x-token');
+      assert.equal(r.status, 204);
+      assert.equal(r.headers['content-length'], undefined);
+      assert.deepEqual(ac(r), {
+        'access-control-allow-origin': A,
+        'access-control-allow-credentials': 'true',
+        'access-control-allow-methods': ALLOW_METHODS,
+        'access-control-allow-headers': 'X-Token, Authorization',
+        'access-control-max-age': '600',
+      });
+    });
+
+    it('denied preflight -> 204 too, no Access-Control-*', async () => {
+      const r = await preflight(s, '/', 'https://b.com', 'PUT');
+      assert.equal(r.status, 204);
+      assert.deepEqual(ac(r), {});
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+  });
+
+  describe('reflect mode', () => {
+    let s: TestServer;
+    before(async () => {
+      s = await start({ origins: [A], reflectHeaders: true });
+    });
+
+    it('preflight -> the requested headers come back; Vary names Origin and the request fields', async () => {
+      const r = await preflight(s, '/', A, 'PUT', 'X-Foo, x-bar');
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['access-control-allow-headers'], 'x-foo, x-bar');
+      assert.deepEqual(vary(r.headers), [
+        'access-control-request-headers',
+        'access-control-request-method',
+        'origin',
+      ]);
+    });
+
+    it('Authorization is not reflected unless named', async () => {
+      const r = await preflight(s, '/', A, 'PUT', 'authorization');
+      assert.deepEqual(ac(r), {});
+    });
+
+    it('a simple request has Vary: Origin only', async () => {
+      const r = await get(s.url, '/notes.txt', { headers: { origin: A } });
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+  });
+
+  describe('paths', () => {
+    let s: TestServer;
+    before(async () => {
+      s = await start({ origins: [A], paths: ['/api/**'] });
+    });
+
+    it('inside the globs -> CORS headers', async () => {
+      const r = await get(s.url, '/api/data.json', { headers: { origin: A } });
+      assert.equal(r.headers['access-control-allow-origin'], A);
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+
+    it('outside -> nothing, not even Vary; preflights pass through to the handlers', async () => {
+      const r = await get(s.url, '/notes.txt', { headers: { origin: A } });
+      assert.deepEqual(ac(r), {});
+      assert.equal(r.headers.vary, undefined);
+      const p = await preflight(s, '/notes.txt', A, 'PUT');
+      assert.equal(p.status, 204);
+      assert.equal(p.headers.allow, 'GET, HEAD, OPTIONS');
+      assert.deepEqual(ac(p), {});
+    });
+
+    it('matched on the normalised path the handler serves', async () => {
+      const r = await get(s.url, '/x/../%61pi/data.json', { headers: { origin: A } });
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['access-control-allow-origin'], A);
+    });
+  });
+
+  describe('config', () => {
+    it('defaults are filled in', () => {
+      assert.deepEqual(parseConfig({ cors: { origins: [A] } }).cors, {
+        origins: [A],
+        credentials: false,
+        methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'],
+        headers: [],
+        reflectHeaders: false,
+        exposeHeaders: [],
+        maxAgeSec: 86400,
+        preflightStatus: 200,
+      });
+    });
+
+    it('"*" with credentials is refused at load, naming cors.credentials', () => {
+      assert.throws(
+        () => parseConfig({ cors: { origins: ['*'], credentials: true } }),
+        (err: unknown) => err instanceof ConfigError && /cors\.credentials: /.test(err.message),
+      );
+    });
+
+    it('bad origin entries name cors.origins[i]', () => {
+      assert.throws(
+        () => parseConfig({ cors: { origins: [A, 'https://a.com/app', 'https://*a.com'] } }),
+        (err: unknown) =>
+          err instanceof ConfigError &&
+          /cors\.origins\[1\]: /.test(err.message) &&
+          /cors\.origins\[2\]: /.test(err.message) &&
+          !/origins\[0\]/.test(err.message),
+      );
+    });
+
+    it('unknown keys, bad statuses and "*" headers with credentials are refused', () => {
+      assert.throws(
+        () => parseConfig({ cors: { origins: [A], allowOrigin: A } }),
+        /unknown key cors\.allowOrigin/,
+      );
+      assert.throws(
+        () => parseConfig({ cors: { origins: [A], preflightStatus: 201 } }),
+        /cors\.preflightStatus/,
+      );
+      assert.throws(
+        () => parseConfig({ cors: { origins: [A], credentials: true, headers: ['*'] } }),
+        /cors\.headers\[0\]/,
+      );
+      assert.throws(() => parseConfig({ cors: { origins: [] } }), /cors\.origins/);
+    });
+  });
+});

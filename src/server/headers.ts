@@ -5,6 +5,7 @@ import type { IncomingMessage, OutgoingHttpHeader } from 'node:http';
 import { isFieldValueChar } from '../http/chars.js';
 import { isToken } from '../http/lists.js';
 import type { Step, StepContext } from './pipeline.js';
+import { addDefaultHeader } from './response-headers.js';
 import { resolveRequestPath, targetPath } from './static/path.js';
 import { globToRegExp } from './static/policy.js';
 
@@ -211,8 +212,10 @@ export function createHeaderRules(
   const isSecure =
     options.isSecure ??
     ((req: IncomingMessage) => (req.socket as { encrypted?: boolean }).encrypted === true);
+  // Added to the coming head (the handler's own value wins), not via setHeader: Node's fast path.
   const apply = (res: Parameters<Step>[1], list: HeaderList) => {
-    for (const [name, value] of list) res.setHeader(name, value);
+    for (const [name, value] of list)
+      addDefaultHeader(res, name, typeof value === 'number' ? String(value) : value);
   };
 
   if (compiled.every((r) => r.match === undefined)) {

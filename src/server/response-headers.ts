@@ -2,50 +2,68 @@
 // res.setHeader: any setHeader before writeHead sends Node down its slow header path (~1.5 µs a
 // request). The headers wait on the response and are merged in when the head is written, by
 // whichever writer writes it (writeHead, or end() and its implicit head).
-import { type OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { type IncomingMessage, type OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { mergeVary } from './vary.js';
 
-const PENDING = Symbol('gatehouse.pendingHeaders');
 const protoWriteHead = ServerResponse.prototype.writeHead;
 
 interface Pending {
-  /** [lowercase name, value] */
-  readonly pairs: [string, string][];
+  /** [lowercase name, value, weak]: a weak header yields to the handler's own value. */
+  readonly pairs: [string, string | string[], boolean][];
   vary: string | undefined;
 }
 
-type Decorated = ServerResponse & { [PENDING]?: Pending };
+/**
+ * The server's response class (`createServer({ ServerResponse })`): one shape for every response,
+ * and writeHead folds pending headers in. A plain ServerResponse falls back to setHeader.
+ */
+export class GatehouseResponse<Req extends IncomingMessage = IncomingMessage> extends ServerResponse<Req> {
+  pendingHeaders: Pending | undefined = undefined;
+
+  // biome-ignore lint/suspicious/noExplicitAny: Node's overloads
+  override writeHead(statusCode: number, ...rest: any[]): this {
+    if (this.pendingHeaders === undefined)
+      return (protoWriteHead as unknown as WriteHead).call(this, statusCode, ...rest) as this;
+    return writeHeadWithPending.call(this, this.pendingHeaders, statusCode, rest[0], rest[1]) as this;
+  }
+}
 
 /** Adds a header to the coming response head; it wins over the handler's value for the same name. */
-export function addResponseHeader(res: ServerResponse, name: string, value: string): void {
-  pending(res).pairs.push([name.toLowerCase(), value]);
+export function addResponseHeader(res: ServerResponse, name: string, value: string | string[]): void {
+  if (!(res instanceof GatehouseResponse)) return void res.setHeader(name, value);
+  pending(res).pairs.push([name.toLowerCase(), value, false]);
+}
+
+/** Adds a header to the coming response head unless the handler sends that header itself. */
+export function addDefaultHeader(res: ServerResponse, name: string, value: string | string[]): void {
+  if (!(res instanceof GatehouseResponse)) {
+    if (!res.hasHeader(name)) res.setHeader(name, value);
+    return;
+  }
+  pending(res).pairs.push([name.toLowerCase(), value, true]);
 }
 
 /** Adds names to the coming response's Vary (merged, never replaced; RFC 9110 §12.5.5). */
 export function addResponseVary(res: ServerResponse, names: string): void {
+  if (!(res instanceof GatehouseResponse))
+    return void res.setHeader('Vary', mergeVary(res.getHeader('vary'), names));
   const p = pending(res);
   p.vary = p.vary === undefined ? names : mergeVary(p.vary, names);
 }
 
-function pending(res: ServerResponse): Pending {
-  const r = res as Decorated;
-  let p = r[PENDING];
-  if (p === undefined) {
-    p = r[PENDING] = { pairs: [], vary: undefined };
-    res.writeHead = writeHeadWithPending as ServerResponse['writeHead'];
-  }
-  return p;
+function pending(res: GatehouseResponse): Pending {
+  return (res.pendingHeaders ??= { pairs: [], vary: undefined });
 }
 
 type WriteHead = (this: ServerResponse, ...args: unknown[]) => ServerResponse;
 
 function writeHeadWithPending(
-  this: Decorated,
+  this: ServerResponse,
+  p: Pending,
   status: number,
   reasonOrHeaders?: string | OutgoingHttpHeaders | unknown[],
   maybeHeaders?: OutgoingHttpHeaders | unknown[],
 ): ServerResponse {
-  const p = this[PENDING]!;
   const write = protoWriteHead as unknown as WriteHead;
   const reason = typeof reasonOrHeaders === 'string' ? [reasonOrHeaders] : [];
   const given = (typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders) as
@@ -79,8 +97,9 @@ function writeHeadWithPending(
       lower.set(k.toLowerCase(), k);
     }
   }
-  for (const [name, value] of p.pairs) {
+  for (const [name, value, weak] of p.pairs) {
     const key = lower.get(name);
+    if (key !== undefined && weak) continue;
     if (key !== undefined && key !== name) delete out[key];
     out[name] = value;
     lower.set(name, name);
@@ -95,6 +114,6 @@ function writeHeadWithPending(
 }
 
 function applyPending(res: ServerResponse, p: Pending): void {
-  for (const [name, value] of p.pairs) res.setHeader(name, value);
+  for (const [name, value, weak] of p.pairs) if (!weak || !res.hasHeader(name)) res.setHeader(name, value);
   if (p.vary !== undefined) res.setHeader('vary', mergeVary(res.getHeader('vary'), p.vary));
 }

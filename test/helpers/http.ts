@@ -51,12 +51,20 @@ export async function startServer(root: string, config: GatehouseConfigInput = {
 export function get(
   base: string,
   path: string,
-  o: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  o: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string } = {},
 ): Promise<Res> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: u.hostname, port: u.port, path, method: o.method ?? 'GET', headers: o.headers, agent: false },
+      {
+        host: u.hostname,
+        port: u.port,
+        path,
+        method: o.method ?? 'GET',
+        headers: o.headers,
+        agent: false,
+        localAddress: o.localAddress,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

@@ -1,7 +1,7 @@
 // Access control against a real Gatehouse: IP allow/deny, Basic auth with scrypt hashes, preflights,
 // private caching; the verified-credentials cache and scrypt gate on a small server with a fake clock.
 import assert from 'node:assert/strict';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
@@ -19,16 +19,7 @@ import {
 import { createClientAddress } from '../../src/server/client-address.js';
 import { createLogger } from '../../src/server/log.js';
 import { compilePipeline } from '../../src/server/pipeline.js';
-import {
-  get,
-  makeSite,
-  type Res,
-  raw,
-  rawStatus,
-  removeSite,
-  startServer,
-  type TestServer,
-} from '../helpers/http.js';
+import { get, makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
 
 /** Cheap but accepted parameters (N*r*p = 2^17), so each scrypt run takes milliseconds. */
 const FAST = ['--n', '16384', '--r', '8', '--p', '1'];
@@ -47,36 +38,7 @@ async function cliHash(
   return { code, out, err };
 }
 
-function getFrom(
-  base: string,
-  path: string,
-  o: { localAddress?: string; headers?: Record<string, string>; method?: string } = {},
-): Promise<Res> {
-  const u = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: u.hostname,
-        port: u.port,
-        path,
-        method: o.method ?? 'GET',
-        headers: o.headers,
-        agent: false,
-        localAddress: o.localAddress,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const body = Buffer.concat(chunks);
-          resolve({ status: res.statusCode!, headers: res.headers, body, text: body.toString('utf8') });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+const getFrom = get;
 
 describe('gatehouse hash-password', () => {
   it('prints a scrypt hash the config accepts and that verifies the password', async () => {

@@ -1,7 +1,7 @@
 // Rate limiting against a real Gatehouse, and Node's own limits (408, 431, 400, maxConnections)
 // answered by handleClientError on a plain node:http server with the same options app.ts uses.
 import assert from 'node:assert/strict';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { Duplex } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +12,7 @@ import {
 } from '../../src/server/client-error.js';
 import { bucketKey } from '../../src/server/limits.js';
 import {
+  get,
   makeSite,
   type Res,
   raw,
@@ -22,36 +23,7 @@ import {
 } from '../helpers/http.js';
 
 /** A GET from a chosen loopback source address (Linux routes all of 127/8 to lo). */
-function getFrom(
-  base: string,
-  path: string,
-  o: { localAddress?: string; headers?: Record<string, string>; method?: string } = {},
-): Promise<Res> {
-  const u = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: u.hostname,
-        port: u.port,
-        path,
-        method: o.method ?? 'GET',
-        headers: o.headers,
-        agent: false,
-        localAddress: o.localAddress,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const body = Buffer.concat(chunks);
-          resolve({ status: res.statusCode!, headers: res.headers, body, text: body.toString('utf8') });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+const getFrom = get;
 
 async function statuses(n: number, f: () => Promise<Res>): Promise<number[]> {
   const out: number[] = [];

@@ -21,10 +21,10 @@ export class GatehouseResponse<Req extends IncomingMessage = IncomingMessage> ex
   pendingHeaders: Pending | undefined = undefined;
 
   // biome-ignore lint/suspicious/noExplicitAny: Node's overloads
-  override writeHead(statusCode: number, ...rest: any[]): this {
-    if (this.pendingHeaders === undefined)
-      return (protoWriteHead as unknown as WriteHead).call(this, statusCode, ...rest) as this;
-    return writeHeadWithPending.call(this, this.pendingHeaders, statusCode, rest[0], rest[1]) as this;
+  override writeHead(statusCode: number, a?: any, b?: any): this {
+    const p = this.pendingHeaders;
+    if (p === undefined) return (protoWriteHead as unknown as WriteHead).call(this, statusCode, a, b) as this;
+    return writeHeadWithPending.call(this, p, statusCode, a, b) as this;
   }
 }
 
@@ -64,8 +64,10 @@ function writeHeadWithPending(
   reasonOrHeaders?: string | OutgoingHttpHeaders | unknown[],
   maybeHeaders?: OutgoingHttpHeaders | unknown[],
 ): ServerResponse {
-  const write = protoWriteHead as unknown as WriteHead;
-  const reason = typeof reasonOrHeaders === 'string' ? [reasonOrHeaders] : [];
+  const proto = protoWriteHead as unknown as WriteHead;
+  const hasReason = typeof reasonOrHeaders === 'string';
+  const write = (headers?: OutgoingHttpHeaders | unknown[]) =>
+    hasReason ? proto.call(this, status, reasonOrHeaders, headers) : proto.call(this, status, headers);
   const given = (typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders) as
     | OutgoingHttpHeaders
     | unknown[]
@@ -73,9 +75,10 @@ function writeHeadWithPending(
   if (Array.isArray(given)) {
     // Raw header arrays (rare): ours go in through setHeader, the handler's follow.
     applyPending(this, p);
-    return write.call(this, status, ...reason, given);
+    return write(given);
   }
-  if (this.getHeaderNames().length > 0) {
+  // The flat-list merge below tracks pairs in a 31-bit mask; more pairs take this path too.
+  if (p.pairs.length > 30 || this.getHeaderNames().length > 0) {
     // Mixed with setHeader: fold the handler's object in, then ours, Vary merged.
     if (given !== undefined) {
       for (const k in given) {
@@ -86,31 +89,39 @@ function writeHeadWithPending(
       }
     }
     applyPending(this, p);
-    return write.call(this, status, ...reason);
+    return write();
   }
-  // Fast path: one plain object for Node's writeHead.
-  const out: OutgoingHttpHeaders = {};
-  const lower = new Map<string, string>();
+  // Fast path: one flat [name, value, ...] list for Node's writeHead, no object cloned.
+  const pairs = p.pairs;
+  const n = pairs.length;
+  const out: unknown[] = [];
+  let handlerWins = 0; // bit i: the handler sends pairs[i]'s header and pairs[i] is weak
+  let varyBefore: unknown;
   if (given !== undefined) {
     for (const k in given) {
-      out[k] = given[k];
-      lower.set(k.toLowerCase(), k);
+      const v = given[k];
+      if (v === undefined) continue;
+      const len = k.length;
+      if (p.vary !== undefined && len === 4 && k.toLowerCase() === 'vary') {
+        varyBefore = v;
+        continue;
+      }
+      let take = true;
+      for (let i = 0; i < n; i++) {
+        const pair = pairs[i]!;
+        if (pair[0].length !== len || k.toLowerCase() !== pair[0]) continue;
+        if (pair[2]) handlerWins |= 1 << i;
+        else take = false;
+      }
+      if (take) out.push(k, v);
     }
   }
-  for (const [name, value, weak] of p.pairs) {
-    const key = lower.get(name);
-    if (key !== undefined && weak) continue;
-    if (key !== undefined && key !== name) delete out[key];
-    out[name] = value;
-    lower.set(name, name);
+  for (let i = 0; i < n; i++) {
+    const pair = pairs[i]!;
+    if ((handlerWins & (1 << i)) === 0) out.push(pair[0], pair[1]);
   }
-  if (p.vary !== undefined) {
-    const key = lower.get('vary');
-    const before = key === undefined ? undefined : out[key];
-    if (key !== undefined && key !== 'vary') delete out[key];
-    out.vary = mergeVary(before as string | undefined, p.vary);
-  }
-  return write.call(this, status, ...reason, out);
+  if (p.vary !== undefined) out.push('vary', mergeVary(varyBefore as string | undefined, p.vary));
+  return write(out);
 }
 
 function applyPending(res: ServerResponse, p: Pending): void {

@@ -1,10 +1,23 @@
 // Vary is a list (RFC 9110 §12.5.5): add names, never replace what is there.
 import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
 
+const memo = new Map<string, string>();
+
 /** Merges two Vary values, keeping order and dropping case-insensitive duplicates; `*` wins. */
 export function mergeVary(a: OutgoingHttpHeader | undefined, b: string): string {
   if (a === undefined || a === '') return b;
   const existing = String(a);
+  // The same few pairs repeat on every request (e.g. Accept-Encoding + Origin).
+  const k = `${existing}\n${b}`;
+  let v = memo.get(k);
+  if (v === undefined) {
+    v = mergeVaryUncached(existing, b);
+    if (memo.size < 256) memo.set(k, v);
+  }
+  return v;
+}
+
+function mergeVaryUncached(existing: string, b: string): string {
   if (existing.trim() === '*' || b.trim() === '*') return '*';
   const names = existing
     .split(',')

@@ -5,10 +5,17 @@
 // ours and leaves the socket alone. Everything that does not depend on the request (the path table, one
 // WebSocketServer per endpoint, the subprotocol choice) is built in the factory.
 import type { IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
-import { type RawData, WebSocket, WebSocketServer } from 'ws';
+import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import { ERRORS, type ErrorEntry, renderError } from './errors.js';
 import type { Logger } from './log.js';
+
+// RFC 6455 readyState values (ws's WebSocket.OPEN / CLOSED).
+const WS_OPEN = 1;
+const WS_CLOSED = 3;
+// ws is loaded only when an endpoint is configured (it costs ~12 MB of RSS).
+const loadWs = (): typeof import('ws') => createRequire(import.meta.url)('ws') as typeof import('ws');
 
 /** One endpoint, defaults resolved (src/config/websocket.ts fills them in). */
 export interface WebSocketEndpoint {
@@ -260,7 +267,7 @@ export function createWebSocketEndpoints(
         `websocket[${i}]: mode "custom" on ${config.path} needs deps.handlers['${config.path}']`,
       );
     }
-    const wss = new WebSocketServer({
+    const wss = new (loadWs().WebSocketServer)({
       noServer: true,
       clientTracking: false,
       maxPayload: config.maxPayloadBytes,
@@ -417,7 +424,7 @@ export function createWebSocketEndpoints(
   /** Sends unless the peer is a slow consumer, which is closed with 1013 instead of buffering more. */
   function deliver(client: Client, data: Buffer | string, binary: boolean): void {
     const s = client.socket;
-    if (s.readyState !== WebSocket.OPEN) return;
+    if (s.readyState !== WS_OPEN) return;
     if (s.bufferedAmount > client.maxBufferedBytes) {
       logger.warn(
         { path: client.path, bufferedBytes: s.bufferedAmount, maxBufferedBytes: client.maxBufferedBytes },
@@ -438,7 +445,7 @@ export function createWebSocketEndpoints(
         continue;
       }
       c.alive = false;
-      if (c.socket.readyState === WebSocket.OPEN) c.socket.ping();
+      if (c.socket.readyState === WS_OPEN) c.socket.ping();
     }
   }
 
@@ -451,7 +458,7 @@ export function createWebSocketEndpoints(
         for (const { socket } of ep.clients.values()) {
           waits.push(
             new Promise<void>((resolve) => {
-              if (socket.readyState === WebSocket.CLOSED) return resolve();
+              if (socket.readyState === WS_CLOSED) return resolve();
               socket.once('close', () => resolve());
               socket.close(CLOSE_CODES.goingAway, 'server shutting down');
             }),

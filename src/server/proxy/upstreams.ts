@@ -1,5 +1,10 @@
 // Upstream pools for one proxied prefix: balancing, passive and active health.
-import { Pool } from 'undici';
+import { createRequire } from 'node:module';
+import type { Pool } from 'undici';
+
+// undici is loaded only when a proxy route exists (it costs ~20 MB of RSS).
+const loadUndici = (): typeof import('undici') =>
+  createRequire(import.meta.url)('undici') as typeof import('undici');
 
 export interface UpstreamOptions {
   readonly urls: readonly string[];
@@ -28,7 +33,7 @@ export class Upstream {
     this.url = new URL(url);
     this.origin = this.url.origin;
     this.basePath = this.url.pathname.replace(/\/+$/, '');
-    this.pool = new Pool(this.origin, {
+    this.pool = new (loadUndici().Pool)(this.origin, {
       connections: o.connections,
       connect: { timeout: o.connectTimeoutMs },
       keepAliveTimeout: 4_000,

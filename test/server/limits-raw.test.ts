@@ -1,0 +1,65 @@
+// 408, 414, 429 and 431 produced for real by the Gatehouse server, driven by a raw socket client.
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
+
+describe('limits through a raw socket', () => {
+  let site: string;
+  let s: TestServer;
+  before(async () => {
+    site = makeSite({ 'a.txt': 'a' });
+    s = await startServer(site, {
+      limits: {
+        headersTimeoutMs: 300,
+        requestTimeoutMs: 600,
+        maxHeaderBytes: 4096,
+        maxUrlBytes: 100,
+        rateLimit: { requestsPerSec: 1, burst: 2 },
+      },
+    });
+  });
+  after(async () => {
+    await s.close();
+    removeSite(site);
+  });
+
+  it('a request head that never completes -> 408 (RFC 9110 §15.5.9)', async () => {
+    const text = await new Promise<string>((resolve, reject) => {
+      const sock = connect(s.port, '127.0.0.1');
+      let out = '';
+      sock.on('data', (d) => (out += d));
+      sock.on('error', reject);
+      sock.on('close', () => resolve(out));
+      sock.write('GET /a.txt HTTP/1.1\r\nHost: x\r\n'); // ...and nothing more
+      setTimeout(() => sock.destroy(), 4000);
+    });
+    assert.equal(rawStatus(text), 408, text);
+    assert.match(text, /application\/problem\+json/);
+  });
+
+  it('a header block over limits.maxHeaderBytes -> 431', async () => {
+    const text = await raw(s.port, `GET /a.txt HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(8000)}\r\n\r\n`);
+    assert.equal(rawStatus(text), 431, text.slice(0, 200));
+  });
+
+  it('a target over limits.maxUrlBytes -> 414', async () => {
+    const text = await raw(
+      s.port,
+      `GET /${'u'.repeat(200)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+    );
+    assert.equal(rawStatus(text), 414);
+  });
+
+  it('past the burst -> 429 with Retry-After and RateLimit headers', async () => {
+    const statuses: number[] = [];
+    let last = '';
+    for (let i = 0; i < 4; i++) {
+      last = await raw(s.port, 'GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      statuses.push(rawStatus(last));
+    }
+    assert.ok(statuses.includes(429), statuses.join(','));
+    assert.match(last, /Retry-After: \d+/i);
+    assert.match(last, /RateLimit-Policy: /i);
+  });
+});

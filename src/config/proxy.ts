@@ -67,8 +67,11 @@ export const proxyRouteSchema = z
       .prefault({}),
     cacheControl: z
       .string()
+      .nullable()
       .default('no-store')
-      .describe('Cache-Control for responses without one (cachePolicy rules are tried first).'),
+      .describe(
+        'Cache-Control for responses without one (cachePolicy rules are tried first); null: leave them alone.',
+      ),
     connections: z.number().int().min(1).default(128).describe('Connections per upstream at most.'),
   })
   .describe('A proxied path prefix.');

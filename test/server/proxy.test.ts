@@ -237,6 +237,14 @@ describe('proxy: responses', () => {
       assert.equal((await get(gh.url, '/api/rule/x')).headers['cache-control'], 'private, max-age=60');
       assert.equal((await get(gh.url, '/api/rule/own')).headers['cache-control'], 'private, max-age=5');
       assert.equal((await get(gh.url, '/api/force/own')).headers['cache-control'], 'no-cache');
+      const raw = await startServer(site, {
+        proxy: [{ prefix: '/api', upstream: up.url, cacheControl: null }],
+      });
+      try {
+        assert.equal((await get(raw.url, '/api/plain')).headers['cache-control'], undefined);
+      } finally {
+        await raw.close();
+      }
     } finally {
       await gh.close();
       await up.close();

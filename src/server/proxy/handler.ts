@@ -35,7 +35,8 @@ export interface ProxyRouteOptions {
   timeouts: { connectMs: number; headersMs: number; idleMs: number };
   retry: boolean;
   health: { failures: number; cooldownMs: number; path?: string | undefined; intervalMs: number };
-  cacheControl: string;
+  /** For responses without Cache-Control; null leaves them as the upstream sent them. */
+  cacheControl: string | null;
   connections: number;
 }
 
@@ -199,7 +200,8 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     const rule = policy({ path, mediaType: ct });
     if (rule !== undefined && (rule.override || out['cache-control'] === undefined)) {
       out['cache-control'] = rule.cacheControl;
-    } else if (out['cache-control'] === undefined) out['cache-control'] = o.cacheControl;
+    } else if (out['cache-control'] === undefined && o.cacheControl !== null)
+      out['cache-control'] = o.cacheControl;
     // Headers our own steps set (CORS, header rules) win; Vary is merged (RFC 9110 §12.5.5).
     for (const name of Object.keys(out)) {
       if (name === 'vary') {

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench`: Gatehouse against its peers, measured side by side in one run on this machine, reported
-// as req/s medians and ratios (never compared with absolute numbers from elsewhere).
+// as medians and ratios (never compared with absolute numbers from elsewhere) of req/s and of requests per
+// server CPU-second (wrk's request count over the server process's utime + stime during the same timed run,
+// the steadier figure when other work takes the server's CPU), with each server's CPU utilisation.
 //
 //   node bench/run.mjs [--only 1k,proxy-1k] [--servers gatehouse,sirv] [--json FILE]
 //   BENCH_DURATION=5 (s per measurement) BENCH_ROUNDS=3 BENCH_CONNECTIONS=50 BENCH_WARMUP=1 (s)
@@ -15,10 +17,11 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { version as nodeVersion } from 'node:process';
 import { parseArgs } from 'node:util';
+import { CLK_TCK, cpuWindow } from './lib/cpu.mjs';
 import { createFixture } from './lib/fixture.mjs';
 import { probe } from './lib/http-probe.mjs';
 import { CPU, cpuCount, hasTaskset, killAllSync, stopAll } from './lib/proc.mjs';
-import { brief, renderReport, summarize } from './lib/report.mjs';
+import { brief, CPU_BOUND, evaluateTargets, renderReport, summarize } from './lib/report.mjs';
 import { sampleRss } from './lib/rss.mjs';
 import { ensureWrk, runWrk } from './lib/wrk.mjs';
 import { scenarios as allScenarios, groups, REFERENCE_EXPECT } from './scenarios.mjs';
@@ -143,8 +146,10 @@ process.on('exit', () => {
 // ---------- run ----------
 
 /**
- * cells.get(server).get(scenario) = { state: 'ok'|..., detail?, headers?, rps: [], runs: [], errors: [] },
- * only for the scenarios the server runs (`cell()` is undefined for the others).
+ * cells.get(server).get(scenario) = { state: 'ok'|..., detail?, headers?, rps: [], perCpu: [], util: [],
+ * shares: [], runs: [], errors: [] } (per timed run: req/s, requests per server CPU-second, server CPU-s /
+ * wall-s, how the server CPU's time split between server / idle / rest / steal), only for the
+ * scenarios the server runs (`cell()` is undefined for the others).
  */
 const cells = new Map();
 const rssPeakKb = new Map();
@@ -211,13 +216,41 @@ async function measure(server, handle, scenario, round) {
   };
   try {
     await runWrk({ ...wrkOpts, durationSec: config.warmupSec });
+    // The server's own CPU time (utime + stime; for proxies the proxy alone, not the upstream) over the
+    // timed run only, read just before and after it.
+    const cpuWin = cpuWindow(handle.pid, CPU.server);
     const result = await runWrk({ ...wrkOpts, durationSec: config.durationSec });
+    const cpu = cpuWin.stop();
     c.rps.push(result.requestsPerSec);
-    c.runs.push(result);
+    const run = { ...result };
+    if (cpu && cpu.cpuSec > 0) {
+      run.server = {
+        cpuSec: cpu.cpuSec,
+        wallSec: cpu.wallSec,
+        cpuUtil: cpu.util,
+        ...(cpu.cpuShares ? { serverCpuShares: cpu.cpuShares } : {}),
+      };
+      run.requestsPerCpuSec = result.requests / cpu.cpuSec;
+      c.perCpu.push(run.requestsPerCpuSec);
+      c.util.push(cpu.util);
+      if (cpu.cpuShares) c.shares.push(cpu.cpuShares);
+    } else {
+      const why = cpu ? 'no measurable CPU time' : `CPU time not readable from /proc/${handle.pid}/stat`;
+      log(`  (${server.name}: ${why}; no per CPU-s figure for this run)`);
+    }
+    c.runs.push(run);
     for (const e of result.errors) c.errors.push(`round ${round + 1}: ${e}`);
+    const cpuText = run.requestsPerCpuSec
+      ? ` ${Math.round(run.requestsPerCpuSec).toString().padStart(8)} req/CPU-s  CPU ${cpu.util.toFixed(2)}` +
+        (cpu.cpuShares
+          ? ` (CPU ${CPU.server}: idle ${cpu.cpuShares.idle.toFixed(2)}, taken by others ` +
+            `${cpu.cpuShares.rest.toFixed(2)})`
+          : '')
+      : '';
     log(
       `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(8)} ${server.name.padEnd(21)}` +
-        ` ${Math.round(result.requestsPerSec).toString().padStart(8)} req/s${result.errors.length ? `  (${result.errors.join('; ')})` : ''}`,
+        ` ${Math.round(result.requestsPerSec).toString().padStart(8)} req/s${cpuText}` +
+        (result.errors.length ? `  (${result.errors.join('; ')})` : ''),
     );
   } catch (err) {
     if (shuttingDown) return;
@@ -271,7 +304,10 @@ async function main() {
       new Map(
         scenarios
           .filter((sc) => applies(s, sc))
-          .map((sc) => [sc.name, { state: 'ok', rps: [], runs: [], errors: [] }]),
+          .map((sc) => [
+            sc.name,
+            { state: 'ok', rps: [], perCpu: [], util: [], shares: [], runs: [], errors: [] },
+          ]),
       ),
     );
   }
@@ -340,6 +376,8 @@ async function main() {
     cpus: cpuCount,
     pinning: pin,
     wrkArgs: `-t1 -c${config.connections} -d${config.durationSec}s`,
+    clkTck: CLK_TCK,
+    cpuBound: CPU_BOUND,
     warmupSec: config.warmupSec,
     rounds: config.rounds,
     loadavg1mBefore: loadBefore,
@@ -352,21 +390,27 @@ async function main() {
       : '',
     upstreamPid
       ? `Proxies forward to one shared upstream (bare node:http, constant 1 KB, keep-alive) running on the ` +
-        `server CPU next to them${CPU.server === undefined ? '' : ` (CPU ${CPU.server})`}; their RSS excludes it.`
+        `server CPU next to them${CPU.server === undefined ? '' : ` (CPU ${CPU.server})`}; their RSS and CPU ` +
+        `time exclude it (the upstream's CPU is shared by all proxies and not counted).`
       : '',
   ].filter(Boolean);
+  const metrics =
+    `req/s is wrk's; requests per server CPU-second is wrk's request count over the server process's own ` +
+    `utime + stime (/proc/<pid>/stat, ${CLK_TCK} ticks/s) across the same timed run, so CPU that other work ` +
+    `takes from the server does not lower it; server CPU utilisation is that CPU time over the wall time ` +
+    `(< ${CPU_BOUND}: the server was not the bottleneck, or lost CPU to others; see the notes).`;
   console.log(
     `\n## Gatehouse benchmark\n\nnode ${nodeVersion}, wrk ${wrkVersion}, ${cpuCount} CPUs (${pin}); ` +
       `wrk -t1 -c${config.connections} -d${config.durationSec}s after a ${config.warmupSec} s warm-up; ` +
       `median of ${config.rounds} interleaved round(s), ± is half the min-max spread; ` +
       `load average ${loadBefore.toFixed(2)} before, ${meta.loadavg1mAfter.toFixed(2)} after.\n` +
       `Scenarios: ${scenarios.map((s) => `${s.name} = ${s.title}`).join('; ')}.` +
-      `${notesOnServers.map((n) => ` ${n}`).join('')}\n`,
+      `${notesOnServers.map((n) => ` ${n}`).join('')}\n${metrics}\n`,
   );
   console.log(report);
 
   if (cli.json) {
-    const { median } = summarize({ cell });
+    const stat = summarize({ cell });
     const results = [];
     for (const server of servers.map((s) => s.name)) {
       for (const scenario of scenarios.map((s) => s.name)) {
@@ -378,15 +422,21 @@ async function main() {
           group: allScenarios.find((s) => s.name === scenario).group,
           state: c.state,
           detail: c.detail,
-          medianRps: median(server, scenario),
+          medianRps: stat.median(server, scenario),
+          medianRequestsPerCpuSec: stat.perCpu(server, scenario),
+          medianCpuUtil: stat.util(server, scenario),
+          medianServerCpuShares: stat.shares(server, scenario),
           rps: c.rps,
+          requestsPerCpuSec: c.perCpu,
+          cpuUtil: c.util,
           errors: c.errors,
           runs: c.runs,
         });
       }
     }
     const peakRssMb = Object.fromEntries([...rssPeakKb].map(([k, v]) => [k, Math.round(v / 102.4) / 10]));
-    writeFileSync(cli.json, `${JSON.stringify({ meta, results, peakRssMb }, null, 2)}\n`);
+    const targets = evaluateTargets({ cell, targets: throughputTargets });
+    writeFileSync(cli.json, `${JSON.stringify({ meta, results, peakRssMb, targets }, null, 2)}\n`);
     log(`bench: wrote ${cli.json}`);
   }
 }

@@ -1,6 +1,7 @@
-// Turns measurements into the printed report: per scenario group a markdown table of req/s (median of
-// rounds, with spread), peak RSS and the group subject's ratios to its peers; then the targets with met /
-// MISSED.
+// Turns measurements into the printed report: per scenario group markdown tables of req/s and of requests
+// per server CPU-second (medians of rounds, with spread), each with the group subject's ratios to its peers,
+// plus peak RSS and the servers' CPU utilisation; then the targets, judged on both metrics, with met /
+// MISSED and the basis that decided.
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -9,10 +10,18 @@ export function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
+/**
+ * A server whose CPU time over a timed run is at least this share of the wall time was CPU-bound (the
+ * bottleneck). A target missed on req/s may be met on requests per server CPU-second only when its subject
+ * was CPU-bound in every round.
+ */
+export const CPU_BOUND = 0.95;
+
 const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const fmtRps = (n) => int.format(n);
 const fmtRatio = (r) => `${r.toFixed(2)}x`;
 const fmtMb = (kb) => (kb === undefined ? 'n/a' : (kb / 1024).toFixed(1));
+const fmtShare = (x) => x.toFixed(2);
 
 function table(header, rows, alignRight = true) {
   const line = (cells) => `| ${cells.join(' | ')} |`;
@@ -20,14 +29,23 @@ function table(header, rows, alignRight = true) {
   return [line(header), line(sep), ...rows.map(line)].join('\n');
 }
 
-/** Medians per (server, scenario) from a `cell(server, scenario)` accessor; undefined when not measured. */
+/**
+ * Medians per (server, scenario) from a `cell(server, scenario)` accessor; undefined when not measured.
+ * `median`: req/s; `perCpu`: requests per server CPU-second; `util`: server CPU-s / wall-s; `shares`: how
+ * the pinned server CPU's time split ({ server, idle, rest, steal }, each key's median).
+ */
 export function summarize({ cell }) {
-  return {
-    median(server, scenario) {
-      const c = cell(server, scenario);
-      return c?.state === 'ok' && c.rps.length ? median(c.rps) : undefined;
-    },
+  const of = (key) => (server, scenario) => {
+    const c = cell(server, scenario);
+    return c?.state === 'ok' && c[key]?.length ? median(c[key]) : undefined;
   };
+  const shares = (server, scenario) => {
+    const c = cell(server, scenario);
+    if (c?.state !== 'ok' || !c.shares?.length) return undefined;
+    const keys = Object.keys(c.shares[0]);
+    return Object.fromEntries(keys.map((k) => [k, median(c.shares.map((x) => x[k]))]));
+  };
+  return { median: of('rps'), perCpu: of('perCpu'), util: of('util'), shares };
 }
 
 /** The first line of a (possibly multi-line) error plus the line that names its cause, if different. */
@@ -47,63 +65,194 @@ export function brief(detail = '', maxLength = 240) {
 const SERVER_LEVEL = new Set(['failed to start', 'unavailable', 'crashed']);
 
 /**
+ * Judges each ratio target on req/s and on requests per server CPU-second. A target is met when it is met on
+ * req/s, or, when its subject ran at >= CPU_BOUND CPU utilisation in every timed round, on per CPU-second;
+ * `basis` says which decided. Targets whose subject and peer both did not run the scenario are left out.
+ * @returns {{ scenario: string, subject: string, peer: string, min: number, verdict: string,
+ *   state: 'met'|'MISSED'|'not checked', basis?: 'req/s'|'per CPU-s', why?: string, rpsRatio?: number,
+ *   cpuRatio?: number, subjectCpuBound?: boolean, subjectUtil?: number[] }[]}
+ */
+export function evaluateTargets({ cell, targets }) {
+  const s = summarize({ cell });
+  const runs = (server, scenario) => cell(server, scenario) !== undefined;
+  const out = [];
+  for (const t of targets) {
+    const { scenario, subject, peer, min } = t;
+    if (!runs(subject, scenario) && !runs(peer, scenario)) continue;
+    const base = { scenario, subject, peer, min };
+    const a = s.median(subject, scenario);
+    const b = s.median(peer, scenario);
+    const notChecked = (why) => out.push({ ...base, state: 'not checked', verdict: `not checked (${why})` });
+    if (!runs(subject, scenario)) notChecked(`${subject} not selected`);
+    else if (!runs(peer, scenario)) notChecked(`${peer} not selected`);
+    else if (a === undefined)
+      out.push({ ...base, state: 'MISSED', verdict: `MISSED (no ${subject} result)` });
+    else if (b === undefined) notChecked(`no ${peer} result`);
+    else {
+      const rpsRatio = a / b;
+      const pa = s.perCpu(subject, scenario);
+      const pb = s.perCpu(peer, scenario);
+      const cpuRatio = pa !== undefined && pb ? pa / pb : undefined;
+      const c = cell(subject, scenario);
+      // Every timed round must have a CPU reading, and each must show the subject CPU-bound.
+      const subjectUtil = c.util;
+      const subjectCpuBound =
+        subjectUtil.length > 0 &&
+        subjectUtil.length === c.rps.length &&
+        subjectUtil.every((u) => u >= CPU_BOUND);
+      const utilText = subjectUtil.length
+        ? `${subject} CPU util ${fmtShare(Math.min(...subjectUtil))}${subjectUtil.length > 1 ? `-${fmtShare(Math.max(...subjectUtil))}` : ''} over ${subjectUtil.length}/${c.rps.length} round(s)`
+        : `no ${subject} CPU readings`;
+      let state;
+      let basis = 'req/s';
+      let why;
+      if (rpsRatio >= min) state = 'met';
+      else if (cpuRatio === undefined) {
+        state = 'MISSED';
+        why = 'no per CPU-s ratio';
+      } else if (cpuRatio < min) {
+        state = 'MISSED';
+        why = 'missed on both';
+      } else if (subjectCpuBound) {
+        state = 'met';
+        basis = 'per CPU-s';
+        why = `${utilText}, all >= ${CPU_BOUND}`;
+      } else {
+        state = 'MISSED';
+        why = `per CPU-s not admissible: ${utilText}, not all >= ${CPU_BOUND}`;
+      }
+      if (basis === 'per CPU-s') {
+        const peerUtil = s.util(peer, scenario);
+        if (peerUtil !== undefined && peerUtil < CPU_BOUND) {
+          why += `; ${peer} CPU util ${fmtShare(peerUtil)}, not CPU-bound itself`;
+        }
+      }
+      out.push({
+        ...base,
+        state,
+        basis,
+        why,
+        rpsRatio,
+        cpuRatio,
+        subjectCpuBound,
+        subjectUtil,
+        verdict: `${state} (${basis}${why ? `; ${why}` : ''})`,
+      });
+    }
+  }
+  return out;
+}
+
+/**
  * @param {object} run
  * @param {{ title: string, subject: string, serverNames: string[], scenarioNames: string[] }[]} run.groups
- *   one table each: rows are its scenarios, columns its servers (in order), ratios are subject / peer
+ *   one set of tables each: rows are its scenarios, columns its servers (in order), ratios are subject / peer
  * @param {(server: string, scenario: string) => { state: string, detail?: string, rps: number[],
- *   errors: string[] } | undefined} run.cell   state 'ok' when the server was checked and timed; undefined
- *   when the server does not run that scenario
+ *   perCpu: number[], util: number[], shares: object[], errors: string[] } | undefined} run.cell   state 'ok'
+ *   when the server was checked and timed; undefined when the server does not run that scenario
  * @param {(server: string) => number | undefined} run.peakRssKb
  * @param {{ scenario: string, subject: string, peer: string, min: number }[]} run.targets
  * @param {{ server: string, maxMb: number }[]} run.rssTargets
  * @returns {string} markdown
  */
 export function renderReport({ groups, cell, peakRssKb, targets, rssTargets }) {
-  const { median: med } = summarize({ cell });
+  const s = summarize({ cell });
   const notes = [];
   const note = (text) => {
     let i = notes.indexOf(text);
     if (i < 0) i = notes.push(text) - 1;
     return `[${i + 1}]`;
   };
-  const rpsCell = (server, scenario) => {
+  /** The cell text for a non-measured state, or undefined when `key` has values to show. */
+  const problemCell = (server, scenario, key) => {
     const c = cell(server, scenario);
     if (!c) return '-';
     if (SERVER_LEVEL.has(c.state)) return `${c.state} ${note(`${server}: ${c.state}: ${brief(c.detail)}`)}`;
     if (c.state !== 'ok') return `${c.state} ${note(`${server} / ${scenario}: ${brief(c.detail)}`)}`;
     if (!c.rps.length) return `no result ${note(`${server} / ${scenario}: ${brief(c.errors.join('\n'))}`)}`;
-    const m = median(c.rps);
+    if (!c[key].length) return 'n/a';
+    return undefined;
+  };
+  const valueCell = (key) => (server, scenario) => {
+    const problem = problemCell(server, scenario, key);
+    if (problem) return problem;
+    const c = cell(server, scenario);
+    const values = c[key];
+    const m = median(values);
     const spread =
-      c.rps.length > 1 ? ` ±${Math.round(((Math.max(...c.rps) - Math.min(...c.rps)) / 2 / m) * 100)}%` : '';
-    const flagged = c.errors?.length ? ` (!) ${note(`${server} / ${scenario}: ${c.errors.join('; ')}`)}` : '';
+      values.length > 1
+        ? ` ±${Math.round(((Math.max(...values) - Math.min(...values)) / 2 / m) * 100)}%`
+        : '';
+    const flagged =
+      key === 'rps' && c.errors?.length
+        ? ` (!) ${note(`${server} / ${scenario}: ${c.errors.join('; ')}`)}`
+        : '';
     return `${fmtRps(m)}${spread}${flagged}`;
   };
+  const utilCell = (server, scenario) => {
+    const problem = problemCell(server, scenario, 'util');
+    if (problem) return problem;
+    const util = s.util(server, scenario);
+    if (util >= CPU_BOUND) return fmtShare(util);
+    const sh = s.shares(server, scenario);
+    let why;
+    if (!sh) {
+      why =
+        `so either it was not the bottleneck (idle part of the time: wrk, the upstream or I/O set the pace) or ` +
+        `other work took its CPU (unpinned, so this run cannot tell which); either way its req/s did not ` +
+        `measure the server alone`;
+    } else {
+      const split =
+        `its CPU's time went to the server ${fmtShare(sh.server)}, idle ${fmtShare(sh.idle)}, other ` +
+        `processes and interrupts ${fmtShare(sh.rest)}${sh.steal >= 0.01 ? ` (hypervisor steal ${fmtShare(sh.steal)})` : ''}`;
+      why =
+        sh.idle >= 1 - CPU_BOUND
+          ? `${split}: the CPU sat idle, so the server was not the bottleneck (wrk, the upstream or I/O set the ` +
+            `pace) and its req/s measured that limit, not the server`
+          : `${split}: the CPU was never idle, so the server was CPU-bound but got only part of the CPU (for ` +
+            `proxies the shared upstream takes most of the rest); its req/s is low by about that much, its per ` +
+            `CPU-s is not`;
+    }
+    const text = `${server} / ${scenario}: server CPU utilisation ${fmtShare(util)} < ${CPU_BOUND}; ${why}.`;
+    return `${fmtShare(util)} ${note(text)}`;
+  };
+  const ratioTable = (subject, peers, scenarioNames, stat, title) =>
+    table(
+      [title, ...peers],
+      scenarioNames.map((scenario) => [
+        scenario,
+        ...peers.map((peer) => {
+          const a = stat(subject, scenario);
+          const b = stat(peer, scenario);
+          return a !== undefined && b ? fmtRatio(a / b) : 'n/a';
+        }),
+      ]),
+    );
 
   const out = [];
   for (const { title, subject, serverNames, scenarioNames } of groups) {
     if (!serverNames.length || !scenarioNames.length) continue;
     if (out.length) out.push('');
     out.push(`### ${title}`, '');
-    const rows = scenarioNames.map((scenario) => [
-      scenario,
-      ...serverNames.map((server) => rpsCell(server, scenario)),
-    ]);
-    rows.push(['peak RSS (MB)', ...serverNames.map((server) => fmtMb(peakRssKb(server)))]);
-    out.push(table(['req/s (median)', ...serverNames], rows));
+    const grid = (fn) =>
+      scenarioNames.map((scenario) => [scenario, ...serverNames.map((sv) => fn(sv, scenario))]);
+    const peers = serverNames.filter((sv) => sv !== subject);
+    const withRatios = serverNames.includes(subject) && peers.length > 0;
 
-    const peers = serverNames.filter((s) => s !== subject);
-    if (serverNames.includes(subject) && peers.length) {
-      out.push('');
-      const ratioRows = scenarioNames.map((scenario) => [
-        scenario,
-        ...peers.map((peer) => {
-          const a = med(subject, scenario);
-          const b = med(peer, scenario);
-          return a !== undefined && b ? fmtRatio(a / b) : 'n/a';
-        }),
-      ]);
-      out.push(table([`${subject} / peer`, ...peers], ratioRows));
+    const rpsRows = grid(valueCell('rps'));
+    rpsRows.push(['peak RSS (MB)', ...serverNames.map((server) => fmtMb(peakRssKb(server)))]);
+    out.push(table(['req/s (median)', ...serverNames], rpsRows));
+    if (withRatios)
+      out.push('', ratioTable(subject, peers, scenarioNames, s.median, `${subject} / peer, req/s`));
+
+    out.push(
+      '',
+      table(['requests per server CPU-second (median)', ...serverNames], grid(valueCell('perCpu'))),
+    );
+    if (withRatios) {
+      out.push('', ratioTable(subject, peers, scenarioNames, s.perCpu, `${subject} / peer, per CPU-s`));
     }
+    out.push('', table(['server CPU utilisation (median)', ...serverNames], grid(utilCell)));
   }
 
   if (notes.length) {
@@ -114,44 +263,41 @@ export function renderReport({ groups, cell, peakRssKb, targets, rssTargets }) {
   }
 
   // Targets: only those whose subject and peer both run the scenario in this run.
-  const runs = (server, scenario) => cell(server, scenario) !== undefined;
-  const lines = [];
-  for (const t of targets) {
-    if (!runs(t.subject, t.scenario) && !runs(t.peer, t.scenario)) continue;
+  const lines = evaluateTargets({ cell, targets }).map((t) => {
     const label = `${t.scenario} ${t.subject} >= ${t.min.toFixed(2)}x ${t.peer}`;
-    const a = med(t.subject, t.scenario);
-    const b = med(t.peer, t.scenario);
-    let verdict;
-    let value = '';
-    if (!runs(t.subject, t.scenario)) verdict = `not checked (${t.subject} not selected)`;
-    else if (!runs(t.peer, t.scenario)) verdict = `not checked (${t.peer} not selected)`;
-    else if (a === undefined) verdict = `MISSED (no ${t.subject} result)`;
-    else if (b === undefined) verdict = `not checked (no ${t.peer} result)`;
-    else {
-      const r = a / b;
-      value = fmtRatio(r);
-      verdict = r >= t.min ? 'met' : 'MISSED';
-    }
-    lines.push({ label, value, verdict });
-  }
+    if (t.rpsRatio === undefined) return { label, verdict: t.verdict, state: t.state };
+    const on = (r) => (r === undefined ? 'n/a' : `${fmtRatio(r)} ${r >= t.min ? 'met' : 'MISSED'}`);
+    const metrics = `req/s ${on(t.rpsRatio).padEnd(12)}  per CPU-s ${on(t.cpuRatio).padEnd(12)}`;
+    return { label, metrics, verdict: `=> ${t.verdict}`, state: t.state, basis: t.basis };
+  });
   for (const t of rssTargets) {
     if (!groups.some((g) => g.serverNames.includes(t.server))) continue;
     const kb = peakRssKb(t.server);
-    const verdict = kb === undefined ? 'MISSED (not measured)' : kb / 1024 <= t.maxMb ? 'met' : 'MISSED';
+    const state = kb === undefined ? 'MISSED' : kb / 1024 <= t.maxMb ? 'met' : 'MISSED';
     lines.push({
       label: `${t.server} peak RSS <= ${t.maxMb} MB`,
-      value: kb === undefined ? '' : `${fmtMb(kb)} MB`,
-      verdict,
+      metrics: kb === undefined ? undefined : `${fmtMb(kb)} MB`,
+      verdict: kb === undefined ? 'MISSED (not measured)' : state,
+      state,
     });
   }
   const width = Math.max(40, ...lines.map((l) => l.label.length + 1));
-  out.push('', 'Targets (ratios to peers in this run):');
-  for (const { label, value, verdict } of lines) {
-    out.push(`  ${label.padEnd(width)} ${value.padStart(8)}  ${verdict}`);
+  const metricsWidth = Math.max(0, ...lines.map((l) => l.metrics?.length ?? 0));
+  out.push(
+    '',
+    `Targets (ratios to peers in this run; met on req/s, or on per CPU-s when the subject ran at >= ${CPU_BOUND} ` +
+      `CPU utilisation in every round):`,
+  );
+  for (const { label, metrics = '', verdict } of lines) {
+    out.push(`  ${label.padEnd(width)} ${metrics.padEnd(metricsWidth)}  ${verdict}`.trimEnd());
   }
-  const verdicts = lines.map((l) => l.verdict);
-  const missed = verdicts.filter((v) => v.startsWith('MISSED')).length;
-  const met = verdicts.filter((v) => v === 'met').length;
-  out.push('', missed ? `${missed} target(s) MISSED, ${met} met.` : `All checked targets met (${met}).`);
+  const missed = lines.filter((l) => l.state === 'MISSED').length;
+  const met = lines.filter((l) => l.state === 'met').length;
+  const onCpu = lines.filter((l) => l.state === 'met' && l.basis === 'per CPU-s').length;
+  const basis = onCpu ? `; ${onCpu} of them on per CPU-s only, missed on req/s` : '';
+  out.push(
+    '',
+    missed ? `${missed} target(s) MISSED, ${met} met${basis}.` : `All checked targets met (${met}${basis}).`,
+  );
   return out.join('\n');
 }

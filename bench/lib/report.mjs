@@ -100,8 +100,10 @@ export function evaluateTargets({ cell, targets }) {
         subjectUtil.length > 0 &&
         subjectUtil.length === c.rps.length &&
         subjectUtil.every((u) => u >= CPU_BOUND);
+      const lo = fmtShare(Math.min(...subjectUtil));
+      const hi = fmtShare(Math.max(...subjectUtil));
       const utilText = subjectUtil.length
-        ? `${subject} CPU util ${fmtShare(Math.min(...subjectUtil))}${subjectUtil.length > 1 ? `-${fmtShare(Math.max(...subjectUtil))}` : ''} over ${subjectUtil.length}/${c.rps.length} round(s)`
+        ? `${subject} CPU util ${lo === hi ? lo : `${lo}-${hi}`} over ${subjectUtil.length}/${c.rps.length} round(s)`
         : `no ${subject} CPU readings`;
       let state;
       let basis = 'req/s';
@@ -145,8 +147,9 @@ export function evaluateTargets({ cell, targets }) {
 
 /**
  * @param {object} run
- * @param {{ title: string, subject: string, serverNames: string[], scenarioNames: string[] }[]} run.groups
- *   one set of tables each: rows are its scenarios, columns its servers (in order), ratios are subject / peer
+ * @param {{ name: string, title: string, subject: string, serverNames: string[], scenarioNames: string[] }[]}
+ *   run.groups   one set of tables each: rows are its scenarios, columns its servers (in order), ratios are
+ *   subject / peer; name 'proxy' marks the servers that share their CPU with the upstream
  * @param {(server: string, scenario: string) => { state: string, detail?: string, rps: number[],
  *   perCpu: number[], util: number[], shares: object[], errors: string[] } | undefined} run.cell   state 'ok'
  *   when the server was checked and timed; undefined when the server does not run that scenario
@@ -189,7 +192,8 @@ export function renderReport({ groups, cell, peakRssKb, targets, rssTargets }) {
         : '';
     return `${fmtRps(m)}${spread}${flagged}`;
   };
-  const utilCell = (server, scenario) => {
+  /** Utilisation cell; below CPU_BOUND with a note on where the rest of the server's CPU went. */
+  const utilCell = (shared) => (server, scenario) => {
     const problem = problemCell(server, scenario, 'util');
     if (problem) return problem;
     const util = s.util(server, scenario);
@@ -202,16 +206,16 @@ export function renderReport({ groups, cell, peakRssKb, targets, rssTargets }) {
         `other work took its CPU (unpinned, so this run cannot tell which); either way its req/s did not ` +
         `measure the server alone`;
     } else {
+      const steal = sh.steal >= 0.01 ? `, of it hypervisor steal ${fmtShare(sh.steal)}` : '';
       const split =
-        `its CPU's time went to the server ${fmtShare(sh.server)}, idle ${fmtShare(sh.idle)}, other ` +
-        `processes and interrupts ${fmtShare(sh.rest)}${sh.steal >= 0.01 ? ` (hypervisor steal ${fmtShare(sh.steal)})` : ''}`;
+        `its CPU was the server's ${fmtShare(sh.server)}, idle ${fmtShare(sh.idle)}, other processes and ` +
+        `interrupts ${fmtShare(sh.rest)}${shared ? ` (the shared upstream among them)` : ''}${steal}`;
       why =
-        sh.idle >= 1 - CPU_BOUND
-          ? `${split}: the CPU sat idle, so the server was not the bottleneck (wrk, the upstream or I/O set the ` +
-            `pace) and its req/s measured that limit, not the server`
-          : `${split}: the CPU was never idle, so the server was CPU-bound but got only part of the CPU (for ` +
-            `proxies the shared upstream takes most of the rest); its req/s is low by about that much, its per ` +
-            `CPU-s is not`;
+        sh.idle >= sh.rest
+          ? `${split}: mostly idle, so the server was not (all the time) the bottleneck: wrk, the upstream or ` +
+            `I/O set the pace, and its req/s measured that limit more than the server`
+          : `${split}: mostly taken by other work, so the server was CPU-bound but short of CPU: its req/s is ` +
+            `low by about that share, its per CPU-s is not`;
     }
     const text = `${server} / ${scenario}: server CPU utilisation ${fmtShare(util)} < ${CPU_BOUND}; ${why}.`;
     return `${fmtShare(util)} ${note(text)}`;
@@ -230,7 +234,7 @@ export function renderReport({ groups, cell, peakRssKb, targets, rssTargets }) {
     );
 
   const out = [];
-  for (const { title, subject, serverNames, scenarioNames } of groups) {
+  for (const { name, title, subject, serverNames, scenarioNames } of groups) {
     if (!serverNames.length || !scenarioNames.length) continue;
     if (out.length) out.push('');
     out.push(`### ${title}`, '');
@@ -252,7 +256,10 @@ export function renderReport({ groups, cell, peakRssKb, targets, rssTargets }) {
     if (withRatios) {
       out.push('', ratioTable(subject, peers, scenarioNames, s.perCpu, `${subject} / peer, per CPU-s`));
     }
-    out.push('', table(['server CPU utilisation (median)', ...serverNames], grid(utilCell)));
+    out.push(
+      '',
+      table(['server CPU utilisation (median)', ...serverNames], grid(utilCell(name === 'proxy'))),
+    );
   }
 
   if (notes.length) {

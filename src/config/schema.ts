@@ -20,6 +20,19 @@ const listenSchema = z
       .default(DEFAULT_HOST)
       .describe('Address to bind. Use 0.0.0.0 or :: in containers.'),
     port: z.number().int().min(0).max(65535).default(DEFAULT_PORT).describe('TCP port; 0 picks a free one.'),
+    redirectToHttps: z
+      .strictObject({
+        port: z
+          .number()
+          .int()
+          .min(1)
+          .max(65535)
+          .optional()
+          .describe('HTTPS port in the Location (default 443).'),
+        hosts: z.array(z.string()).optional().describe('Only these Host names are redirected (others: 400).'),
+      })
+      .optional()
+      .describe('This listener answers every request with 308 to the https:// URL (RFC 9110 §15.4.9).'),
   })
   .describe('Where the server listens.');
 

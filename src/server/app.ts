@@ -16,7 +16,7 @@ import { accessLogger, createLogger, type Logger } from './log.js';
 import type { ServerOptions } from './options.js';
 import { compilePipeline, type Step, type StepContext } from './pipeline.js';
 import { createProxy } from './proxy/handler.js';
-import { createCanonical, createRedirects } from './redirects.js';
+import { createCanonical, createHttpsRedirect, createRedirects } from './redirects.js';
 import { GatehouseResponse } from './response-headers.js';
 import { createRoutes, type Route } from './routes.js';
 import { createStaticHandler, type StaticHandler } from './static/handler.js';
@@ -65,7 +65,10 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
   });
   // Order matters: headers that must survive errors first, then refusals, then CORS preflights
   // (before auth, RFC: a preflight carries no credentials), then the answering handlers.
+  const httpsOnly = options.listen.redirectToHttps;
   const steps = [
+    // A plain-HTTP listener that only points browsers at HTTPS (header rules still apply, e.g. HSTS off).
+    httpsOnly ? createHttpsRedirect({ httpsPort: httpsOnly.port, hosts: httpsOnly.hosts }) : undefined,
     createHeaderRules(options.headers, ctx, { isSecure: createIsSecure(options.trustProxy) }),
     // CORS before the rate limit, so 429s carry CORS headers and preflights are not counted.
     createCors(options.cors, ctx),

@@ -11,6 +11,8 @@ import type { WebSocketEndpoint } from './websocket.js';
 export interface ListenOptions {
   host: string;
   port: number;
+  /** Answer every request on this listener with 308 to https:// (port in the Location, allowed hosts). */
+  redirectToHttps?: { port?: number | undefined; hosts?: string[] | undefined } | undefined;
 }
 
 export interface StaticOptions {

@@ -42,7 +42,12 @@ export interface TestServer {
 }
 
 export async function startServer(root: string, config: GatehouseConfigInput = {}): Promise<TestServer> {
-  const c = parseConfig({ log: { format: 'off' }, ...config, root, listen: { host: '127.0.0.1', port: 0 } });
+  const c = parseConfig({
+    log: { format: 'off' },
+    ...config,
+    root,
+    listen: { ...config.listen, host: '127.0.0.1', port: 0 },
+  });
   const app = createGatehouse(toServerOptions(c));
   const { url, port } = await app.listen();
   return { app, url, port, close: () => app.close() };

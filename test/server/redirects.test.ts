@@ -405,3 +405,20 @@ describe('canonical paths (createCanonical)', () => {
     assert.equal(h.status, 301);
   });
 });
+
+describe('listen.redirectToHttps: a plain-HTTP listener that points at HTTPS', () => {
+  it('every request gets 308 to the https URL, path and query kept; bad Host -> 400', async () => {
+    const site = makeSite({ 'a.txt': 'a' });
+    const s = await startServer(site, { listen: { redirectToHttps: { port: 8443 } } });
+    try {
+      const r = await get(s.url, '/a.txt?x=1', { headers: { host: 'example.com' } });
+      assert.equal(r.status, 308);
+      assert.equal(r.headers.location, 'https://example.com:8443/a.txt?x=1');
+      const bad = await get(s.url, '/', { headers: { host: 'exa mple', accept: 'application/json' } });
+      assert.equal(bad.status, 400);
+    } finally {
+      await s.close();
+      removeSite(site);
+    }
+  });
+});

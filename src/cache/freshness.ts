@@ -1,0 +1,138 @@
+// Freshness lifetime and current age: RFC 9111 §4.2.
+import {
+  type CacheControl,
+  deltaSeconds,
+  hasDirective,
+  parseCacheControl,
+  parseDeltaSeconds,
+} from '../http/cache-control.js';
+import { parseHttpDate } from '../http/dates.js';
+import { splitList } from '../http/lists.js';
+import { isHeuristicallyCacheable } from './storable.js';
+import { getHeader, type StoredResponse } from './types.js';
+
+export interface FreshnessOptions {
+  /** Upper bound of a heuristic lifetime (§4.2.2). Default 86400 (one day). */
+  readonly heuristicCapSec?: number;
+  /** Fraction of (Date - Last-Modified) used as a heuristic lifetime (§4.2.2). Default 0.1. */
+  readonly heuristicFraction?: number;
+}
+
+export type FreshnessSource =
+  | 's-maxage'
+  | 'max-age'
+  | 'expires'
+  | 'heuristic'
+  /** No explicit expiry and no heuristic applies. */
+  | 'none'
+  /** The directive in charge appears more than once or has an invalid argument: stale (§4.2.1). */
+  | 'conflict';
+
+export interface Freshness {
+  readonly lifetimeSec: number;
+  readonly source: FreshnessSource;
+}
+
+export const DEFAULT_HEURISTIC_CAP_SEC = 86_400;
+export const DEFAULT_HEURISTIC_FRACTION = 0.1;
+
+/**
+ * The freshness lifetime of a stored response and where it came from, in the order of §4.2.1:
+ * s-maxage (shared caches only), max-age, Expires minus Date, then a heuristic (§4.2.2).
+ */
+export function freshness(stored: StoredResponse, shared: boolean, opts?: FreshnessOptions): Freshness {
+  const cc = parseCacheControl(getHeader(stored.headers, 'cache-control'));
+  // §4.2.1: "If the cache is shared and the s-maxage response directive is present, use its value".
+  if (shared && hasDirective(cc, 's-maxage')) return fromDirective(cc, 's-maxage');
+  // §4.2.1: "If the max-age response directive is present, use its value".
+  if (hasDirective(cc, 'max-age')) return fromDirective(cc, 'max-age');
+  const expires = getHeader(stored.headers, 'expires');
+  if (expires !== undefined) {
+    // §4.2.1: Expires minus Date; with no (valid) Date, the time the message was received
+    // (RFC 9110 §6.6.1). §5.3: an invalid Expires (e.g. "0", or two joined field lines) is a time in
+    // the past: already stale.
+    const expiresMs = parseHttpDate(expires, stored.responseTimeMs);
+    if (expiresMs === null) return { lifetimeSec: 0, source: 'expires' };
+    const dateMs = dateValueMs(stored);
+    return { lifetimeSec: Math.max(0, (expiresMs - dateMs) / 1000), source: 'expires' };
+  }
+  // §4.2.2: heuristics only without explicit expiry, and only for a heuristically cacheable status
+  // or a response marked explicitly cacheable (public, §5.2.2.9).
+  if (isHeuristicallyCacheable(stored.status) || hasDirective(cc, 'public')) {
+    const lastModifiedMs = parseHttpDate(getHeader(stored.headers, 'last-modified'), stored.responseTimeMs);
+    if (lastModifiedMs !== null) {
+      const fraction = opts?.heuristicFraction ?? DEFAULT_HEURISTIC_FRACTION;
+      const capSec = opts?.heuristicCapSec ?? DEFAULT_HEURISTIC_CAP_SEC;
+      const intervalSec = Math.max(0, (dateValueMs(stored) - lastModifiedMs) / 1000);
+      // §4.2.2: "no more than some fraction of the interval since that time" (typically 10%).
+      return { lifetimeSec: Math.min(capSec, Math.floor(intervalSec * fraction)), source: 'heuristic' };
+    }
+  }
+  return { lifetimeSec: 0, source: 'none' };
+}
+
+/** §4.2.1 freshness_lifetime in seconds (see `freshness` for the source). */
+export function freshnessLifetimeSec(
+  stored: StoredResponse,
+  shared: boolean,
+  opts?: FreshnessOptions,
+): number {
+  return freshness(stored, shared, opts).lifetimeSec;
+}
+
+/**
+ * §4.2.1: "When there is more than one value present for a given directive ... either the first
+ * occurrence should be used or the response should be considered stale." We consider it stale.
+ * Departure: a present directive whose argument is not delta-seconds is also stale (the RFC says
+ * nothing; treating it as absent would let a later, weaker rule make the response fresh).
+ */
+function fromDirective(cc: CacheControl, name: 's-maxage' | 'max-age'): Freshness {
+  const sec = deltaSeconds(cc, name);
+  if (sec === null || cc.duplicates.has(name)) return { lifetimeSec: 0, source: 'conflict' };
+  return { lifetimeSec: sec, source: name };
+}
+
+/** §4.2.3 date_value; a response without a valid Date is dated when it was received (RFC 9110 §6.6.1). */
+function dateValueMs(stored: StoredResponse): number {
+  return parseHttpDate(getHeader(stored.headers, 'date'), stored.responseTimeMs) ?? stored.responseTimeMs;
+}
+
+/**
+ * §4.2.3 age_value: the Age header as delta-seconds, or 0 when absent or invalid. With several joined
+ * field lines the first member is used (§4.2.1 allows the first occurrence).
+ */
+function ageValueSec(stored: StoredResponse): number {
+  const age = getHeader(stored.headers, 'age');
+  if (age === undefined) return 0;
+  const first = splitList(age)[0];
+  if (first === undefined) return 0;
+  return parseDeltaSeconds(first) ?? 0;
+}
+
+/**
+ * The current age in seconds, exactly as §4.2.3 computes it (fractional: the clock is in ms):
+ *   apparent_age = max(0, response_time - date_value)
+ *   response_delay = response_time - request_time
+ *   corrected_age_value = age_value + response_delay
+ *   corrected_initial_age = max(apparent_age, corrected_age_value)
+ *   resident_time = now - response_time
+ *   current_age = corrected_initial_age + resident_time
+ */
+export function currentAgeSec(stored: StoredResponse, nowMs: number): number {
+  const apparentAgeSec = Math.max(0, (stored.responseTimeMs - dateValueMs(stored)) / 1000);
+  const responseDelaySec = (stored.responseTimeMs - stored.requestTimeMs) / 1000;
+  const correctedAgeValueSec = ageValueSec(stored) + responseDelaySec;
+  const correctedInitialAgeSec = Math.max(apparentAgeSec, correctedAgeValueSec);
+  const residentTimeSec = (nowMs - stored.responseTimeMs) / 1000;
+  return correctedInitialAgeSec + residentTimeSec;
+}
+
+/** §4.2: fresh when freshness_lifetime > current_age. */
+export function isFresh(
+  stored: StoredResponse,
+  nowMs: number,
+  shared: boolean,
+  opts?: FreshnessOptions,
+): boolean {
+  return freshnessLifetimeSec(stored, shared, opts) > currentAgeSec(stored, nowMs);
+}

@@ -1,0 +1,44 @@
+// Gatehouse cache engine: the pure decision layer of an RFC 9111 HTTP cache.
+//
+// Serves two callers: the shared cache of the reverse proxy (`shared: true`) and the private cache
+// of the fetch client (`shared: false`). Every function takes plain values (lowercase header maps,
+// `StoredResponse`) and the clock as `nowMs`; nothing here imports node:, does I/O or reads a clock.
+//
+// Done:
+//   storable.ts    isStorable: RFC 9111 §3, §3.5 (Authorization), §5.2.2.3 must-understand,
+//                  qualified private (§5.2.2.7); 206 and 304 are never stored as complete responses.
+//   freshness.ts   freshness / freshnessLifetimeSec (§4.2.1, heuristic §4.2.2), currentAgeSec
+//                  (§4.2.3), isFresh.
+//   request.ts     parseRequestDirectives (§5.2.1, Pragma §5.4), decideServe (§4, §4.2.4, §5.2.2,
+//                  RFC 5861 stale-while-revalidate / stale-if-error, RFC 8246 immutable flag).
+//   vary.ts        varyKey, matchesVary (§4.1).
+//   validate.ts    conditionalHeaders (§4.3.1), freshenHeaders / freshenStored (§4.3.4, §3.2),
+//                  selectForUpdate (§4.3.4).
+//   invalidate.ts  invalidationUris (§4.4).
+//
+// Remains (not in this layer):
+//   - stores (memory, disk, Redis) behind one interface, with a shared store test suite;
+//   - primary cache key construction (normalised URI + method), storing HEAD vs GET interplay (§4.3.5);
+//   - partial content (§3.3, §3.4: storing and combining 206s);
+//   - request coalescing and background revalidation for stale-while-revalidate;
+//   - producing the served response: Age header (§5.1), removing omitHeaders, 504 for only-if-cached;
+//   - proxy and cachedFetch integration, and the conformance runner (http-tests/cache-tests).
+export type { Freshness, FreshnessOptions, FreshnessSource } from './freshness.js';
+export {
+  currentAgeSec,
+  DEFAULT_HEURISTIC_CAP_SEC,
+  DEFAULT_HEURISTIC_FRACTION,
+  freshness,
+  freshnessLifetimeSec,
+  isFresh,
+} from './freshness.js';
+export type { InvalidationInput } from './invalidate.js';
+export { invalidationUris } from './invalidate.js';
+export type { RequestDirectives, ServeDecision, ServeInput, StaleReason } from './request.js';
+export { decideServe, parseRequestDirectives } from './request.js';
+export type { NotStorableReason, StorableInput, StorableResult } from './storable.js';
+export { HEURISTICALLY_CACHEABLE_STATUSES, isHeuristicallyCacheable, isStorable } from './storable.js';
+export type { HeaderMap, StoredResponse } from './types.js';
+export { getHeader } from './types.js';
+export { conditionalHeaders, freshenHeaders, freshenStored, selectForUpdate } from './validate.js';
+export { matchesVary, varyKey } from './vary.js';

@@ -1,0 +1,151 @@
+// What a request allows (RFC 9111 §5.2.1, §5.4) and whether a stored response may serve it
+// (§4, §4.2.4, §5.2.2, RFC 5861, RFC 8246).
+import { deltaSeconds, fieldNames, hasDirective, parseCacheControl } from '../http/cache-control.js';
+import { listIncludesToken } from '../http/lists.js';
+import { currentAgeSec, type FreshnessOptions, freshnessLifetimeSec } from './freshness.js';
+import { getHeader, type HeaderMap, type StoredResponse } from './types.js';
+
+/** The request's cache directives. Invalid arguments make the directive count as absent. */
+export interface RequestDirectives {
+  /** §5.2.1.1: the client wants a response no older than this; null when absent. */
+  readonly maxAgeSec: number | null;
+  /** §5.2.1.2: accepted staleness; Infinity for a bare `max-stale`; null when absent. */
+  readonly maxStaleSec: number | null;
+  /** §5.2.1.3: the response must stay fresh at least this long; null when absent. */
+  readonly minFreshSec: number | null;
+  /** §5.2.1.4, or `Pragma: no-cache` without Cache-Control (§5.4). */
+  readonly noCache: boolean;
+  /** §5.2.1.5: do not store the response (see isStorable). */
+  readonly noStore: boolean;
+  /** §5.2.1.7: answer from the cache or with 504. */
+  readonly onlyIfCached: boolean;
+}
+
+export function parseRequestDirectives(requestHeaders: HeaderMap): RequestDirectives {
+  const raw = getHeader(requestHeaders, 'cache-control');
+  const cc = parseCacheControl(raw);
+  let maxStaleSec: number | null = null;
+  if (hasDirective(cc, 'max-stale')) {
+    // §5.2.1.2: "If no value is assigned to max-stale, then the client will accept a stale response
+    // of any age." A value that is not delta-seconds makes the directive count as absent.
+    maxStaleSec =
+      cc.directives.get('max-stale') === true ? Number.POSITIVE_INFINITY : deltaSeconds(cc, 'max-stale');
+  }
+  return {
+    maxAgeSec: deltaSeconds(cc, 'max-age'),
+    maxStaleSec,
+    minFreshSec: deltaSeconds(cc, 'min-fresh'),
+    // §5.4: Pragma: no-cache counts only when the request has no Cache-Control field at all.
+    noCache:
+      hasDirective(cc, 'no-cache') ||
+      (raw === undefined && listIncludesToken(getHeader(requestHeaders, 'pragma'), 'no-cache')),
+    noStore: hasDirective(cc, 'no-store'),
+    onlyIfCached: hasDirective(cc, 'only-if-cached'),
+  };
+}
+
+export type StaleReason = 'max-stale' | 'stale-while-revalidate' | 'stale-if-error';
+
+export type ServeDecision =
+  | {
+      readonly kind: 'fresh';
+      /** RFC 8246: the response is `immutable`. A private cache may skip revalidation on reload; proxies ignore it. */
+      readonly immutable: boolean;
+      /** Fields named by a qualified `no-cache="..."` (§5.2.2.4): drop them from what is served. */
+      readonly omitHeaders: readonly string[];
+    }
+  | {
+      readonly kind: 'stale-ok';
+      readonly reason: StaleReason;
+      readonly immutable: boolean;
+      readonly omitHeaders: readonly string[];
+    }
+  /** Send a conditional (or, without validators, a full) request to the origin (§4.3). */
+  | { readonly kind: 'revalidate' }
+  /** §5.2.1.7: only-if-cached and nothing usable: answer 504. */
+  | { readonly kind: 'miss-only-if-cached' };
+
+export interface ServeInput {
+  /** A stored response whose cache key and Vary already match the request (§4, §4.1). */
+  readonly stored: StoredResponse;
+  readonly requestHeaders: HeaderMap;
+  readonly nowMs: number;
+  readonly shared: boolean;
+  /**
+   * The origin could not be used: revalidation failed with a 500, 502, 503 or 504, or the origin
+   * was unreachable. Only then may `stale-if-error` (RFC 5861 §4) serve a stale response: call
+   * decideServe again with this set after a failed revalidation.
+   */
+  readonly originError?: boolean;
+  readonly freshness?: FreshnessOptions;
+}
+
+const NONE: readonly string[] = Object.freeze([]);
+
+/** RFC 9111 §4: may the stored response be used for this request, and how. */
+export function decideServe(input: ServeInput): ServeDecision {
+  const { stored, nowMs, shared } = input;
+  const req = parseRequestDirectives(input.requestHeaders);
+  const res = parseCacheControl(getHeader(stored.headers, 'cache-control'));
+  const revalidate: ServeDecision = req.onlyIfCached
+    ? { kind: 'miss-only-if-cached' }
+    : { kind: 'revalidate' };
+
+  // §4 / §5.2.1.4: request no-cache: do not use a stored response without successful validation.
+  if (req.noCache) return revalidate;
+  // §5.2.2.4: unqualified response no-cache: never reuse without validation. A qualified
+  // no-cache="a, b" only withholds those fields (returned as omitHeaders).
+  const noCacheFields = fieldNames(res, 'no-cache');
+  if (hasDirective(res, 'no-cache') && (noCacheFields === null || noCacheFields.length === 0))
+    return revalidate;
+  const omitHeaders = noCacheFields ?? NONE;
+  const immutable = hasDirective(res, 'immutable'); // RFC 8246 §2
+
+  const lifetimeSec = freshnessLifetimeSec(stored, shared, input.freshness);
+  const ageSec = currentAgeSec(stored, nowMs);
+  // §5.2.1.1: the client is unwilling to accept a response older than max-age, fresh or stale.
+  if (req.maxAgeSec !== null && ageSec > req.maxAgeSec) return revalidate;
+
+  // §4.2: fresh when freshness_lifetime > current_age.
+  const fresh = lifetimeSec > ageSec;
+  if (fresh) {
+    // §5.2.1.3: min-fresh: freshness_lifetime >= current_age + min-fresh.
+    if (req.minFreshSec === null || lifetimeSec - ageSec >= req.minFreshSec) {
+      return { kind: 'fresh', immutable, omitHeaders };
+    }
+    return revalidate;
+  }
+
+  // Stale. §5.2.2.2 must-revalidate, §5.2.2.8 proxy-revalidate (shared) and §5.2.2.10 s-maxage
+  // (shared; it implies proxy-revalidate) forbid serving it stale, whatever the client or RFC 5861 say.
+  if (
+    hasDirective(res, 'must-revalidate') ||
+    (shared && (hasDirective(res, 'proxy-revalidate') || hasDirective(res, 's-maxage')))
+  ) {
+    return revalidate;
+  }
+  // §5.2.1.3: a client asking for min-fresh wants a fresh response; stale ones never qualify.
+  if (req.minFreshSec !== null) return revalidate;
+  const stalenessSec = ageSec - lifetimeSec;
+  // §4.2.4 / §5.2.1.2: the client accepts this much staleness.
+  if (req.maxStaleSec !== null && stalenessSec <= req.maxStaleSec) {
+    return { kind: 'stale-ok', reason: 'max-stale', immutable, omitHeaders };
+  }
+  // RFC 5861 §3: serve stale while revalidating in the background, within the window.
+  const swrSec = deltaSeconds(res, 'stale-while-revalidate');
+  if (swrSec !== null && stalenessSec <= swrSec) {
+    return { kind: 'stale-ok', reason: 'stale-while-revalidate', immutable, omitHeaders };
+  }
+  // RFC 5861 §4: after an origin error, within the window; the directive may come from either side.
+  if (input.originError === true) {
+    const reqCc = parseCacheControl(getHeader(input.requestHeaders, 'cache-control'));
+    const sieSec = Math.max(
+      deltaSeconds(res, 'stale-if-error') ?? -1,
+      deltaSeconds(reqCc, 'stale-if-error') ?? -1,
+    );
+    if (sieSec >= 0 && stalenessSec <= sieSec) {
+      return { kind: 'stale-ok', reason: 'stale-if-error', immutable, omitHeaders };
+    }
+  }
+  return revalidate;
+}

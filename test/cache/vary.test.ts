@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { matchesVary, varyKey } from '../../src/cache/vary.js';
+
+describe('varyKey (RFC 9111 §4.1)', () => {
+  it('no Vary -> empty key', () => assert.equal(varyKey(undefined, { accept: 'x' }), ''));
+  it('empty Vary -> empty key', () => assert.equal(varyKey(' , ', { accept: 'x' }), ''));
+  it('Vary: * -> null (§4.1 always fails to match)', () => assert.equal(varyKey('*', {}), null));
+  it('* among other names -> null (§4.1)', () => assert.equal(varyKey('Accept, *', {}), null));
+  it('names are case-insensitive and order-free (RFC 9110 §5.1)', () =>
+    assert.equal(
+      varyKey('Accept-Encoding, ORIGIN', { origin: 'o', 'accept-encoding': 'gzip' }),
+      varyKey('origin, accept-encoding', { origin: 'o', 'accept-encoding': 'gzip' }),
+    ));
+  it('a prototype name such as constructor reads as absent', () =>
+    assert.equal(varyKey('constructor', {}), JSON.stringify(['constructor', null])));
+});
+
+describe('matchesVary (RFC 9111 §4.1)', () => {
+  const cases: [string, string | undefined, Record<string, string>, Record<string, string>, boolean][] = [
+    ['no Vary matches anything', undefined, { accept: 'a' }, { accept: 'b' }, true],
+    [
+      'same value matches',
+      'Accept-Encoding',
+      { 'accept-encoding': 'gzip' },
+      { 'accept-encoding': 'gzip' },
+      true,
+    ],
+    [
+      'different value does not match',
+      'Accept-Encoding',
+      { 'accept-encoding': 'gzip' },
+      { 'accept-encoding': 'br' },
+      false,
+    ],
+    [
+      'whitespace around commas is normalised (§4.1)',
+      'Accept-Language',
+      { 'accept-language': 'en ,  fr' },
+      { 'accept-language': 'en,fr' },
+      true,
+    ],
+    [
+      'leading and trailing OWS is normalised (§4.1)',
+      'Accept',
+      { accept: ' text/html\t' },
+      { accept: 'text/html' },
+      true,
+    ],
+    [
+      'values are otherwise case-sensitive',
+      'Accept-Language',
+      { 'accept-language': 'en' },
+      { 'accept-language': 'EN' },
+      false,
+    ],
+    ['inner whitespace is significant', 'X-Mode', { 'x-mode': 'a b' }, { 'x-mode': 'ab' }, false],
+    [
+      'member order is significant (only whitespace may be normalised)',
+      'Accept-Language',
+      { 'accept-language': 'en, fr' },
+      { 'accept-language': 'fr, en' },
+      false,
+    ],
+    ['absent matches absent (§4.1)', 'Origin', {}, {}, true],
+    ['absent does not match present (§4.1)', 'Origin', {}, { origin: 'https://a.example' }, false],
+    ['absent does not match empty (§4.1)', 'Origin', {}, { origin: '' }, false],
+    [
+      'Vary names are case-insensitive against lowercase maps',
+      'ACCEPT',
+      { accept: 'x' },
+      { accept: 'x' },
+      true,
+    ],
+    [
+      'unnamed headers do not matter',
+      'Accept',
+      { accept: 'x', cookie: 'a' },
+      { accept: 'x', cookie: 'b' },
+      true,
+    ],
+    ['Vary: * never matches, even identical requests (§4.1)', '*', { accept: 'x' }, { accept: 'x' }, false],
+  ];
+  for (const [name, vary, a, b, expected] of cases) {
+    it(name, () => assert.equal(matchesVary(vary, a, b), expected));
+  }
+});

@@ -63,3 +63,31 @@ describe('limits through a raw socket', () => {
     assert.match(last, /RateLimit-Policy: /i);
   });
 });
+
+describe('limits.maxConnections', () => {
+  it('a connection past the limit is dropped while the open ones keep being served', async () => {
+    const site = makeSite({ 'a.txt': 'a' });
+    const s = await startServer(site, { limits: { maxConnections: 1 } });
+    const first = connect(s.port, '127.0.0.1');
+    try {
+      await new Promise((r) => first.once('connect', r));
+      await new Promise((r) => setTimeout(r, 50));
+      // The second connection is accepted by the kernel and closed by Node without an answer.
+      const second = await raw(s.port, 'GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 1000);
+      assert.equal(second, '');
+      const answer = await new Promise<string>((resolve) => {
+        let out = '';
+        first.on('data', (d) => {
+          out += d;
+          if (out.includes('\r\n\r\na')) resolve(out);
+        });
+        first.write('GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n');
+      });
+      assert.equal(rawStatus(answer), 200);
+    } finally {
+      first.destroy();
+      await s.close();
+      removeSite(site);
+    }
+  });
+});

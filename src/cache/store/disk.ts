@@ -1,0 +1,566 @@
+// Disk store: one folder, two files per entry, and an index in memory rebuilt from the files on open.
+//
+// Files: `<name>.body` holds the body and `<name>.json` a MetaFile (key, id, bodyBytes, meta), where
+// <name> is sha256(key NUL id) in hex. Each is written to a unique `<name>.<random>.tmp` and renamed
+// into place, body first: the rename of the meta file commits the entry. An entry exists exactly when
+// a valid meta file names its own key and id and has a body file of the stated length; on open
+// everything else that carries our names (temp files, bodies without meta, corrupt or short entries)
+// is deleted. Files whose names are not ours are never touched.
+//
+// No fsync: after a power loss an entry may be lost (a short body is dropped on open), never served
+// wrong. Eviction is least recently used by byte size (bodies plus meta files). Access order lives in
+// memory and is persisted lazily as the meta files' mtimes (on prune and close); on open entries are
+// ranked by mtime. One process owns a folder at a time: the index is in this process's memory.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import {
+  type FileHandle,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
+import { join } from 'node:path';
+import { bodyChunks, checkStoreOptions, InflightPuts, isDiscarded, newestFirst } from './shared.js';
+import {
+  type BodySource,
+  type CacheStore,
+  CacheStoreError,
+  type EntryBody,
+  type EntryMeta,
+  type PutResult,
+  type StoredEntry,
+  type StoreOptions,
+} from './types.js';
+
+export interface DiskStoreOptions extends StoreOptions {
+  /** The folder; created if missing. Give the store a folder of its own. */
+  readonly dir: string;
+}
+
+/** The JSON of a meta file. `version` changes when the layout does; other versions are discarded. */
+interface MetaFile {
+  readonly version: 1;
+  readonly key: string;
+  readonly id: string;
+  readonly bodyBytes: number;
+  readonly meta: EntryMeta;
+}
+
+interface DiskRecord {
+  entry: StoredEntry;
+  /** File name stem: sha256(key NUL id) in hex. */
+  readonly name: string;
+  /** Size of the meta file. */
+  metaBytes: number;
+  lastAccessMs: number;
+  /** The latest meta file write; updateMeta writes chain on it so the newest lands last. */
+  metaWrite: Promise<unknown>;
+}
+
+const ENTRY_FILE = /^([0-9a-f]{64})\.(json|body)$/;
+const TEMP_FILE = /^[0-9a-f]{64}\.[0-9a-f]{12}\.tmp$/;
+/** Files handled at once when opening, persisting access times. */
+const IO_PARALLEL = 16;
+const READ_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Opens (creating if needed) a disk store in `options.dir`: rebuilds the index from the meta files,
+ * deletes leftovers of interrupted writes and corrupt entries, and evicts down to `maxSizeBytes`.
+ */
+export async function openDiskStore(options: DiskStoreOptions): Promise<DiskStore> {
+  checkStoreOptions(options);
+  const { dir } = options;
+  await mkdir(dir, { recursive: true });
+  const metaNames: string[] = [];
+  const bodyNames = new Set<string>();
+  const garbage: string[] = [];
+  for (const file of await readdir(dir)) {
+    const m = ENTRY_FILE.exec(file);
+    if (m) {
+      if (m[2] === 'json') metaNames.push(m[1]!);
+      else bodyNames.add(m[1]!);
+    } else if (TEMP_FILE.test(file)) {
+      garbage.push(file);
+    }
+  }
+  const loaded: DiskRecord[] = [];
+  await forEachLimit(metaNames, async (name) => {
+    const record = await loadRecord(dir, name);
+    if (record) loaded.push(record);
+    else garbage.push(`${name}.json`, `${name}.body`);
+    bodyNames.delete(name);
+  });
+  for (const name of bodyNames) garbage.push(`${name}.body`); // bodies whose meta never landed
+  await forEachLimit(garbage, (file) => rm(join(dir, file), { force: true }));
+  loaded.sort((a, b) => a.lastAccessMs - b.lastAccessMs);
+  const store = new DiskStoreImpl(options, loaded);
+  await store.prune();
+  return store;
+}
+
+/** A disk-backed cache store, from `openDiskStore`. */
+export interface DiskStore extends CacheStore {
+  /** The folder the store keeps its files in. */
+  readonly dir: string;
+}
+
+class DiskStoreImpl implements DiskStore {
+  readonly dir: string;
+  readonly #maxSizeBytes: number;
+  readonly #maxEntryBytes: number;
+  readonly #nowMs: () => number;
+  /** Every entry by id, least recently used first (a Map keeps insertion order). */
+  readonly #lru = new Map<string, DiskRecord>();
+  readonly #byKey = new Map<string, Map<string, DiskRecord>>();
+  /** Entries whose lastAccessMs is not yet on disk as the meta file's mtime. */
+  readonly #unsavedAccess = new Set<DiskRecord>();
+  readonly #inflight = new InflightPuts();
+  /** Operations running, so that close() can wait for them. */
+  readonly #running = new Set<Promise<unknown>>();
+  #totalBytes = 0;
+  #closed = false;
+
+  constructor(options: DiskStoreOptions, records: readonly DiskRecord[]) {
+    this.dir = options.dir;
+    this.#maxSizeBytes = options.maxSizeBytes;
+    this.#maxEntryBytes = options.maxEntryBytes;
+    this.#nowMs = options.nowMs ?? Date.now;
+    for (const record of records) {
+      // Two entries for one variant (a crash between commit and removal of the replaced one): keep
+      // the newer response.
+      const twin = this.#findVariant(record.entry.key, record.entry.meta.varyKey);
+      if (twin) {
+        const older =
+          twin.entry.meta.response.responseTimeMs > record.entry.meta.response.responseTimeMs ? record : twin;
+        if (older === record) {
+          this.#track(this.#removeFiles(record.name));
+          continue;
+        }
+        this.#unindex(twin);
+        this.#track(this.#removeFiles(twin.name));
+      }
+      this.#index(record);
+    }
+  }
+
+  getVariants(key: string): Promise<StoredEntry[]> {
+    return this.#track(this.#getVariants(key));
+  }
+
+  put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {
+    return this.#track(this.#put(key, meta, body));
+  }
+
+  openBody(entry: StoredEntry): Promise<EntryBody | null> {
+    return this.#track(this.#openBody(entry));
+  }
+
+  updateMeta(key: string, id: string, meta: EntryMeta): Promise<StoredEntry | null> {
+    return this.#track(this.#updateMeta(key, id, meta));
+  }
+
+  delete(key: string, id?: string): Promise<void> {
+    return this.#track(this.#delete(key, id));
+  }
+
+  prune(): Promise<number> {
+    return this.#track(this.#prune());
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true; // puts still streaming stop at their next chunk
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+    await this.#saveAccessTimes();
+    this.#lru.clear();
+    this.#byKey.clear();
+    this.#totalBytes = 0;
+  }
+
+  sizeBytes(): number {
+    return this.#totalBytes;
+  }
+
+  async #getVariants(key: string): Promise<StoredEntry[]> {
+    this.#assertOpen();
+    const variants = this.#byKey.get(key);
+    if (!variants) return [];
+    const nowMs = this.#nowMs();
+    const found: StoredEntry[] = [];
+    const discarded: DiskRecord[] = [];
+    for (const record of variants.values()) {
+      if (isDiscarded(record.entry.meta, nowMs)) {
+        discarded.push(record);
+      } else {
+        this.#touch(record, nowMs);
+        found.push(record.entry);
+      }
+    }
+    if (discarded.length > 0) await this.#drop(discarded);
+    return newestFirst(found);
+  }
+
+  async #put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {
+    this.#assertOpen();
+    const inflight = this.#inflight.begin(key);
+    const id = randomUUID();
+    const name = entryName(key, id);
+    const bodyPath = this.#path(name, 'body');
+    let tempPath: string | undefined = this.#tempPath(name);
+    let handle: FileHandle | undefined;
+    try {
+      handle = await open(tempPath, 'wx');
+      let bodyBytes = 0;
+      for await (const chunk of bodyChunks(body)) {
+        bodyBytes += chunk.byteLength;
+        if (bodyBytes > this.#maxEntryBytes) return { stored: false, reason: 'too-large' }; // stops the source
+        if (this.#closed) return { stored: false, reason: 'closed' };
+        await writeAll(handle, chunk);
+      }
+      await handle.close();
+      handle = undefined;
+      const refused = this.#refusal(inflight.ticket);
+      if (refused) return refused;
+      const metaJson = JSON.stringify({ version: 1, key, id, bodyBytes, meta } satisfies MetaFile);
+      if (bodyBytes + Buffer.byteLength(metaJson) > this.#maxSizeBytes)
+        return { stored: false, reason: 'too-large' };
+      await rename(tempPath, bodyPath);
+      tempPath = undefined;
+      try {
+        await this.#writeAtomic(name, 'json', metaJson);
+      } catch (error) {
+        await rm(bodyPath, { force: true });
+        throw error;
+      }
+      // Committed on disk; now in the index, unless an invalidation or close came meanwhile.
+      const refusedLate = this.#refusal(inflight.ticket);
+      if (refusedLate) {
+        await this.#removeFiles(name);
+        return refusedLate;
+      }
+      const entry: StoredEntry = { key, id, meta, bodyBytes };
+      const record: DiskRecord = {
+        entry,
+        name,
+        metaBytes: Buffer.byteLength(metaJson),
+        lastAccessMs: this.#nowMs(),
+        metaWrite: Promise.resolve(),
+      };
+      // The new response replaces the stored one it would be selected in place of (same secondary key).
+      const replaced = this.#findVariant(key, meta.varyKey);
+      if (replaced) this.#unindex(replaced);
+      this.#index(record);
+      this.#unsavedAccess.add(record);
+      const evicted = this.#evictOverBound();
+      await Promise.all([...(replaced ? [replaced] : []), ...evicted].map((r) => this.#removeFiles(r.name)));
+      return { stored: true, entry };
+    } finally {
+      inflight.finish();
+      if (handle) await handle.close().catch(() => {});
+      if (tempPath) await rm(tempPath, { force: true });
+    }
+  }
+
+  async #openBody(entry: StoredEntry): Promise<EntryBody | null> {
+    this.#assertOpen();
+    const record = this.#lru.get(entry.id);
+    if (record && record.entry.key !== entry.key) return null;
+    let handle: FileHandle;
+    try {
+      handle = await open(this.#path(record?.name ?? entryName(entry.key, entry.id), 'body'), 'r');
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      if (record && this.#lru.get(entry.id) === record) await this.#drop([record]); // data lost: a miss
+      return null;
+    }
+    const { size } = await handle.stat();
+    if (size !== entry.bodyBytes) {
+      await handle.close();
+      if (record && this.#lru.get(entry.id) === record) await this.#drop([record]);
+      return null;
+    }
+    return fileBody(handle, size);
+  }
+
+  async #updateMeta(key: string, id: string, meta: EntryMeta): Promise<StoredEntry | null> {
+    this.#assertOpen();
+    const record = this.#byKey.get(key)?.get(id);
+    if (!record) return null;
+    const write = record.metaWrite.then(async () => {
+      if (this.#lru.get(id) !== record) return null; // deleted or replaced while waiting
+      const metaJson = JSON.stringify({
+        version: 1,
+        key,
+        id,
+        bodyBytes: record.entry.bodyBytes,
+        meta,
+      } satisfies MetaFile);
+      await this.#writeAtomic(record.name, 'json', metaJson); // the body file is not touched
+      if (this.#lru.get(id) !== record) {
+        // Deleted while writing: our rename may have put the meta file back.
+        await this.#removeFiles(record.name);
+        return null;
+      }
+      const entry: StoredEntry = { ...record.entry, meta };
+      record.entry = entry;
+      const metaBytes = Buffer.byteLength(metaJson);
+      this.#totalBytes += metaBytes - record.metaBytes;
+      record.metaBytes = metaBytes;
+      this.#touch(record, this.#nowMs());
+      const evicted = this.#evictOverBound();
+      await Promise.all(evicted.map((r) => this.#removeFiles(r.name)));
+      return evicted.includes(record) ? null : entry;
+    });
+    record.metaWrite = write.catch(() => {});
+    return write;
+  }
+
+  async #delete(key: string, id?: string): Promise<void> {
+    this.#assertOpen();
+    const variants = this.#byKey.get(key);
+    if (id === undefined) {
+      this.#inflight.invalidate(key);
+      if (variants) await this.#drop([...variants.values()]);
+      return;
+    }
+    const record = variants?.get(id);
+    if (record) await this.#drop([record]);
+  }
+
+  async #prune(): Promise<number> {
+    this.#assertOpen();
+    const nowMs = this.#nowMs();
+    const discarded = [...this.#lru.values()].filter((r) => isDiscarded(r.entry.meta, nowMs));
+    for (const record of discarded) this.#unindex(record);
+    const evicted = this.#evictOverBound();
+    await Promise.all([...discarded, ...evicted].map((r) => this.#removeFiles(r.name)));
+    await this.#saveAccessTimes();
+    return discarded.length + evicted.length;
+  }
+
+  /** Why a finished put must not be indexed, if it must not. */
+  #refusal(ticket: { readonly invalidated: boolean }): PutResult | undefined {
+    if (this.#closed) return { stored: false, reason: 'closed' };
+    if (ticket.invalidated) return { stored: false, reason: 'invalidated' };
+    return undefined;
+  }
+
+  #findVariant(key: string, varyKey: string): DiskRecord | undefined {
+    for (const record of this.#byKey.get(key)?.values() ?? []) {
+      if (record.entry.meta.varyKey === varyKey) return record;
+    }
+    return undefined;
+  }
+
+  #index(record: DiskRecord): void {
+    const { key, id } = record.entry;
+    this.#lru.set(id, record);
+    let variants = this.#byKey.get(key);
+    if (!variants) this.#byKey.set(key, (variants = new Map()));
+    variants.set(id, record);
+    this.#totalBytes += record.entry.bodyBytes + record.metaBytes;
+  }
+
+  #unindex(record: DiskRecord): void {
+    const { key, id } = record.entry;
+    if (this.#lru.get(id) !== record) return;
+    this.#lru.delete(id);
+    const variants = this.#byKey.get(key);
+    variants?.delete(id);
+    if (variants?.size === 0) this.#byKey.delete(key);
+    this.#unsavedAccess.delete(record);
+    this.#totalBytes -= record.entry.bodyBytes + record.metaBytes;
+  }
+
+  #touch(record: DiskRecord, nowMs: number): void {
+    this.#lru.delete(record.entry.id);
+    this.#lru.set(record.entry.id, record);
+    record.lastAccessMs = nowMs;
+    this.#unsavedAccess.add(record);
+  }
+
+  /** Unindexes least recently used entries until the bound holds; returns them (files still there). */
+  #evictOverBound(): DiskRecord[] {
+    const evicted: DiskRecord[] = [];
+    let remainingBytes = this.#totalBytes;
+    for (const record of this.#lru.values()) {
+      if (remainingBytes <= this.#maxSizeBytes) break;
+      evicted.push(record);
+      remainingBytes -= record.entry.bodyBytes + record.metaBytes;
+    }
+    for (const record of evicted) this.#unindex(record); // after the loop: it deletes from #lru
+    return evicted;
+  }
+
+  async #drop(records: readonly DiskRecord[]): Promise<void> {
+    for (const record of records) this.#unindex(record);
+    await Promise.all(records.map((r) => this.#removeFiles(r.name)));
+  }
+
+  /** Meta first: without it the entry no longer exists, whatever happens to the body removal. */
+  async #removeFiles(name: string): Promise<void> {
+    await rm(this.#path(name, 'json'), { force: true });
+    await rm(this.#path(name, 'body'), { force: true });
+  }
+
+  async #saveAccessTimes(): Promise<void> {
+    const records = [...this.#unsavedAccess];
+    this.#unsavedAccess.clear();
+    await forEachLimit(records, async (record) => {
+      const seconds = record.lastAccessMs / 1000;
+      try {
+        await utimes(this.#path(record.name, 'json'), seconds, seconds);
+      } catch (error) {
+        if (!isNotFound(error)) throw error; // removed meanwhile
+      }
+    });
+  }
+
+  async #writeAtomic(name: string, ext: 'json', data: string): Promise<void> {
+    const tempPath = this.#tempPath(name);
+    try {
+      await writeFile(tempPath, data, { flag: 'wx' });
+      await rename(tempPath, this.#path(name, ext));
+    } catch (error) {
+      await rm(tempPath, { force: true });
+      throw error;
+    }
+  }
+
+  #path(name: string, ext: 'json' | 'body'): string {
+    return join(this.dir, `${name}.${ext}`);
+  }
+
+  #tempPath(name: string): string {
+    return join(this.dir, `${name}.${randomBytes(6).toString('hex')}.tmp`);
+  }
+
+  #track<T>(operation: Promise<T>): Promise<T> {
+    this.#running.add(operation);
+    const untrack = () => this.#running.delete(operation);
+    operation.then(untrack, untrack);
+    return operation;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed)
+      throw new CacheStoreError('store_closed', `the disk cache store in ${this.dir} is closed`);
+  }
+}
+
+function entryName(key: string, id: string): string {
+  return createHash('sha256').update(key).update('\0').update(id).digest('hex');
+}
+
+/** Reads one entry's meta file and checks its body; null when the entry is unusable. */
+async function loadRecord(dir: string, name: string): Promise<DiskRecord | null> {
+  const metaPath = join(dir, `${name}.json`);
+  try {
+    const [text, metaStat] = await Promise.all([readFile(metaPath, 'utf8'), stat(metaPath)]);
+    const file = parseMetaFile(text);
+    if (!file || entryName(file.key, file.id) !== name) return null;
+    const bodyStat = await stat(join(dir, `${name}.body`));
+    if (!bodyStat.isFile() || bodyStat.size !== file.bodyBytes) return null;
+    return {
+      entry: { key: file.key, id: file.id, meta: file.meta, bodyBytes: file.bodyBytes },
+      name,
+      metaBytes: Buffer.byteLength(text),
+      lastAccessMs: metaStat.mtimeMs,
+      metaWrite: Promise.resolve(),
+    };
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+/** The meta file's content when it has the expected shape, else null. */
+function parseMetaFile(text: string): MetaFile | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!isRecord(value) || value.version !== 1) return null;
+  if (typeof value.key !== 'string' || typeof value.id !== 'string') return null;
+  if (!Number.isSafeInteger(value.bodyBytes) || (value.bodyBytes as number) < 0) return null;
+  const meta = value.meta;
+  if (!isRecord(meta) || typeof meta.varyKey !== 'string' || !isHeaderMap(meta.varyHeaders)) return null;
+  if (meta.discardAfterMs !== undefined && typeof meta.discardAfterMs !== 'number') return null;
+  const response = meta.response;
+  if (!isRecord(response) || !Number.isInteger(response.status) || !isHeaderMap(response.headers))
+    return null;
+  if (typeof response.requestTimeMs !== 'number' || typeof response.responseTimeMs !== 'number') return null;
+  return value as unknown as MetaFile;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isHeaderMap(value: unknown): boolean {
+  return isRecord(value) && Object.values(value).every((v) => typeof v === 'string');
+}
+
+function isNotFound(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}
+
+async function writeAll(handle: FileHandle, chunk: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.byteLength) {
+    const { bytesWritten } = await handle.write(chunk, offset, chunk.byteLength - offset);
+    offset += bytesWritten;
+  }
+}
+
+async function forEachLimit<T>(items: readonly T[], fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(IO_PARALLEL, items.length) }, worker));
+}
+
+/**
+ * A body read from an open file. The file is opened before this is returned, so evicting the entry
+ * afterwards (unlinking the file) does not disturb the read.
+ */
+function fileBody(handle: FileHandle, bodyBytes: number): EntryBody {
+  let started = false;
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await handle.close();
+  };
+  async function* chunks(): AsyncGenerator<Uint8Array, void, undefined> {
+    try {
+      let position = 0;
+      while (position < bodyBytes) {
+        const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, bodyBytes - position));
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+        if (bytesRead === 0) throw new Error(`cache body file ended at ${position} of ${bodyBytes} bytes`);
+        position += bytesRead;
+        yield bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead);
+      }
+    } finally {
+      await close();
+    }
+  }
+  return {
+    bodyBytes,
+    close,
+    [Symbol.asyncIterator]() {
+      if (started || closed) throw new Error('a cache entry body can be read only once');
+      started = true;
+      return chunks();
+    },
+  };
+}

@@ -1,0 +1,194 @@
+// Memory store: a byte-bounded LRU (lru-cache) of entries with their whole bodies. Imports nothing
+// from node:, so the client's private cache can use it in browsers too.
+import { LRUCache } from 'lru-cache';
+import { bodyChunks, checkStoreOptions, InflightPuts, isDiscarded, newestFirst } from './shared.js';
+import {
+  type BodySource,
+  type CacheStore,
+  CacheStoreError,
+  type EntryBody,
+  type EntryMeta,
+  type PutResult,
+  type StoredEntry,
+  type StoreOptions,
+} from './types.js';
+
+export type MemoryStoreOptions = StoreOptions;
+
+interface MemoryRecord {
+  readonly entry: StoredEntry;
+  readonly body: Uint8Array;
+}
+
+/** Fixed per-entry overhead counted on top of the strings (objects, maps, the LRU's slots). */
+const META_OVERHEAD_BYTES = 256;
+
+/** Approximate bytes the metadata of an entry holds: its strings as UTF-16, plus a fixed overhead. */
+export function approxMetaBytes(key: string, meta: EntryMeta): number {
+  let chars = key.length + meta.varyKey.length;
+  for (const [name, value] of Object.entries(meta.response.headers)) chars += name.length + value.length;
+  for (const [name, value] of Object.entries(meta.varyHeaders)) chars += name.length + value.length;
+  return 2 * chars + META_OVERHEAD_BYTES;
+}
+
+/** A memory store bounded to `maxSizeBytes` (bodies plus approximate metadata). */
+export function createMemoryStore(options: MemoryStoreOptions): CacheStore {
+  return new MemoryStore(options);
+}
+
+class MemoryStore implements CacheStore {
+  readonly #maxSizeBytes: number;
+  readonly #maxEntryBytes: number;
+  readonly #nowMs: () => number;
+  /** Entries by id, in recency order; evicts by byte size. */
+  readonly #lru: LRUCache<string, MemoryRecord>;
+  /** Ids of the entries of each primary key; kept in step with the LRU by its dispose hook. */
+  readonly #idsByKey = new Map<string, Set<string>>();
+  readonly #inflight = new InflightPuts();
+  #closed = false;
+
+  constructor(options: MemoryStoreOptions) {
+    checkStoreOptions(options);
+    this.#maxSizeBytes = options.maxSizeBytes;
+    this.#maxEntryBytes = options.maxEntryBytes;
+    this.#nowMs = options.nowMs ?? Date.now;
+    this.#lru = new LRUCache<string, MemoryRecord>({
+      maxSize: options.maxSizeBytes,
+      // 'set' is an updateMeta replacing the record under the same id: the entry stays indexed.
+      dispose: (record, _id, reason) => {
+        if (reason !== 'set') this.#unindex(record.entry);
+      },
+    });
+  }
+
+  async getVariants(key: string): Promise<StoredEntry[]> {
+    this.#assertOpen();
+    const ids = this.#idsByKey.get(key);
+    if (!ids) return [];
+    const nowMs = this.#nowMs();
+    const found: StoredEntry[] = [];
+    for (const id of [...ids]) {
+      const record = this.#lru.get(id); // a use: moves it to the recent end
+      if (!record) continue;
+      if (isDiscarded(record.entry.meta, nowMs)) this.#lru.delete(id);
+      else found.push(record.entry);
+    }
+    return newestFirst(found);
+  }
+
+  async put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {
+    this.#assertOpen();
+    const inflight = this.#inflight.begin(key);
+    try {
+      const chunks: Uint8Array[] = [];
+      let bodyBytes = 0;
+      for await (const chunk of bodyChunks(body)) {
+        bodyBytes += chunk.byteLength;
+        if (bodyBytes > this.#maxEntryBytes) return { stored: false, reason: 'too-large' }; // stops the source
+        if (this.#closed) return { stored: false, reason: 'closed' };
+        chunks.push(chunk);
+      }
+      if (this.#closed) return { stored: false, reason: 'closed' };
+      if (inflight.ticket.invalidated) return { stored: false, reason: 'invalidated' };
+      const sizeBytes = bodyBytes + approxMetaBytes(key, meta);
+      if (sizeBytes > this.#maxSizeBytes) return { stored: false, reason: 'too-large' };
+      const entry: StoredEntry = { key, id: globalThis.crypto.randomUUID(), meta, bodyBytes };
+      // The new response replaces the stored one it would be selected in place of (same secondary key).
+      for (const id of this.#idsByKey.get(key) ?? []) {
+        if (this.#lru.peek(id)?.entry.meta.varyKey === meta.varyKey) this.#lru.delete(id);
+      }
+      // A copy: the caller's chunks may be views into larger (pooled) buffers.
+      this.#lru.set(entry.id, { entry, body: concat(chunks, bodyBytes) }, { size: sizeBytes });
+      let ids = this.#idsByKey.get(key);
+      if (!ids) this.#idsByKey.set(key, (ids = new Set()));
+      ids.add(entry.id);
+      return { stored: true, entry };
+    } finally {
+      inflight.finish();
+    }
+  }
+
+  async openBody(entry: StoredEntry): Promise<EntryBody | null> {
+    this.#assertOpen();
+    const record = this.#lru.peek(entry.id);
+    if (!record || record.entry.key !== entry.key) return null;
+    return wholeBody(record.body);
+  }
+
+  async updateMeta(key: string, id: string, meta: EntryMeta): Promise<StoredEntry | null> {
+    this.#assertOpen();
+    const record = this.#lru.peek(id);
+    if (!record || record.entry.key !== key) return null;
+    const entry: StoredEntry = { ...record.entry, meta };
+    const sizeBytes = entry.bodyBytes + approxMetaBytes(key, meta);
+    if (sizeBytes > this.#maxSizeBytes) {
+      this.#lru.delete(id);
+      return null;
+    }
+    this.#lru.set(id, { entry, body: record.body }, { size: sizeBytes });
+    return entry;
+  }
+
+  async delete(key: string, id?: string): Promise<void> {
+    this.#assertOpen();
+    if (id === undefined) {
+      this.#inflight.invalidate(key);
+      for (const each of [...(this.#idsByKey.get(key) ?? [])]) this.#lru.delete(each);
+    } else if (this.#lru.peek(id)?.entry.key === key) {
+      this.#lru.delete(id);
+    }
+  }
+
+  async prune(): Promise<number> {
+    this.#assertOpen();
+    const nowMs = this.#nowMs();
+    const discarded: string[] = [];
+    for (const [id, record] of this.#lru.entries()) {
+      if (isDiscarded(record.entry.meta, nowMs)) discarded.push(id);
+    }
+    for (const id of discarded) this.#lru.delete(id);
+    return discarded.length; // the byte bound holds at every set
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#lru.clear();
+  }
+
+  sizeBytes(): number {
+    return this.#lru.calculatedSize;
+  }
+
+  #unindex(entry: StoredEntry): void {
+    const ids = this.#idsByKey.get(entry.key);
+    if (!ids) return;
+    ids.delete(entry.id);
+    if (ids.size === 0) this.#idsByKey.delete(entry.key);
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new CacheStoreError('store_closed', 'the memory cache store is closed');
+  }
+}
+
+function concat(chunks: readonly Uint8Array[], totalBytes: number): Uint8Array {
+  const out = new Uint8Array(totalBytes);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
+
+/** A body held in memory, yielded as one chunk. The caller must not modify it. */
+function wholeBody(body: Uint8Array): EntryBody {
+  return {
+    bodyBytes: body.byteLength,
+    async close() {},
+    async *[Symbol.asyncIterator]() {
+      if (body.byteLength > 0) yield body;
+    },
+  };
+}

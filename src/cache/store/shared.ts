@@ -1,0 +1,70 @@
+// Helpers shared by the store implementations (not exported from the package).
+import {
+  type BodySource,
+  CacheStoreError,
+  type EntryMeta,
+  type StoredEntry,
+  type StoreOptions,
+} from './types.js';
+
+/** Validates the shared options once, in a store's factory. */
+export function checkStoreOptions(options: StoreOptions): void {
+  const { maxSizeBytes, maxEntryBytes } = options;
+  if (!Number.isSafeInteger(maxSizeBytes) || maxSizeBytes <= 0) {
+    throw new CacheStoreError(
+      'bad_store_options',
+      `maxSizeBytes must be a positive integer, got ${maxSizeBytes}`,
+    );
+  }
+  if (!Number.isSafeInteger(maxEntryBytes) || maxEntryBytes < 0 || maxEntryBytes > maxSizeBytes) {
+    throw new CacheStoreError(
+      'bad_store_options',
+      `maxEntryBytes must be an integer from 0 to maxSizeBytes (${maxSizeBytes}), got ${maxEntryBytes}`,
+    );
+  }
+}
+
+/** Iterates a body source; a whole body is one chunk. */
+export async function* bodyChunks(body: BodySource): AsyncGenerator<Uint8Array, void, undefined> {
+  if (body instanceof Uint8Array) yield body;
+  else yield* body;
+}
+
+/** Whether an entry is past its `discardAfterMs` at `nowMs`. */
+export function isDiscarded(meta: EntryMeta, nowMs: number): boolean {
+  return meta.discardAfterMs !== undefined && nowMs > meta.discardAfterMs;
+}
+
+/** Newest response first (§4.1), ties in the given order. */
+export function newestFirst(entries: StoredEntry[]): StoredEntry[] {
+  return entries.sort((a, b) => b.meta.response.responseTimeMs - a.meta.response.responseTimeMs);
+}
+
+/**
+ * Puts in flight per primary key, so that `delete(key)` (invalidation, RFC 9111 §4.4) also cancels
+ * responses still streaming in: they were fetched before the invalidation and must not land after it.
+ */
+export class InflightPuts {
+  readonly #byKey = new Map<string, Set<{ invalidated: boolean }>>();
+
+  /** Registers a put; call the returned `finish` when it ends, whatever the outcome. */
+  begin(key: string): { readonly ticket: { invalidated: boolean }; finish(): void } {
+    const ticket = { invalidated: false };
+    let set = this.#byKey.get(key);
+    if (!set) this.#byKey.set(key, (set = new Set()));
+    set.add(ticket);
+    const byKey = this.#byKey;
+    return {
+      ticket,
+      finish() {
+        set.delete(ticket);
+        if (set.size === 0 && byKey.get(key) === set) byKey.delete(key);
+      },
+    };
+  }
+
+  /** Marks every put in flight for `key` as invalidated. */
+  invalidate(key: string): void {
+    for (const ticket of this.#byKey.get(key) ?? []) ticket.invalidated = true;
+  }
+}

@@ -1,0 +1,133 @@
+// The store interface of the HTTP cache: what a store keeps (RFC 9111 §3) and the operations the
+// proxy's shared cache and the client's private cache need. Stores hold entries; every decision
+// (storable? fresh? which variant?) is made by the pure functions in ../ before a store is called.
+//
+// Streaming: a response body reaches the cache once, while it is also being sent to the client. The
+// proxy tees the upstream stream: one branch goes to the client, the other is handed to `put` as an
+// AsyncIterable. A store only consumes what it is given, at its own pace (the disk store awaits each
+// write), and may stop early (body over `maxEntryBytes`, an invalidation, close). So the tee must
+// never make the client wait on the store: the cache branch gets its own queue (at most
+// `maxEntryBytes` deep; overflow ends it as an error), and once `put` settles the tee drops that
+// branch and keeps serving the client. A store never holds more than `maxEntryBytes` of one body.
+import type { HeaderMap, StoredResponse } from '../types.js';
+
+/** What a store keeps about an entry besides its body. Plain JSON-compatible values. */
+export interface EntryMeta {
+  /** The stored response: status, headers, and the exchange times of §4.2.3. */
+  readonly response: StoredResponse;
+  /**
+   * The secondary key of §4.1 (`varyKey(response Vary, request headers)` from ../vary.ts; '' without
+   * Vary). A put replaces an existing entry of the same primary key with the same `varyKey`. A
+   * response with `Vary: *` (varyKey null) never matches (§4.1): do not store it.
+   */
+  readonly varyKey: string;
+  /** The request header fields named by the response's Vary, as the request carried them (§4.1). */
+  readonly varyHeaders: HeaderMap;
+  /**
+   * Local time after which the entry is useless (not even stale-if-error or revalidation applies); the
+   * caller computes it from the freshness decisions. Lookups skip such an entry and `prune` drops it.
+   * Undefined: kept until evicted or deleted.
+   */
+  readonly discardAfterMs?: number;
+}
+
+/** One stored response of a primary key: a Vary variant. */
+export interface StoredEntry {
+  /** The primary cache key (method + URI) it was stored under. */
+  readonly key: string;
+  /** Chosen by the store when the entry is put; unique among all entries of the store. */
+  readonly id: string;
+  readonly meta: EntryMeta;
+  /** Length of the stored body in bytes. */
+  readonly bodyBytes: number;
+}
+
+/** A body to store: whole, or streamed. Chunks must not be modified after they are yielded. */
+export type BodySource = Uint8Array | AsyncIterable<Uint8Array>;
+
+/**
+ * Result of `put`. Not stored:
+ * - `too-large`: the body passed `maxEntryBytes` (or body plus meta passed `maxSizeBytes`); the store
+ *   stopped reading it and kept nothing.
+ * - `invalidated`: `delete(key)` ran while the body was streaming (an unsafe request invalidated the
+ *   URI, §4.4), so the response, older than the invalidation, is discarded.
+ * - `closed`: the store was closed meanwhile.
+ */
+export type PutResult =
+  | { readonly stored: true; readonly entry: StoredEntry }
+  | { readonly stored: false; readonly reason: 'too-large' | 'invalidated' | 'closed' };
+
+/**
+ * An opened body. Iterate it once; reading to the end, breaking out of `for await`, or an error
+ * releases it. When the body is not read (HEAD, client gone), call `close()`.
+ */
+export interface EntryBody extends AsyncIterable<Uint8Array> {
+  readonly bodyBytes: number;
+  close(): Promise<void>;
+}
+
+/**
+ * A cache store. Several entries (Vary variants) per primary key, each with its own `id`. Sizes are
+ * bounded: the store evicts least recently used entries to stay under its byte bound.
+ */
+export interface CacheStore {
+  /**
+   * The entries stored under `key`, newest response first (by `response.responseTimeMs`; §4.1: "the
+   * most recent response"). Counts as a use of each for eviction. Entries past `discardAfterMs` are
+   * dropped, not returned.
+   */
+  getVariants(key: string): Promise<StoredEntry[]>;
+  /**
+   * Stores a response under `key`, replacing the entry with the same `meta.varyKey` once the new body
+   * is complete. Reads `body` until its end or until it passes `maxEntryBytes` (then returns
+   * `{ stored: false, reason: 'too-large' }` and keeps nothing). Rejects, keeping nothing, when the
+   * body source throws or the store fails to write.
+   */
+  put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult>;
+  /**
+   * Opens the body of an entry returned by `getVariants`, or null when it is gone (evicted, deleted,
+   * or its data was lost): treat that as a miss. Once opened, the body stays readable even if the
+   * entry is evicted meanwhile.
+   */
+  openBody(entry: StoredEntry): Promise<EntryBody | null>;
+  /**
+   * Replaces an entry's metadata (§4.3.4 freshening after a 304), keeping its body. Returns the
+   * updated entry, or null when the entry is gone.
+   */
+  updateMeta(key: string, id: string, meta: EntryMeta): Promise<StoredEntry | null>;
+  /** Deletes one entry, or every entry of `key` (invalidation, §4.4) when `id` is omitted. */
+  delete(key: string, id?: string): Promise<void>;
+  /**
+   * Housekeeping: drops entries past `discardAfterMs`, enforces the byte bound, and persists what a
+   * store keeps lazily (the disk store's access times). Returns how many entries were dropped.
+   */
+  prune(): Promise<number>;
+  /**
+   * Waits for running operations (a put still streaming stops at its next chunk, resolving `closed`),
+   * persists lazy state and releases resources. Later calls reject with `store_closed`; `close` again
+   * is a no-op.
+   */
+  close(): Promise<void>;
+  /** Bytes currently accounted to entries: bodies plus (approximate, for memory) metadata. */
+  sizeBytes(): number;
+}
+
+/** Options shared by every store. */
+export interface StoreOptions {
+  /** Byte bound of the whole store; least recently used entries are evicted beyond it. */
+  readonly maxSizeBytes: number;
+  /** Bodies longer than this are not stored (streamed through by the caller). At most `maxSizeBytes`. */
+  readonly maxEntryBytes: number;
+  /** The clock for `discardAfterMs` and access times; injected for tests. Default `Date.now`. */
+  readonly nowMs?: () => number;
+}
+
+/** Misuse of a store (bad options, use after close). Stable `code`. */
+export class CacheStoreError extends Error {
+  readonly code: 'bad_store_options' | 'store_closed';
+  constructor(code: CacheStoreError['code'], message: string) {
+    super(message);
+    this.name = 'CacheStoreError';
+    this.code = code;
+  }
+}

@@ -1,0 +1,261 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { type DiskStoreOptions, openDiskStore } from '../../../src/cache/store/disk.js';
+import {
+  bytes,
+  meta,
+  readBody,
+  type StoreFactoryOptions,
+  storeContract,
+  streamed,
+  TestClock,
+} from './contract.js';
+
+async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'gatehouse-disk-store-'));
+}
+
+storeContract('disk', async (options) => {
+  const dir = await tempDir();
+  try {
+    return {
+      store: await openDiskStore({ dir, ...options }),
+      cleanup: () => rm(dir, { recursive: true, force: true }),
+    };
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+});
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await tempDir();
+  try {
+    await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function options(dir: string, clock: TestClock, extra: Partial<StoreFactoryOptions> = {}): DiskStoreOptions {
+  return { dir, maxSizeBytes: 100_000, maxEntryBytes: 10_000, nowMs: clock.nowMs, ...extra };
+}
+
+async function files(dir: string): Promise<string[]> {
+  return (await readdir(dir)).sort();
+}
+
+function entryName(key: string, id: string): string {
+  return createHash('sha256').update(key).update('\0').update(id).digest('hex');
+}
+
+describe('disk store', () => {
+  it('reopening after close keeps entries, meta, bodies and size', () =>
+    withDir(async (dir) => {
+      const clock = new TestClock();
+      const first = await openDiskStore(options(dir, clock));
+      const m = meta({ varyKey: 'gzip', discardAfterMs: clock.ms + 60_000 });
+      const put = await first.put('GET /a', m, streamed([Buffer.from('hello '), Buffer.from('disk')]));
+      assert.ok(put.stored);
+      await first.put('GET /b', meta(), Buffer.from('b'));
+      const size = first.sizeBytes();
+      await first.close();
+
+      const second = await openDiskStore(options(dir, clock));
+      assert.equal(second.sizeBytes(), size);
+      const [entry] = await second.getVariants('GET /a');
+      assert.ok(entry);
+      assert.equal(entry.id, put.entry.id);
+      assert.deepEqual(entry.meta, m);
+      assert.equal((await readBody(second, entry))?.toString(), 'hello disk');
+      assert.equal((await second.getVariants('GET /b')).length, 1);
+      await second.close();
+    }));
+
+  it('one body file and one meta file per entry, named by a hash of key and id', () =>
+    withDir(async (dir) => {
+      const store = await openDiskStore(options(dir, new TestClock()));
+      const put = await store.put('GET /a', meta(), Buffer.from('x'));
+      assert.ok(put.stored);
+      const name = entryName('GET /a', put.entry.id);
+      assert.deepEqual(await files(dir), [`${name}.body`, `${name}.json`]);
+      await store.close();
+    }));
+
+  for (const [condition, damage] of [
+    ['not JSON', (name: string) => writeFile(`${name}.json`, '{"version":1,')],
+    [
+      'wrong shape',
+      (name: string) => writeFile(`${name}.json`, JSON.stringify({ version: 1, key: 'GET /a' })),
+    ],
+    ['unknown version', (name: string) => editMeta(name, (m) => ({ ...m, version: 2 }))],
+    ['names another key', (name: string) => editMeta(name, (m) => ({ ...m, key: 'GET /other' }))],
+    ['body shorter than stated', (name: string) => truncate(`${name}.body`, 2)],
+    ['body missing', (name: string) => rm(`${name}.body`)],
+  ] as const) {
+    it(`meta ${condition} -> a miss on reopen, and its files are removed`, () =>
+      withDir(async (dir) => {
+        const clock = new TestClock();
+        const first = await openDiskStore(options(dir, clock));
+        const put = await first.put('GET /a', meta(), Buffer.from('hello'));
+        await first.put('GET /b', meta(), Buffer.from('kept'));
+        assert.ok(put.stored);
+        await first.close();
+        await damage(join(dir, entryName('GET /a', put.entry.id)));
+
+        const second = await openDiskStore(options(dir, clock));
+        assert.deepEqual(await second.getVariants('GET /a'), []);
+        assert.equal((await second.getVariants('GET /b')).length, 1);
+        assert.equal((await files(dir)).length, 2, 'only the intact entry remains');
+        await second.close();
+      }));
+  }
+
+  it('a body file lost while open -> openBody null, the entry is dropped', () =>
+    withDir(async (dir) => {
+      const store = await openDiskStore(options(dir, new TestClock()));
+      const put = await store.put('GET /a', meta(), Buffer.from('hello'));
+      assert.ok(put.stored);
+      await rm(join(dir, `${entryName('GET /a', put.entry.id)}.body`));
+      assert.equal(await store.openBody(put.entry), null);
+      assert.deepEqual(await store.getVariants('GET /a'), []);
+      assert.equal(store.sizeBytes(), 0);
+      assert.deepEqual(await files(dir), []);
+      await store.close();
+    }));
+
+  it('open removes temp files and bodies without meta, and leaves foreign files alone', () =>
+    withDir(async (dir) => {
+      const name = 'a'.repeat(64);
+      await writeFile(join(dir, `${name}.0123456789ab.tmp`), 'partial');
+      await writeFile(join(dir, `${name}.body`), 'orphan');
+      await writeFile(join(dir, 'README.txt'), 'not ours');
+      await writeFile(join(dir, 'notes.json'), '{}');
+      const store = await openDiskStore(options(dir, new TestClock()));
+      assert.deepEqual(await files(dir), ['README.txt', 'notes.json']);
+      assert.equal(store.sizeBytes(), 0);
+      await store.close();
+    }));
+
+  it('a streamed put over maxEntryBytes leaves no file behind', () =>
+    withDir(async (dir) => {
+      const store = await openDiskStore(options(dir, new TestClock(), { maxEntryBytes: 15 }));
+      const result = await store.put('GET /a', meta(), streamed([bytes(10), bytes(10), bytes(10)]));
+      assert.deepEqual(result, { stored: false, reason: 'too-large' });
+      assert.deepEqual(await files(dir), []);
+      await store.close();
+    }));
+
+  it('updateMeta rewrites the meta file only; the update survives reopen', () =>
+    withDir(async (dir) => {
+      const clock = new TestClock();
+      const first = await openDiskStore(options(dir, clock));
+      const put = await first.put('GET /a', meta({ timeMs: 1000 }), Buffer.from('body'));
+      assert.ok(put.stored);
+      const base = join(dir, entryName('GET /a', put.entry.id));
+      const bodyBefore = await stat(`${base}.body`);
+      const metaBefore = await readFile(`${base}.json`, 'utf8');
+      assert.ok(await first.updateMeta('GET /a', put.entry.id, meta({ timeMs: 9000 })));
+      const bodyAfter = await stat(`${base}.body`);
+      assert.equal(bodyAfter.ino, bodyBefore.ino);
+      assert.equal(bodyAfter.mtimeMs, bodyBefore.mtimeMs);
+      assert.notEqual(await readFile(`${base}.json`, 'utf8'), metaBefore);
+      await first.close();
+
+      const second = await openDiskStore(options(dir, clock));
+      const [entry] = await second.getVariants('GET /a');
+      assert.equal(entry?.meta.response.responseTimeMs, 9000);
+      assert.equal((await readBody(second, entry!))?.toString(), 'body');
+      await second.close();
+    }));
+
+  it('concurrent updateMeta calls: the last call wins in memory and on disk', () =>
+    withDir(async (dir) => {
+      const clock = new TestClock();
+      const first = await openDiskStore(options(dir, clock));
+      const put = await first.put('GET /a', meta({ timeMs: 1 }), Buffer.from('body'));
+      assert.ok(put.stored);
+      await Promise.all(
+        [2, 3, 4, 5].map((t) => first.updateMeta('GET /a', put.entry.id, meta({ timeMs: t }))),
+      );
+      assert.equal((await first.getVariants('GET /a'))[0]?.meta.response.responseTimeMs, 5);
+      await first.close();
+      const second = await openDiskStore(options(dir, clock));
+      assert.equal((await second.getVariants('GET /a'))[0]?.meta.response.responseTimeMs, 5);
+      await second.close();
+    }));
+
+  it('eviction by size: access order survives a restart (persisted as meta mtimes)', () =>
+    withDir(async (dir) => {
+      const clock = new TestClock();
+      const bound = { maxSizeBytes: 10_000, maxEntryBytes: 5_000 };
+      const first = await openDiskStore(options(dir, clock, bound));
+      await first.put('GET /1', meta(), bytes(4_000));
+      clock.ms += 1000;
+      await first.put('GET /2', meta(), bytes(4_000));
+      clock.ms += 1000;
+      assert.equal((await first.getVariants('GET /1')).length, 1); // /1 is now the most recent
+      await first.close();
+
+      clock.ms += 1000;
+      const second = await openDiskStore(options(dir, clock, bound));
+      await second.put('GET /3', meta(), bytes(4_000));
+      assert.deepEqual(await second.getVariants('GET /2'), []);
+      assert.equal((await second.getVariants('GET /1')).length, 1);
+      assert.equal((await second.getVariants('GET /3')).length, 1);
+      assert.equal((await files(dir)).length, 4, 'the evicted files are deleted');
+      await second.close();
+    }));
+
+  it('reopening with a smaller bound evicts the least recently used down to it', () =>
+    withDir(async (dir) => {
+      const clock = new TestClock();
+      const first = await openDiskStore(options(dir, clock));
+      for (const path of ['1', '2', '3']) {
+        clock.ms += 1000;
+        await first.put(`GET /${path}`, meta(), bytes(4_000));
+      }
+      await first.close();
+      const second = await openDiskStore(options(dir, clock, { maxSizeBytes: 10_000, maxEntryBytes: 5_000 }));
+      assert.ok(second.sizeBytes() <= 10_000);
+      assert.deepEqual(await second.getVariants('GET /1'), []);
+      assert.equal((await second.getVariants('GET /3')).length, 1);
+      await second.close();
+    }));
+
+  it('two entries for one variant on disk (crash before the old one was removed) -> the newer response is kept', () =>
+    withDir(async (dir) => {
+      const clock = new TestClock();
+      const first = await openDiskStore(options(dir, clock));
+      const put = await first.put('GET /a', meta({ timeMs: 1000 }), Buffer.from('old'));
+      assert.ok(put.stored);
+      await first.close();
+      const id = 'f'.repeat(36);
+      const name = join(dir, entryName('GET /a', id));
+      await writeFile(`${name}.body`, 'new');
+      const file = { version: 1, key: 'GET /a', id, bodyBytes: 3, meta: meta({ timeMs: 2000 }) };
+      await writeFile(`${name}.json`, JSON.stringify(file));
+
+      const second = await openDiskStore(options(dir, clock));
+      const variants = await second.getVariants('GET /a');
+      assert.deepEqual(
+        variants.map((v) => v.id),
+        [id],
+      );
+      assert.equal((await readBody(second, variants[0]!))?.toString(), 'new');
+      await second.close();
+      assert.equal((await files(dir)).length, 2);
+    }));
+});
+
+async function editMeta(
+  base: string,
+  edit: (file: Record<string, unknown>) => Record<string, unknown>,
+): Promise<void> {
+  const file = JSON.parse(await readFile(`${base}.json`, 'utf8')) as Record<string, unknown>;
+  await writeFile(`${base}.json`, JSON.stringify(edit(file)));
+}

@@ -73,12 +73,48 @@ export const proxyRouteSchema = z
         'Cache-Control for responses without one (cachePolicy rules are tried first); null: leave them alone.',
       ),
     connections: z.number().int().min(1).default(128).describe('Connections per upstream at most.'),
+    cache: z
+      .strictObject({
+        enabled: z.boolean().default(false).describe('Keep a shared HTTP cache (RFC 9111) for this route.'),
+        store: z.enum(['memory', 'disk']).default('memory'),
+        dir: z
+          .string()
+          .min(1)
+          .optional()
+          .describe('Folder of the disk store (default: a new folder under the OS temp dir).'),
+        maxSizeBytes: z
+          .number()
+          .int()
+          .min(1)
+          .default(64 * 1024 * 1024)
+          .describe('Byte bound of the store; least recently used entries are evicted.'),
+        maxEntryBytes: z
+          .number()
+          .int()
+          .min(0)
+          .default(8 * 1024 * 1024)
+          .describe('Larger responses are passed through, not stored.'),
+        heuristicCapSec: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe('Upper bound of heuristic freshness (RFC 9111 §4.2.2); default one day.'),
+      })
+      .optional()
+      .describe('Shared cache of upstream responses (off unless enabled).'),
   })
   .describe('A proxied path prefix.');
 
 export const proxySchema = z.array(proxyRouteSchema).superRefine((routes, ctx) => {
   const seen = new Set<string>();
   routes.forEach((r, i) => {
+    if (r.cache && r.cache.maxEntryBytes > r.cache.maxSizeBytes)
+      ctx.addIssue({
+        code: 'custom',
+        path: [i, 'cache', 'maxEntryBytes'],
+        message: 'must not exceed maxSizeBytes',
+      });
     const p = r.prefix.replace(/\/+$/, '') || '/';
     if (seen.has(p)) ctx.addIssue({ code: 'custom', path: [i, 'prefix'], message: `duplicate prefix ${p}` });
     seen.add(p);

@@ -16,6 +16,13 @@ import type { CacheRule } from '../options.js';
 import type { Step, StepContext } from '../pipeline.js';
 import { compileRuleList } from '../static/policy.js';
 import { mergeVary } from '../vary.js';
+import {
+  createRouteCache,
+  type ForwardHooks,
+  type HeadAction,
+  type ProxyCacheOptions,
+  type RouteCache,
+} from './cache.js';
 import { proxyUpgrade } from './upgrade.js';
 import { type Upstream, UpstreamSet } from './upstreams.js';
 
@@ -38,6 +45,8 @@ export interface ProxyRouteOptions {
   /** For responses without Cache-Control; null leaves them as the upstream sent them. */
   cacheControl: string | null;
   connections: number;
+  /** Shared cache (RFC 9111) of upstream responses; off unless `enabled`. */
+  cache?: ProxyCacheOptions | undefined;
 }
 
 export interface ProxyDeps {
@@ -109,6 +118,8 @@ interface Route {
   readonly prefix: string;
   readonly upstreams: UpstreamSet;
   readonly rewrite: { re: RegExp; to: string } | undefined;
+  /** The shared cache, when `cache.enabled`. */
+  readonly cache: RouteCache | undefined;
 }
 
 function matches(prefix: string, path: string): boolean {
@@ -154,6 +165,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
         healthIntervalMs: o.health.intervalMs,
       }),
       rewrite: o.rewrite ? { re: new RegExp(o.rewrite.from), to: o.rewrite.to } : undefined,
+      cache: o.cache?.enabled ? createRouteCache(o.cache, deps.ctx.logger) : undefined,
     }))
     .sort((a, b) => b.prefix.length - a.prefix.length);
   const policy = compileRuleList(deps.cachePolicy);
@@ -218,6 +230,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     route: Route,
     attempt: number,
     exclude?: Upstream,
+    hooks?: ForwardHooks,
   ) => {
     const u = route.upstreams.pick(exclude);
     if (u === undefined) {
@@ -237,12 +250,21 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
       forwarded: o.forwarded,
       via: o.via ? VIA_NAME : undefined,
     });
+    if (hooks?.requestHeaders) {
+      for (const [name, value] of Object.entries(hooks.requestHeaders)) {
+        if (value === '') delete headers[name];
+        else headers[name] = value;
+      }
+    }
     const hasBody =
       req.headers['transfer-encoding'] !== undefined ||
       (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
     let controller: Dispatcher.DispatchController | undefined;
     let started = false;
     let done = false;
+    let action: HeadAction | undefined;
+    /** Status of the final response head, once it arrived. */
+    let headStatus = 0;
     u.inFlight++;
     const finish = () => {
       if (!done) {
@@ -270,14 +292,20 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
           return;
         }
         started = true;
+        headStatus = statusCode;
         route.upstreams.succeeded(u);
+        action = hooks?.onHead?.(statusCode, upHeaders);
+        controller = c;
+        if (action?.kind === 'swallow') return;
         const out = responseHeaders(req, res, route, u, upHeaders);
+        if (action?.headers) Object.assign(out, action.headers);
         if (statusMessage) res.writeHead(statusCode, statusMessage, out);
         else res.writeHead(statusCode, out);
         if (req.method === 'HEAD') res.flushHeaders();
-        controller = c;
       },
       onResponseData(c, chunk) {
+        if (action?.kind === 'swallow') return;
+        action?.onData?.(chunk);
         // Backpressure: pause the upstream while the client's socket is full.
         if (!res.write(chunk)) {
           c.pause();
@@ -287,15 +315,35 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
       onResponseEnd(_c, trailers) {
         finish();
         res.off('close', onClientClose);
+        if (action?.kind === 'swallow') {
+          action.onEnd();
+          return;
+        }
         const t = trailers ? stripHopByHop(trailers) : {};
         if (Object.keys(t).length > 0) res.addTrailers(t as Record<string, string>);
         res.end();
+        action?.onEnd?.();
       },
-      onResponseError(_c, err) {
+      onResponseError(ctl, err) {
+        const code = (err as { code?: string }).code;
+        if (
+          code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH' &&
+          (headStatus === 304 || headStatus === 204 || (started && req.method === 'HEAD'))
+        ) {
+          // A 304/204 (or an answer to HEAD) has no body whatever its Content-Length says
+          // (RFC 9110 §8.6); undici still counts the missing bytes. The response is complete.
+          handler.onResponseEnd?.(ctl, {});
+          return;
+        }
         finish();
         res.off('close', onClientClose);
-        const code = (err as { code?: string }).code;
         if (code === 'CLIENT_CLOSED' || res.destroyed) return;
+        if (action?.kind === 'swallow') {
+          // The cache was reading this response to answer from the store: the store cannot help now.
+          if (hooks?.onFailure?.(err) !== true && !res.headersSent)
+            sendError(req, res, ERRORS.badGateway, 'The upstream failed mid-response.');
+          return;
+        }
         if (started || res.headersSent) {
           // Mid-body failure: end the client response as broken, never as a silent truncation.
           logger.warn({ err, url: req.url, upstream: u.origin }, 'upstream failed mid-response');
@@ -306,9 +354,10 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
         route.upstreams.failed(u);
         if (c.retryable && o.retry && attempt === 0 && !hasBody && IDEMPOTENT.has(req.method!)) {
           // Retry once on a fresh connection (another upstream when there is one).
-          forward(req, res, route, 1, route.upstreams.all.length > 1 ? u : undefined);
+          forward(req, res, route, 1, route.upstreams.all.length > 1 ? u : undefined, hooks);
           return;
         }
+        if (hooks?.onFailure?.(err) === true) return;
         logger.warn({ err, url: req.url, upstream: u.origin }, 'upstream request failed');
         sendError(req, res, c.entry, c.detail);
       },
@@ -334,6 +383,14 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
   const step: Step = (req, res) => {
     const route = find(req.url!);
     if (route === undefined) return false;
+    if (route.cache !== undefined) {
+      return route.cache
+        .handle(req, res, {
+          forward: (hooks) => forward(req, res, route, 0, undefined, hooks),
+          responseHeaders: (h) => responseHeaders(req, res, route, route.upstreams.all[0]!, h),
+        })
+        .then(() => true);
+    }
     forward(req, res, route, 0);
     return true;
   };
@@ -378,6 +435,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     close: async () => {
       for (const t of tunnels) t.destroy();
       await Promise.all(compiled.map((r) => r.upstreams.close()));
+      await Promise.all(compiled.map((r) => r.cache?.close()));
     },
   };
 }

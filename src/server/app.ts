@@ -17,7 +17,6 @@ import type { ServerOptions } from './options.js';
 import { compilePipeline, type Step, type StepContext } from './pipeline.js';
 import { createProxy } from './proxy/handler.js';
 import { createCanonical, createHttpsRedirect, createRedirects } from './redirects.js';
-import { GatehouseResponse } from './response-headers.js';
 import { createRoutes, type Route } from './routes.js';
 import { createStaticHandler, type StaticHandler } from './static/handler.js';
 import { createWebSocketEndpoints, type WebSocketHandler } from './websocket.js';
@@ -131,7 +130,6 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       // Header and request timeouts are checked every second (408 within ~1 s of the limit).
       connectionsCheckingInterval: 1000,
-      ServerResponse: GatehouseResponse,
     },
     onRequest,
   );

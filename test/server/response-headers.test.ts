@@ -1,18 +1,13 @@
-// Pending policy headers merged into whatever head a handler writes (GatehouseResponse).
+// Pending policy headers merged into whatever head a handler writes.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import {
-  addDefaultHeader,
-  addResponseHeader,
-  addResponseVary,
-  GatehouseResponse,
-} from '../../src/server/response-headers.js';
+import { addDefaultHeader, addResponseHeader, addResponseVary } from '../../src/server/response-headers.js';
 import { get } from '../helpers/http.js';
 
 async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void) {
-  const server = createServer({ ServerResponse: GatehouseResponse }, handler);
+  const server = createServer(handler);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url, close: () => new Promise((r) => server.close(r)) };

@@ -10,7 +10,8 @@
 // No fsync: after a power loss an entry may be lost (a short body is dropped on open), never served
 // wrong. Eviction is least recently used by byte size (bodies plus meta files). Access order lives in
 // memory and is persisted lazily as the meta files' mtimes (on prune and close); on open entries are
-// ranked by mtime. One process owns a folder at a time: the index is in this process's memory.
+// ranked by mtime. Purge tags live in the meta files; the tag index is rebuilt from them on open. One
+// process owns a folder at a time: the index is in this process's memory.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import {
   type FileHandle,
@@ -32,6 +33,7 @@ import {
   CacheStoreError,
   type EntryBody,
   type EntryMeta,
+  type PurgeFilter,
   type PutResult,
   type StoredEntry,
   type StoreOptions,
@@ -117,6 +119,8 @@ class DiskStoreImpl implements DiskStore {
   /** Every entry by id, least recently used first (a Map keeps insertion order). */
   readonly #lru = new Map<string, DiskRecord>();
   readonly #byKey = new Map<string, Map<string, DiskRecord>>();
+  /** Entries listing each purge tag, so a tag purge does not scan every entry. */
+  readonly #byTag = new Map<string, Set<DiskRecord>>();
   /** Entries whose lastAccessMs is not yet on disk as the meta file's mtime. */
   readonly #unsavedAccess = new Set<DiskRecord>();
   readonly #inflight = new InflightPuts();
@@ -168,6 +172,10 @@ class DiskStoreImpl implements DiskStore {
     return this.#track(this.#delete(key, id));
   }
 
+  purge(filter: PurgeFilter): Promise<number> {
+    return this.#track(this.#purge(filter));
+  }
+
   prune(): Promise<number> {
     return this.#track(this.#prune());
   }
@@ -179,6 +187,7 @@ class DiskStoreImpl implements DiskStore {
     await this.#saveAccessTimes();
     this.#lru.clear();
     this.#byKey.clear();
+    this.#byTag.clear();
     this.#totalBytes = 0;
   }
 
@@ -207,7 +216,7 @@ class DiskStoreImpl implements DiskStore {
 
   async #put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {
     this.#assertOpen();
-    const inflight = this.#inflight.begin(key);
+    const inflight = this.#inflight.begin(key, meta.tags);
     const id = randomUUID();
     const name = entryName(key, id);
     const bodyPath = this.#path(name, 'body');
@@ -307,7 +316,9 @@ class DiskStoreImpl implements DiskStore {
         return null;
       }
       const entry: StoredEntry = { ...record.entry, meta };
+      this.#untag(record);
       record.entry = entry;
+      this.#tag(record);
       const metaBytes = Buffer.byteLength(metaJson);
       this.#totalBytes += metaBytes - record.metaBytes;
       record.metaBytes = metaBytes;
@@ -330,6 +341,22 @@ class DiskStoreImpl implements DiskStore {
     }
     const record = variants?.get(id);
     if (record) await this.#drop([record]);
+  }
+
+  async #purge(filter: PurgeFilter): Promise<number> {
+    this.#assertOpen();
+    this.#inflight.invalidateMatching(filter);
+    let matched: DiskRecord[];
+    if ('tag' in filter) {
+      matched = [...(this.#byTag.get(filter.tag) ?? [])];
+    } else {
+      matched = [];
+      for (const [key, variants] of this.#byKey) {
+        if ('all' in filter || key.startsWith(filter.keyPrefix)) matched.push(...variants.values());
+      }
+    }
+    await this.#drop(matched); // unindexes at once; removing the meta file makes it last
+    return matched.length;
   }
 
   async #prune(): Promise<number> {
@@ -363,6 +390,7 @@ class DiskStoreImpl implements DiskStore {
     let variants = this.#byKey.get(key);
     if (!variants) this.#byKey.set(key, (variants = new Map()));
     variants.set(id, record);
+    this.#tag(record);
     this.#totalBytes += record.entry.bodyBytes + record.metaBytes;
   }
 
@@ -373,8 +401,25 @@ class DiskStoreImpl implements DiskStore {
     const variants = this.#byKey.get(key);
     variants?.delete(id);
     if (variants?.size === 0) this.#byKey.delete(key);
+    this.#untag(record);
     this.#unsavedAccess.delete(record);
     this.#totalBytes -= record.entry.bodyBytes + record.metaBytes;
+  }
+
+  #tag(record: DiskRecord): void {
+    for (const tag of record.entry.meta.tags ?? []) {
+      let records = this.#byTag.get(tag);
+      if (!records) this.#byTag.set(tag, (records = new Set()));
+      records.add(record);
+    }
+  }
+
+  #untag(record: DiskRecord): void {
+    for (const tag of record.entry.meta.tags ?? []) {
+      const records = this.#byTag.get(tag);
+      records?.delete(record);
+      if (records?.size === 0) this.#byTag.delete(tag);
+    }
   }
 
   #touch(record: DiskRecord, nowMs: number): void {
@@ -493,6 +538,8 @@ function parseMetaFile(text: string): MetaFile | null {
   const meta = value.meta;
   if (!isRecord(meta) || typeof meta.varyKey !== 'string' || !isHeaderMap(meta.varyHeaders)) return null;
   if (meta.discardAfterMs !== undefined && typeof meta.discardAfterMs !== 'number') return null;
+  if (meta.tags !== undefined && !(Array.isArray(meta.tags) && meta.tags.every((t) => typeof t === 'string')))
+    return null;
   const response = meta.response;
   if (!isRecord(response) || !Number.isInteger(response.status) || !isHeaderMap(response.headers))
     return null;

@@ -7,6 +7,7 @@ export type {
   CacheStore,
   EntryBody,
   EntryMeta,
+  PurgeFilter,
   PutResult,
   StoredEntry,
   StoreOptions,

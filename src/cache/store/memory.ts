@@ -8,6 +8,7 @@ import {
   CacheStoreError,
   type EntryBody,
   type EntryMeta,
+  type PurgeFilter,
   type PutResult,
   type StoredEntry,
   type StoreOptions,
@@ -28,6 +29,7 @@ export function approxMetaBytes(key: string, meta: EntryMeta): number {
   let chars = key.length + meta.varyKey.length;
   for (const [name, value] of Object.entries(meta.response.headers)) chars += name.length + value.length;
   for (const [name, value] of Object.entries(meta.varyHeaders)) chars += name.length + value.length;
+  for (const tag of meta.tags ?? []) chars += tag.length;
   return 2 * chars + META_OVERHEAD_BYTES;
 }
 
@@ -44,6 +46,8 @@ class MemoryStore implements CacheStore {
   readonly #lru: LRUCache<string, MemoryRecord>;
   /** Ids of the entries of each primary key; kept in step with the LRU by its dispose hook. */
   readonly #idsByKey = new Map<string, Set<string>>();
+  /** Ids of the entries listing each purge tag, so a tag purge does not scan every entry. */
+  readonly #idsByTag = new Map<string, Set<string>>();
   readonly #inflight = new InflightPuts();
   #closed = false;
 
@@ -54,9 +58,11 @@ class MemoryStore implements CacheStore {
     this.#nowMs = options.nowMs ?? Date.now;
     this.#lru = new LRUCache<string, MemoryRecord>({
       maxSize: options.maxSizeBytes,
-      // 'set' is an updateMeta replacing the record under the same id: the entry stays indexed.
+      // 'set' is an updateMeta replacing the record under the same id: the entry stays under its key,
+      // and updateMeta tags it with the new meta's tags after the set.
       dispose: (record, _id, reason) => {
-        if (reason !== 'set') this.#unindex(record.entry);
+        if (reason === 'set') this.#untag(record.entry);
+        else this.#unindex(record.entry);
       },
     });
   }
@@ -78,7 +84,7 @@ class MemoryStore implements CacheStore {
 
   async put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {
     this.#assertOpen();
-    const inflight = this.#inflight.begin(key);
+    const inflight = this.#inflight.begin(key, meta.tags);
     try {
       const chunks: Uint8Array[] = [];
       let bodyBytes = 0;
@@ -99,9 +105,8 @@ class MemoryStore implements CacheStore {
       }
       // A copy: the caller's chunks may be views into larger (pooled) buffers.
       this.#lru.set(entry.id, { entry, body: concat(chunks, bodyBytes) }, { size: sizeBytes });
-      let ids = this.#idsByKey.get(key);
-      if (!ids) this.#idsByKey.set(key, (ids = new Set()));
-      ids.add(entry.id);
+      addToIndex(this.#idsByKey, key, entry.id);
+      this.#tag(entry);
       return { stored: true, entry };
     } finally {
       inflight.finish();
@@ -125,7 +130,8 @@ class MemoryStore implements CacheStore {
       this.#lru.delete(id);
       return null;
     }
-    this.#lru.set(id, { entry, body: record.body }, { size: sizeBytes });
+    this.#lru.set(id, { entry, body: record.body }, { size: sizeBytes }); // untags the old meta
+    this.#tag(entry);
     return entry;
   }
 
@@ -137,6 +143,23 @@ class MemoryStore implements CacheStore {
     } else if (this.#lru.peek(id)?.entry.key === key) {
       this.#lru.delete(id);
     }
+  }
+
+  async purge(filter: PurgeFilter): Promise<number> {
+    this.#assertOpen();
+    this.#inflight.invalidateMatching(filter);
+    let ids: string[];
+    if ('tag' in filter) {
+      ids = [...(this.#idsByTag.get(filter.tag) ?? [])];
+    } else {
+      ids = [];
+      for (const [key, keyIds] of this.#idsByKey) {
+        if ('all' in filter || key.startsWith(filter.keyPrefix)) ids.push(...keyIds);
+      }
+    }
+    let removed = 0;
+    for (const id of ids) if (this.#lru.delete(id)) removed++; // the dispose hook unindexes
+    return removed;
   }
 
   async prune(): Promise<number> {
@@ -161,15 +184,34 @@ class MemoryStore implements CacheStore {
   }
 
   #unindex(entry: StoredEntry): void {
-    const ids = this.#idsByKey.get(entry.key);
-    if (!ids) return;
-    ids.delete(entry.id);
-    if (ids.size === 0) this.#idsByKey.delete(entry.key);
+    removeFromIndex(this.#idsByKey, entry.key, entry.id);
+    this.#untag(entry);
+  }
+
+  #tag(entry: StoredEntry): void {
+    for (const tag of entry.meta.tags ?? []) addToIndex(this.#idsByTag, tag, entry.id);
+  }
+
+  #untag(entry: StoredEntry): void {
+    for (const tag of entry.meta.tags ?? []) removeFromIndex(this.#idsByTag, tag, entry.id);
   }
 
   #assertOpen(): void {
     if (this.#closed) throw new CacheStoreError('store_closed', 'the memory cache store is closed');
   }
+}
+
+function addToIndex(index: Map<string, Set<string>>, name: string, id: string): void {
+  let ids = index.get(name);
+  if (!ids) index.set(name, (ids = new Set()));
+  ids.add(id);
+}
+
+function removeFromIndex(index: Map<string, Set<string>>, name: string, id: string): void {
+  const ids = index.get(name);
+  if (!ids) return;
+  ids.delete(id);
+  if (ids.size === 0) index.delete(name);
 }
 
 function concat(chunks: readonly Uint8Array[], totalBytes: number): Uint8Array {

@@ -3,6 +3,7 @@ import {
   type BodySource,
   CacheStoreError,
   type EntryMeta,
+  type PurgeFilter,
   type StoredEntry,
   type StoreOptions,
 } from './types.js';
@@ -40,16 +41,31 @@ export function newestFirst(entries: StoredEntry[]): StoredEntry[] {
   return entries.sort((a, b) => b.meta.response.responseTimeMs - a.meta.response.responseTimeMs);
 }
 
+/** Whether an entry of `key` with `tags` falls under `filter`. */
+function purgeMatches(filter: PurgeFilter, key: string, tags: readonly string[] | undefined): boolean {
+  if ('tag' in filter) return tags?.includes(filter.tag) ?? false;
+  return 'all' in filter || key.startsWith(filter.keyPrefix);
+}
+
+interface PutTicket {
+  readonly tags: readonly string[] | undefined;
+  invalidated: boolean;
+}
+
 /**
- * Puts in flight per primary key, so that `delete(key)` (invalidation, RFC 9111 §4.4) also cancels
- * responses still streaming in: they were fetched before the invalidation and must not land after it.
+ * Puts in flight per primary key, so that `delete(key)` (invalidation, RFC 9111 §4.4) and `purge` also
+ * cancel responses still streaming in: they were fetched before the invalidation and must not land
+ * after it.
  */
 export class InflightPuts {
-  readonly #byKey = new Map<string, Set<{ invalidated: boolean }>>();
+  readonly #byKey = new Map<string, Set<PutTicket>>();
 
   /** Registers a put; call the returned `finish` when it ends, whatever the outcome. */
-  begin(key: string): { readonly ticket: { invalidated: boolean }; finish(): void } {
-    const ticket = { invalidated: false };
+  begin(
+    key: string,
+    tags: readonly string[] | undefined,
+  ): { readonly ticket: { readonly invalidated: boolean }; finish(): void } {
+    const ticket: PutTicket = { tags, invalidated: false };
     let set = this.#byKey.get(key);
     if (!set) this.#byKey.set(key, (set = new Set()));
     set.add(ticket);
@@ -66,5 +82,12 @@ export class InflightPuts {
   /** Marks every put in flight for `key` as invalidated. */
   invalidate(key: string): void {
     for (const ticket of this.#byKey.get(key) ?? []) ticket.invalidated = true;
+  }
+
+  /** Marks every put in flight matching `filter` as invalidated. Scans: puts in flight are few. */
+  invalidateMatching(filter: PurgeFilter): void {
+    for (const [key, tickets] of this.#byKey) {
+      for (const ticket of tickets) if (purgeMatches(filter, key, ticket.tags)) ticket.invalidated = true;
+    }
   }
 }

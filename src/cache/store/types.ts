@@ -29,6 +29,11 @@ export interface EntryMeta {
    * Undefined: kept until evicted or deleted.
    */
   readonly discardAfterMs?: number;
+  /**
+   * Purge tags (surrogate keys, from `Cache-Tag`), already parsed and lowercased by the caller: a
+   * `purge({ tag })` removes every entry listing `tag`. Undefined or empty: purged by key only.
+   */
+  readonly tags?: readonly string[];
 }
 
 /** One stored response of a primary key: a Vary variant. */
@@ -49,13 +54,26 @@ export type BodySource = Uint8Array | AsyncIterable<Uint8Array>;
  * Result of `put`. Not stored:
  * - `too-large`: the body passed `maxEntryBytes` (or body plus meta passed `maxSizeBytes`); the store
  *   stopped reading it and kept nothing.
- * - `invalidated`: `delete(key)` ran while the body was streaming (an unsafe request invalidated the
- *   URI, §4.4), so the response, older than the invalidation, is discarded.
+ * - `invalidated`: `delete(key)` (an unsafe request invalidated the URI, §4.4) or a `purge` matching
+ *   the key or tags ran while the body was streaming, so the response, older than the invalidation, is
+ *   discarded.
  * - `closed`: the store was closed meanwhile.
  */
 export type PutResult =
   | { readonly stored: true; readonly entry: StoredEntry }
   | { readonly stored: false; readonly reason: 'too-large' | 'invalidated' | 'closed' };
+
+/**
+ * Which entries `purge` removes. A purge is an invalidation: matching puts still streaming resolve
+ * `invalidated`.
+ */
+export type PurgeFilter =
+  /** Every entry whose `meta.tags` includes `tag`: exact, case-sensitive (the caller lowercases). */
+  | { readonly tag: string }
+  /** Every entry whose primary key starts with `keyPrefix` (keys carry the method: `GET https://…`). */
+  | { readonly keyPrefix: string }
+  /** Every entry. */
+  | { readonly all: true };
 
 /**
  * An opened body. Iterate it once; reading to the end, breaking out of `for await`, or an error
@@ -97,6 +115,12 @@ export interface CacheStore {
   updateMeta(key: string, id: string, meta: EntryMeta): Promise<StoredEntry | null>;
   /** Deletes one entry, or every entry of `key` (invalidation, §4.4) when `id` is omitted. */
   delete(key: string, id?: string): Promise<void>;
+  /**
+   * Removes every entry matching `filter` (a purge API: PURGE of a URL, a URL prefix, a `Cache-Tag`)
+   * and invalidates matching puts in flight. Returns how many entries were removed. Tag purges look
+   * the tag up in an index; prefix and `all` purges scan the keys.
+   */
+  purge(filter: PurgeFilter): Promise<number>;
   /**
    * Housekeeping: drops entries past `discardAfterMs`, enforces the byte bound, and persists what a
    * store keeps lazily (the disk store's access times). Returns how many entries were dropped.

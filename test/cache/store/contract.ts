@@ -1,7 +1,13 @@
 // The shared CacheStore suite: every store runs it through its own *.test.ts with a factory.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { BodySource, CacheStore, EntryMeta, StoredEntry } from '../../../src/cache/store/types.js';
+import type {
+  BodySource,
+  CacheStore,
+  EntryMeta,
+  PurgeFilter,
+  StoredEntry,
+} from '../../../src/cache/store/types.js';
 import { CacheStoreError } from '../../../src/cache/store/types.js';
 
 export interface StoreFactoryOptions {
@@ -26,9 +32,16 @@ export class TestClock {
 
 const KEY = 'GET https://example.test/a';
 const OTHER_KEY = 'GET https://example.test/b';
+const THIRD_KEY = 'GET https://example.test/c';
 
 export function meta(
-  options: { varyKey?: string; timeMs?: number; etag?: string; discardAfterMs?: number } = {},
+  options: {
+    varyKey?: string;
+    timeMs?: number;
+    etag?: string;
+    discardAfterMs?: number;
+    tags?: readonly string[];
+  } = {},
 ): EntryMeta {
   const timeMs = options.timeMs ?? 1_700_000_000_000;
   return {
@@ -41,6 +54,7 @@ export function meta(
     varyKey: options.varyKey ?? '',
     varyHeaders: options.varyKey ? { 'accept-encoding': options.varyKey } : {},
     ...(options.discardAfterMs === undefined ? {} : { discardAfterMs: options.discardAfterMs }),
+    ...(options.tags === undefined ? {} : { tags: options.tags }),
   };
 }
 
@@ -86,6 +100,20 @@ async function putOk(store: CacheStore, key: string, m: EntryMeta, body: BodySou
   assert.ok(result.stored, `expected the put to be stored, got ${JSON.stringify(result)}`);
   return result.entry;
 }
+
+/** Puts an entry and returns it with the bytes it added to `sizeBytes()` (no eviction expected). */
+async function putSized(
+  store: CacheStore,
+  key: string,
+  m: EntryMeta,
+  body: BodySource,
+): Promise<{ entry: StoredEntry; sizeBytes: number }> {
+  const before = store.sizeBytes();
+  const entry = await putOk(store, key, m, body);
+  return { entry, sizeBytes: store.sizeBytes() - before };
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 /** Runs the contract for one store kind. */
 export function storeContract(kind: string, factory: StoreFactory): void {
@@ -224,6 +252,144 @@ export function storeContract(kind: string, factory: StoreFactory): void {
         assert.deepEqual(await pending, { stored: false, reason: 'invalidated' });
         assert.deepEqual(await store.getVariants(KEY), []);
         assert.equal(store.sizeBytes(), 0);
+      }));
+
+    it('purge by tag removes every entry listing the tag, across keys and variants, and only those', () =>
+      withStore({}, async (store) => {
+        const gzip = await putSized(
+          store,
+          KEY,
+          meta({ varyKey: 'gzip', tags: ['product-1', 'all'] }),
+          bytes(100),
+        );
+        const br = await putSized(store, KEY, meta({ varyKey: 'br', tags: ['product-1'] }), bytes(100));
+        const other = await putSized(store, OTHER_KEY, meta({ tags: ['product-2', 'all'] }), bytes(100));
+        const untagged = await putOk(store, THIRD_KEY, meta(), bytes(100));
+        const before = store.sizeBytes();
+        assert.equal(await store.purge({ tag: 'product-1' }), 2);
+        assert.deepEqual(await store.getVariants(KEY), []);
+        assert.equal(await store.openBody(gzip.entry), null);
+        assert.equal((await store.getVariants(OTHER_KEY))[0]?.id, other.entry.id);
+        assert.equal(store.sizeBytes(), before - gzip.sizeBytes - br.sizeBytes);
+        assert.equal(await store.purge({ tag: 'all' }), 1);
+        assert.deepEqual(await store.getVariants(OTHER_KEY), []);
+        assert.equal((await store.getVariants(THIRD_KEY))[0]?.id, untagged.id);
+        assert.equal(store.sizeBytes(), before - gzip.sizeBytes - br.sizeBytes - other.sizeBytes);
+      }));
+
+    it('purge by tag: an entry with several tags goes by any one of them, counted once', () =>
+      withStore({}, async (store) => {
+        await putOk(store, KEY, meta({ tags: ['a', 'b', 'c'] }), bytes(10));
+        await putOk(store, OTHER_KEY, meta({ tags: ['x', 'x'] }), bytes(10));
+        assert.equal(await store.purge({ tag: 'b' }), 1);
+        assert.deepEqual(await store.getVariants(KEY), []);
+        assert.equal(await store.purge({ tag: 'a' }), 0, 'its other tags no longer name it');
+        assert.equal(await store.purge({ tag: 'c' }), 0);
+        assert.equal(await store.purge({ tag: 'x' }), 1, 'a repeated tag counts the entry once');
+        assert.equal(store.sizeBytes(), 0);
+      }));
+
+    it('purge by tag is exact and case-sensitive (the caller lowercases)', () =>
+      withStore({}, async (store) => {
+        const entry = await putOk(store, KEY, meta({ tags: ['product-1'] }), bytes(10));
+        for (const tag of ['Product-1', 'product', 'product-10', '']) {
+          assert.equal(await store.purge({ tag }), 0, `tag ${JSON.stringify(tag)}`);
+        }
+        assert.equal((await store.getVariants(KEY))[0]?.id, entry.id);
+      }));
+
+    it('purge by key prefix removes every variant of the keys under it, and no other key', () =>
+      withStore({}, async (store) => {
+        await putOk(store, 'GET https://example.test/blog/1', meta({ varyKey: 'gzip' }), bytes(10));
+        await putOk(store, 'GET https://example.test/blog/1', meta({ varyKey: 'br' }), bytes(10));
+        await putOk(store, 'GET https://example.test/blog/2', meta({ tags: ['blog'] }), bytes(10));
+        const kept = [
+          'GET https://example.test/blogroll',
+          'GET https://example.test/shop/1',
+          'GET https://other.test/blog/1',
+        ];
+        for (const key of kept) await putOk(store, key, meta(), bytes(10));
+        assert.equal(await store.purge({ keyPrefix: 'GET https://example.test/blog/' }), 3);
+        assert.deepEqual(await store.getVariants('GET https://example.test/blog/1'), []);
+        assert.deepEqual(await store.getVariants('GET https://example.test/blog/2'), []);
+        assert.equal(await store.purge({ tag: 'blog' }), 0, 'the tag index forgot the purged entry');
+        for (const key of kept) assert.equal((await store.getVariants(key)).length, 1, key);
+        // A whole key as the prefix: PURGE of one URL.
+        assert.equal(await store.purge({ keyPrefix: 'GET https://example.test/blogroll' }), 1);
+        assert.deepEqual(await store.getVariants('GET https://example.test/blogroll'), []);
+      }));
+
+    it('purge all empties the store, and later puts are stored', () =>
+      withStore({}, async (store) => {
+        await putOk(store, KEY, meta({ varyKey: 'gzip', tags: ['a'] }), bytes(100));
+        await putOk(store, KEY, meta({ varyKey: 'br' }), bytes(100));
+        await putOk(store, OTHER_KEY, meta({ tags: ['b'] }), bytes(100));
+        assert.equal(await store.purge({ all: true }), 3);
+        assert.equal(store.sizeBytes(), 0);
+        assert.deepEqual(await store.getVariants(KEY), []);
+        assert.deepEqual(await store.getVariants(OTHER_KEY), []);
+        assert.equal(await store.purge({ tag: 'a' }), 0);
+        const entry = await putOk(store, KEY, meta({ tags: ['a'] }), Buffer.from('again'));
+        assert.equal((await readBody(store, entry))?.toString(), 'again');
+      }));
+
+    it('purge matching nothing -> 0, nothing changes', () =>
+      withStore({}, async (store) => {
+        const filters: PurgeFilter[] = [{ tag: 'none' }, { keyPrefix: 'GET https://nowhere.test/' }];
+        for (const filter of [...filters, { all: true } as const]) assert.equal(await store.purge(filter), 0);
+        const entry = await putOk(store, KEY, meta({ tags: ['some'] }), bytes(10));
+        const size = store.sizeBytes();
+        for (const filter of filters) assert.equal(await store.purge(filter), 0);
+        assert.equal(store.sizeBytes(), size);
+        assert.equal((await store.getVariants(KEY))[0]?.id, entry.id);
+      }));
+
+    for (const [condition, filter] of [
+      ['its tag', { tag: 'streaming' }],
+      ['a prefix of its key', { keyPrefix: 'GET https://example.test/' }],
+      ['all', { all: true }],
+    ] as const) {
+      it(`purge by ${condition} while a body streams in -> the put is invalidated, nothing stored`, () =>
+        withStore({}, async (store) => {
+          const pending = store.put(
+            KEY,
+            meta({ tags: ['streaming'] }),
+            streamed([bytes(10), bytes(10), bytes(10)]),
+          );
+          await nextTurn();
+          assert.equal(await store.purge(filter), 0, 'a put in flight is not an entry yet');
+          assert.deepEqual(await pending, { stored: false, reason: 'invalidated' });
+          assert.deepEqual(await store.getVariants(KEY), []);
+          assert.equal(store.sizeBytes(), 0);
+        }));
+    }
+
+    it('a put streaming in that the purge does not match is stored', () =>
+      withStore({}, async (store) => {
+        const pending = store.put(KEY, meta({ tags: ['kept'] }), streamed([bytes(10), bytes(10), bytes(10)]));
+        await nextTurn();
+        assert.equal(await store.purge({ tag: 'gone' }), 0);
+        assert.equal(await store.purge({ keyPrefix: OTHER_KEY }), 0);
+        const result = await pending;
+        assert.ok(result.stored);
+        assert.equal((await store.getVariants(KEY))[0]?.id, result.entry.id);
+      }));
+
+    it('updateMeta changing tags moves the entry in the tag index', () =>
+      withStore({}, async (store) => {
+        const entry = await putOk(store, KEY, meta({ tags: ['old', 'both'] }), bytes(10));
+        const updated = await store.updateMeta(KEY, entry.id, meta({ tags: ['new', 'both'] }));
+        assert.deepEqual(updated?.meta.tags, ['new', 'both']);
+        assert.equal(await store.purge({ tag: 'old' }), 0);
+        assert.deepEqual((await store.getVariants(KEY))[0]?.meta.tags, ['new', 'both']);
+        assert.equal(await store.purge({ tag: 'new' }), 1);
+        assert.deepEqual(await store.getVariants(KEY), []);
+        assert.equal(await store.purge({ tag: 'both' }), 0);
+
+        const untagged = await putOk(store, OTHER_KEY, meta({ tags: ['x'] }), bytes(10));
+        assert.ok(await store.updateMeta(OTHER_KEY, untagged.id, meta()));
+        assert.equal(await store.purge({ tag: 'x' }), 0, 'updateMeta without tags drops them');
+        assert.equal((await store.getVariants(OTHER_KEY)).length, 1);
       }));
 
     it('streamed body over maxEntryBytes -> too-large, source stopped, nothing stored', () =>
@@ -378,6 +544,7 @@ export function storeContract(kind: string, factory: StoreFactory): void {
           (error: unknown) => error instanceof CacheStoreError && error.code === 'store_closed',
         );
         await assert.rejects(harness.store.put(KEY, meta(), bytes(1)), CacheStoreError);
+        await assert.rejects(harness.store.purge({ all: true }), CacheStoreError);
       } finally {
         await harness.cleanup();
       }

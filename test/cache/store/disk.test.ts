@@ -96,6 +96,11 @@ describe('disk store', () => {
     ['names another key', (name: string) => editMeta(name, (m) => ({ ...m, key: 'GET /other' }))],
     ['body shorter than stated', (name: string) => truncate(`${name}.body`, 2)],
     ['body missing', (name: string) => rm(`${name}.body`)],
+    [
+      'tags not a list of strings',
+      (name: string) =>
+        editMeta(name, (m) => ({ ...m, meta: { ...(m.meta as Record<string, unknown>), tags: ['a', 1] } })),
+    ],
   ] as const) {
     it(`meta ${condition} -> a miss on reopen, and its files are removed`, () =>
       withDir(async (dir) => {
@@ -188,6 +193,75 @@ describe('disk store', () => {
       assert.equal((await second.getVariants('GET /a'))[0]?.meta.response.responseTimeMs, 5);
       await second.close();
     }));
+
+  it('purged entries stay gone after reopen, including entries from before the last open', () =>
+    withDir(async (dir) => {
+      const clock = new TestClock();
+      const first = await openDiskStore(options(dir, clock));
+      await first.put('GET /old-tagged', meta({ tags: ['t'] }), bytes(10));
+      await first.put('GET /blog/old', meta(), bytes(10));
+      const kept = await first.put('GET /kept', meta({ tags: ['other'] }), bytes(10));
+      assert.ok(kept.stored);
+      await first.close();
+
+      const second = await openDiskStore(options(dir, clock));
+      await second.put('GET /new-tagged', meta({ tags: ['t'] }), bytes(10));
+      await second.put('GET /blog/new', meta(), bytes(10));
+      assert.equal(await second.purge({ tag: 't' }), 2);
+      assert.equal(await second.purge({ keyPrefix: 'GET /blog/' }), 2);
+      const size = second.sizeBytes();
+      assert.equal((await files(dir)).length, 2, 'the purged files are deleted');
+      await second.close();
+
+      const third = await openDiskStore(options(dir, clock));
+      assert.equal(third.sizeBytes(), size);
+      for (const key of ['GET /old-tagged', 'GET /new-tagged', 'GET /blog/old', 'GET /blog/new']) {
+        assert.deepEqual(await third.getVariants(key), [], key);
+      }
+      assert.equal((await third.getVariants('GET /kept'))[0]?.id, kept.entry.id);
+      assert.equal(await third.purge({ all: true }), 1);
+      await third.close();
+      assert.deepEqual(await files(dir), []);
+    }));
+
+  it('the tag index is rebuilt on open, with the tags of the last updateMeta', () =>
+    withDir(async (dir) => {
+      const clock = new TestClock();
+      const first = await openDiskStore(options(dir, clock));
+      const put = await first.put('GET /a', meta({ tags: ['old'] }), bytes(10));
+      assert.ok(put.stored);
+      assert.ok(await first.updateMeta('GET /a', put.entry.id, meta({ tags: ['new'] })));
+      await first.close();
+
+      const second = await openDiskStore(options(dir, clock));
+      assert.deepEqual((await second.getVariants('GET /a'))[0]?.meta.tags, ['new']);
+      assert.equal(await second.purge({ tag: 'old' }), 0);
+      assert.equal(await second.purge({ tag: 'new' }), 1);
+      assert.equal(second.sizeBytes(), 0);
+      await second.close();
+    }));
+
+  for (const turns of [0, 1, 3]) {
+    it(`updateMeta racing a purge (${turns} turns apart) -> the entry is gone, and stays gone after reopen`, () =>
+      withDir(async (dir) => {
+        const clock = new TestClock();
+        const first = await openDiskStore(options(dir, clock));
+        const put = await first.put('GET /a', meta({ tags: ['t'] }), bytes(10));
+        assert.ok(put.stored);
+        const updating = first.updateMeta('GET /a', put.entry.id, meta({ tags: ['t'], timeMs: 2 }));
+        for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
+        assert.equal(await first.purge({ tag: 't' }), 1);
+        await updating;
+        assert.deepEqual(await first.getVariants('GET /a'), []);
+        assert.equal(first.sizeBytes(), 0);
+        await first.close();
+        assert.deepEqual(await files(dir), []);
+
+        const second = await openDiskStore(options(dir, clock));
+        assert.deepEqual(await second.getVariants('GET /a'), []);
+        await second.close();
+      }));
+  }
 
   it('eviction by size: access order survives a restart (persisted as meta mtimes)', () =>
     withDir(async (dir) => {

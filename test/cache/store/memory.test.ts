@@ -17,6 +17,14 @@ describe('memory store', () => {
     await store.close();
   });
 
+  it('the approximate meta size counts purge tags', () => {
+    const tagged = meta({ tags: ['product-1', 'all'] });
+    assert.equal(
+      approxMetaBytes('GET /a', tagged),
+      approxMetaBytes('GET /a', meta()) + 2 * 'product-1all'.length,
+    );
+  });
+
   it('keeps a copy: changing the caller buffer after put does not change the stored body', async () => {
     const store = createMemoryStore({ maxSizeBytes: 100_000, maxEntryBytes: 10_000 });
     const source = Buffer.from('abc');

@@ -25,6 +25,7 @@
 //   - proxy and cachedFetch integration, and the conformance runner (http-tests/cache-tests).
 export type { Freshness, FreshnessOptions, FreshnessSource } from './freshness.js';
 export {
+  ageFieldValue,
   currentAgeSec,
   DEFAULT_HEURISTIC_CAP_SEC,
   DEFAULT_HEURISTIC_FRACTION,
@@ -38,6 +39,8 @@ export type { RequestDirectives, ServeDecision, ServeInput, StaleReason } from '
 export { decideServe, parseRequestDirectives } from './request.js';
 export type { NotStorableReason, StorableInput, StorableResult } from './storable.js';
 export { HEURISTICALLY_CACHEABLE_STATUSES, isHeuristicallyCacheable, isStorable } from './storable.js';
+export type { TargetedOptions } from './targeted.js';
+export { forwardedSurrogateControl, policyHeaders, surrogateCapability } from './targeted.js';
 export type { HeaderMap, StoredResponse } from './types.js';
 export { getHeader } from './types.js';
 export { conditionalHeaders, freshenHeaders, freshenStored, selectForUpdate } from './validate.js';

@@ -44,7 +44,7 @@ export function parseRequestDirectives(requestHeaders: HeaderMap): RequestDirect
   };
 }
 
-export type StaleReason = 'max-stale' | 'stale-while-revalidate' | 'stale-if-error';
+export type StaleReason = 'max-stale' | 'stale-while-revalidate' | 'stale-if-error' | 'disconnected';
 
 export type ServeDecision =
   | {
@@ -77,6 +77,14 @@ export interface ServeInput {
    * decideServe again with this set after a failed revalidation.
    */
   readonly originError?: boolean;
+  /**
+   * The origin could not be reached at all (no response: refused, reset, timed out). §4.2.4 lets a
+   * disconnected cache serve stale responses; with this set, up to `disconnectedStaleSec` of
+   * staleness is accepted unless the response forbids stale use. Implies `originError`.
+   */
+  readonly originUnreachable?: boolean;
+  /** How stale a response may be served while disconnected (§4.2.4). Default 0: never. */
+  readonly disconnectedStaleSec?: number;
   readonly freshness?: FreshnessOptions;
 }
 
@@ -137,7 +145,7 @@ export function decideServe(input: ServeInput): ServeDecision {
     return { kind: 'stale-ok', reason: 'stale-while-revalidate', immutable, omitHeaders };
   }
   // RFC 5861 §4: after an origin error, within the window; the directive may come from either side.
-  if (input.originError === true) {
+  if (input.originError === true || input.originUnreachable === true) {
     const reqCc = parseCacheControl(getHeader(input.requestHeaders, 'cache-control'));
     const sieSec = Math.max(
       deltaSeconds(res, 'stale-if-error') ?? -1,
@@ -146,6 +154,10 @@ export function decideServe(input: ServeInput): ServeDecision {
     if (sieSec >= 0 && stalenessSec <= sieSec) {
       return { kind: 'stale-ok', reason: 'stale-if-error', immutable, omitHeaders };
     }
+  }
+  // §4.2.4: "unless it is disconnected": the origin is unreachable, within the configured window.
+  if (input.originUnreachable === true && stalenessSec <= (input.disconnectedStaleSec ?? 0)) {
+    return { kind: 'stale-ok', reason: 'disconnected', immutable, omitHeaders };
   }
   return revalidate;
 }

@@ -47,12 +47,14 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
  * Fields a 304 does not update (§3.2): Content-Length (named there); the fields excepted from
  * storage by §3.1 (hop-by-hop above, and the proxy's own Proxy-Authenticate, Proxy-Authentication-Info,
  * Proxy-Authorization); and, as §3.2 permits for "fields necessary to assure integrity of the stored
- * response", the framing of the stored content: Content-Encoding and Content-Range.
+ * response", the framing of the stored content and its digest: Content-Encoding, Content-Range and
+ * Content-MD5 (RFC 1864: a digest of the stored bytes, which a 304 does not resend).
  */
 const NOT_UPDATED: ReadonlySet<string> = new Set([
   'content-length',
   'content-encoding',
   'content-range',
+  'content-md5',
   'proxy-authenticate',
   'proxy-authentication-info',
   'proxy-authorization',

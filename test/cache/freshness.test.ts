@@ -200,9 +200,14 @@ describe('currentAgeSec (RFC 9111 §4.2.3)', () => {
     ],
     ['corrected_age_value when larger than apparent_age', { date: at(0), age: '100' }, 0, 1, 11, 111],
     ['Date in the future: apparent_age clamps to 0', { date: at(500) }, 0, 0, 5, 5],
-    ['invalid Age counts as 0 (§4.2.3 "or 0, if not available")', { age: 'ten' }, 0, 0, 0, 0],
-    ['negative Age counts as 0', { age: '-5' }, 0, 0, 0, 0],
-    ['joined Age lines: the first is used', { age: '7, 9' }, 0, 0, 0, 7],
+    ['non-numeric Age: unusable, infinitely old', { age: 'ten' }, 0, 0, 0, Infinity],
+    ['negative Age: unusable', { age: '-5' }, 0, 0, 0, Infinity],
+    ['float Age: unusable', { age: '7200.0' }, 0, 0, 0, Infinity],
+    ['Age with a parameter: unusable', { age: '7200;foo=bar' }, 0, 0, 0, Infinity],
+    ['joined Age lines (a list): unusable', { age: '7, 9' }, 0, 0, 0, Infinity],
+    ['Age: 0, 0 (a list): unusable', { age: '0, 0' }, 0, 0, 0, Infinity],
+    ['Age with surrounding whitespace is one value', { age: ' 7 ' }, 0, 0, 0, 7],
+    ['empty Age: unusable', { age: '' }, 0, 0, 0, Infinity],
     ['fractional seconds from the ms clock', {}, 0, 0.5, 1.75, 1.75],
   ];
   for (const [name, headers, reqSec, resSec, nowSec, expected] of cases) {

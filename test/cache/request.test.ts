@@ -5,6 +5,7 @@ import {
   parseRequestDirectives,
   type RequestDirectives,
   type ServeDecision,
+  type StaleReason,
 } from '../../src/cache/request.js';
 import type { StoredResponse } from '../../src/cache/types.js';
 
@@ -55,7 +56,7 @@ const stored = (cc: string | undefined, extra: Record<string, string> = {}): Sto
 });
 
 const fresh: ServeDecision = { kind: 'fresh', immutable: false, omitHeaders: [] };
-const stale = (reason: 'max-stale' | 'stale-while-revalidate' | 'stale-if-error'): ServeDecision => ({
+const stale = (reason: StaleReason): ServeDecision => ({
   kind: 'stale-ok',
   reason,
   immutable: false,
@@ -358,6 +359,49 @@ describe('decideServe (RFC 9111 §4, §4.2.4, §5.2; RFC 5861; RFC 8246)', () =>
         nowMs: T0 + ageSec * 1000,
         shared,
         originError,
+      });
+      assert.deepEqual(decision, expected);
+    });
+  }
+});
+
+describe('decideServe while disconnected (RFC 9111 §4.2.4)', () => {
+  // [name, response Cache-Control, age in s, originUnreachable, disconnectedStaleSec, expected]
+  const cases: [string, string | undefined, number, boolean, number | undefined, ServeDecision][] = [
+    ['stale, origin unreachable, within the window', 'max-age=2', 5, true, 300, stale('disconnected')],
+    ['stale, origin unreachable, past the window', 'max-age=2', 400, true, 300, revalidate],
+    ['stale, origin unreachable, no window configured', 'max-age=2', 5, false, undefined, revalidate],
+    ['stale, origin reachable: the window does not apply', 'max-age=2', 5, false, 300, revalidate],
+    ['must-revalidate forbids it (§5.2.2.2)', 'max-age=2, must-revalidate', 5, true, 300, revalidate],
+    [
+      'proxy-revalidate forbids it in a shared cache (§5.2.2.8)',
+      'max-age=2, proxy-revalidate',
+      5,
+      true,
+      300,
+      revalidate,
+    ],
+    ['s-maxage forbids it in a shared cache (§5.2.2.10)', 'max-age=2, s-maxage=2', 5, true, 300, revalidate],
+    ['no-cache forbids it (§5.2.2.4)', 'max-age=2, no-cache', 5, true, 300, revalidate],
+    [
+      'unreachable also enables stale-if-error (RFC 5861 §4)',
+      'max-age=2, stale-if-error=60',
+      5,
+      true,
+      0,
+      stale('stale-if-error'),
+    ],
+    ['fresh is fresh', 'max-age=60', 5, true, 300, fresh],
+  ];
+  for (const [name, cc, ageSec, originUnreachable, disconnectedStaleSec, expected] of cases) {
+    it(name, () => {
+      const decision = decideServe({
+        stored: stored(cc),
+        requestHeaders: {},
+        nowMs: T0 + ageSec * 1000,
+        shared: true,
+        originUnreachable,
+        ...(disconnectedStaleSec === undefined ? {} : { disconnectedStaleSec }),
       });
       assert.deepEqual(decision, expected);
     });

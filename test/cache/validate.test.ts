@@ -74,6 +74,11 @@ describe('freshenHeaders (RFC 9111 §4.3.4, §3.2)', () => {
       { 'content-encoding': 'gzip', 'content-range': 'bytes 0-1/2' },
       {},
     ],
+    [
+      'Content-MD5 keeps the digest of the stored bytes (§3.2)',
+      { 'content-md5': 'N7UdGUp1E+RbVvZSTy1R8g==' },
+      {},
+    ],
     ['Content-Type is updated (§3.2)', { 'content-type': 'text/plain' }, { 'content-type': 'text/plain' }],
     [
       'hop-by-hop fields are not stored (§3.1)',

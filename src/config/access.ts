@@ -7,7 +7,7 @@ import { authRulesIssues, DEFAULT_REALM } from '../server/auth.js';
 import { headerRuleIssues } from '../server/headers.js';
 import { RATE_LIMIT_DEFAULTS } from '../server/limits.js';
 
-const ipRangeEntry = z
+export const ipRangeEntry = z
   .string()
   .min(1)
   .superRefine((entry, ctx) => {

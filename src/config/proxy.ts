@@ -1,5 +1,6 @@
 // proxy: path prefixes forwarded to upstream servers.
 import { z } from 'zod';
+import { ipRangeEntry } from './access.js';
 
 const upstreamUrl = z.string().refine((s) => {
   try {
@@ -100,6 +101,47 @@ export const proxyRouteSchema = z
           .min(0)
           .optional()
           .describe('Upper bound of heuristic freshness (RFC 9111 §4.2.2); default one day.'),
+        coalesce: z
+          .boolean()
+          .default(true)
+          .describe('Concurrent misses and revalidations of one URL wait for a single upstream request.'),
+        staleIfUnreachableSec: z
+          .number()
+          .int()
+          .min(0)
+          .default(300)
+          .describe(
+            'When the upstream cannot be reached, serve stored responses up to this stale (RFC 9111 §4.2.4), ' +
+              'unless they say must-revalidate, proxy-revalidate, s-maxage or no-cache. 0: never.',
+          ),
+        targets: z
+          .array(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'a header field name'))
+          .default(['CDN-Cache-Control', 'Surrogate-Control'])
+          .describe(
+            'Targeted cache-control fields obeyed instead of Cache-Control and Expires, first present wins ' +
+              '(RFC 9213). Surrogate-Control follows the Edge Architecture 1.0 targeting rules.',
+          ),
+        surrogateToken: z
+          .string()
+          .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'a token')
+          .default('gatehouse')
+          .describe('Device token of this cache: `Surrogate-Control: max-age=60;gatehouse` targets it.'),
+        tagHeader: z
+          .string()
+          .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'a header field name')
+          .default('Cache-Tag')
+          .describe(
+            'Response field listing purge tags (comma or space separated); removed before the client.',
+          ),
+        purge: z
+          .strictObject({
+            allow: z
+              .array(ipRangeEntry)
+              .default(['loopback'])
+              .describe('Client addresses allowed to send PURGE requests.'),
+          })
+          .prefault({})
+          .describe('PURGE /path, PURGE /prefix*, or PURGE with a Cache-Tag header.'),
       })
       .optional()
       .describe('Shared cache of upstream responses (off unless enabled).'),

@@ -9,6 +9,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  ageFieldValue,
   conditionalHeaders,
   currentAgeSec,
   decideServe,
@@ -27,13 +28,18 @@ import {
 import { openDiskStore } from '../../cache/store/disk.js';
 import { createMemoryStore } from '../../cache/store/memory.js';
 import type { CacheStore, EntryMeta, StoredEntry } from '../../cache/store/types.js';
+import {
+  forwardedSurrogateControl,
+  policyHeaders,
+  surrogateCapability,
+  type TargetedOptions,
+} from '../../cache/targeted.js';
 import { hasDirective, parseCacheControl } from '../../http/cache-control.js';
-import { evaluatePreconditions } from '../../http/conditional.js';
-import { parseHttpDate } from '../../http/dates.js';
-import { formatEntityTag, parseEntityTag } from '../../http/etag.js';
+import { compileIpRanges, parseIp } from '../../http/ip.js';
 import { stripHopByHop } from '../../http/proxy-headers.js';
 import { ERRORS, sendError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { serveFromStore } from './cache-serve.js';
 
 export interface ProxyCacheOptions {
   enabled: boolean;
@@ -43,19 +49,31 @@ export interface ProxyCacheOptions {
   maxSizeBytes: number;
   maxEntryBytes: number;
   heuristicCapSec?: number | undefined;
+  /** Concurrent misses / stale revalidations of one key share one upstream request. Default true. */
+  coalesce?: boolean | undefined;
+  /** §4.2.4: how stale a response may be served while the upstream is unreachable. Default 300. */
+  staleIfUnreachableSec?: number | undefined;
+  /** RFC 9213 targeted fields, highest precedence first. Default CDN-Cache-Control, Surrogate-Control. */
+  targets?: readonly string[] | undefined;
+  /** Edge Architecture device token of this cache. Default 'gatehouse'. */
+  surrogateToken?: string | undefined;
+  /** Response field with purge tags. Default Cache-Tag. */
+  tagHeader?: string | undefined;
+  /** Who may PURGE: addresses, CIDRs or keywords (see trustProxy). Default loopback. */
+  purge?: { readonly allow: readonly string[] } | undefined;
 }
 
 /** What the proxy does with an upstream response head. */
 export type HeadAction =
-  /** Send it to the client as usual, with `headers` added; `onData` sees each body chunk, `onEnd` a complete body. */
+  /** Send it to the client as usual, with `headers` set ('' removes one); `onData` sees each body chunk, `onEnd` a complete body. */
   | {
       readonly kind: 'pass';
       readonly headers?: Record<string, string>;
       readonly onData?: (chunk: Buffer) => void;
       readonly onEnd?: () => void;
     }
-  /** Read and drop the upstream response; `onEnd` answers the client when it has ended. */
-  | { readonly kind: 'swallow'; readonly onEnd: () => void };
+  /** Read the upstream response without sending it (`onData` sees the body); `onEnd` runs when it has ended. */
+  | { readonly kind: 'swallow'; readonly onData?: (chunk: Buffer) => void; readonly onEnd: () => void };
 
 /** Cache hooks into one upstream exchange (see forward() in handler.ts). */
 export interface ForwardHooks {
@@ -64,6 +82,11 @@ export interface ForwardHooks {
   readonly onHead?: (status: number, headers: IncomingHttpHeaders) => HeadAction;
   /** The exchange failed before a response head; true when the hook answered the client. */
   readonly onFailure?: (err: unknown) => boolean;
+  /**
+   * Not tied to the client's response (background revalidation): the client going away does not
+   * abort it, nothing is written to the client, failures only reach onFailure. onHead must swallow.
+   */
+  readonly detached?: boolean;
 }
 
 /** What the cache needs from the proxy for one request. */
@@ -71,6 +94,8 @@ export interface CacheRequestContext {
   forward(hooks: ForwardHooks): void;
   /** The headers the proxy would send for these upstream headers (Via, rewrites, step headers). */
   responseHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]>;
+  /** The client's address (through trusted proxies), for PURGE. */
+  clientAddress(): string;
 }
 
 export interface RouteCache {
@@ -124,6 +149,15 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
   const storeOptions = { maxSizeBytes: o.maxSizeBytes, maxEntryBytes: o.maxEntryBytes };
   const freshness: FreshnessOptions =
     o.heuristicCapSec === undefined ? {} : { heuristicCapSec: o.heuristicCapSec };
+  const coalesce = o.coalesce ?? true;
+  const disconnectedStaleSec = o.staleIfUnreachableSec ?? 300;
+  const targeted: TargetedOptions = {
+    targets: (o.targets ?? ['CDN-Cache-Control', 'Surrogate-Control']).map((t) => t.toLowerCase()),
+    surrogateToken: o.surrogateToken ?? NAME,
+  };
+  const surrogate = targeted.targets.includes('surrogate-control');
+  const tagHeader = (o.tagHeader ?? 'Cache-Tag').toLowerCase();
+  const purgeAllowed = compileIpRanges(o.purge?.allow ?? ['loopback']);
   const tempDir =
     o.store === 'disk' && o.dir === undefined
       ? join(tmpdir(), `gatehouse-cache-${process.pid}-${randomUUID().slice(0, 8)}`)
@@ -137,9 +171,18 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     return storePromise;
   };
   const warn = (err: unknown, msg: string) => logger.warn({ err }, msg);
+  /** Upstream exchanges other requests may wait on (coalescing), by primary key + request variant. */
+  const inflight = new Map<string, Promise<Outcome>>();
+
+  /** The stored response as the decisions must see it: targeted fields applied (RFC 9213 §2.1). */
+  const policyView = (r: StoredResponse): StoredResponse => {
+    const headers = policyHeaders(r.headers, targeted);
+    return headers === r.headers ? r : { ...r, headers };
+  };
 
   async function handle(req: IncomingMessage, res: ServerResponse, ctx: CacheRequestContext): Promise<void> {
     const method = req.method ?? 'GET';
+    if (method === 'PURGE') return purge(req, res, ctx);
     const key = primaryKey(req);
     if (key === undefined) {
       ctx.forward({});
@@ -147,56 +190,143 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     }
     const reqHeaders = toHeaderMap(req.headers);
     if (method !== 'GET' && method !== 'HEAD') {
-      forwardUnsafe(method, key, ctx);
+      const x: Exchange = { req, res, ctx, store: undefined, key, method, reqHeaders };
+      x.store = await getStore().catch(() => undefined);
+      forwardUnsafe(x);
       return;
     }
-    // Range requests go through: partial content is not stored (§3.3, §3.4 not implemented).
-    if (reqHeaders.range !== undefined) {
-      ctx.forward({ onHead: (s) => pass(`fwd=bypass; fwd-status=${s}`) });
-      return;
-    }
-    let store: CacheStore;
-    let variants: StoredEntry[];
-    try {
-      store = await getStore();
-      variants = await store.getVariants(key);
-    } catch (err) {
-      warn(err, 'cache lookup failed');
-      ctx.forward({});
-      return;
-    }
-    if (res.destroyed) return;
-    const entry = variants.find((v) =>
-      matchesVary(getHeader(v.meta.response.headers, 'vary'), v.meta.varyHeaders, reqHeaders),
-    );
-    const x: Exchange = { req, res, ctx, store, key, method, reqHeaders };
-    if (entry === undefined) {
-      if (onlyIfCached(reqHeaders)) return gatewayTimeout(x);
-      fetchAndStore(x, variants.length > 0 ? 'vary-miss' : 'uri-miss', undefined);
-      return;
-    }
-    const stored = entry.meta.response;
-    const nowMs = Date.now();
-    const d = decideServe({ stored, requestHeaders: reqHeaders, nowMs, shared: true, freshness });
-    if (d.kind === 'fresh' || d.kind === 'stale-ok') {
-      if (await serveStored(x, entry, d.omitHeaders, 'hit')) return;
-      fetchAndStore(x, 'uri-miss', undefined);
-      return;
-    }
-    if (d.kind === 'miss-only-if-cached') return gatewayTimeout(x);
-    // Revalidate (§4.3): stale, or the client asked for it.
-    const reason = isFresh(stored, nowMs, true, freshness) ? 'request' : 'stale';
-    fetchAndStore(x, reason, entry);
+    await lookup({ req, res, ctx, store: undefined, key, method, reqHeaders }, coalesce);
   }
 
   interface Exchange {
     readonly req: IncomingMessage;
     readonly res: ServerResponse;
     readonly ctx: CacheRequestContext;
-    readonly store: CacheStore;
+    store: CacheStore | undefined;
     readonly key: string;
     readonly method: string;
     readonly reqHeaders: HeaderMap;
+  }
+
+  /** Finds a stored response for the request (§4) and serves it, or goes upstream. */
+  async function lookup(x: Exchange, mayWait: boolean): Promise<void> {
+    const { res, key, reqHeaders } = x;
+    let variants: StoredEntry[];
+    try {
+      x.store = await getStore();
+      variants = await x.store.getVariants(key);
+    } catch (err) {
+      warn(err, 'cache lookup failed');
+      x.ctx.forward({ requestHeaders: upstreamExtras(reqHeaders) });
+      return;
+    }
+    if (res.destroyed) return;
+    const entry = variants.find((v) =>
+      matchesVary(getHeader(v.meta.response.headers, 'vary'), v.meta.varyHeaders, reqHeaders),
+    );
+    const ranged = x.method === 'GET' && reqHeaders.range !== undefined;
+    if (entry === undefined) {
+      if (onlyIfCached(reqHeaders)) return gatewayTimeout(x);
+      // A Range miss goes through as it is: 206s are not stored (§3.3); a later full GET fills the cache.
+      if (ranged) return bypass(x);
+      const reason = variants.length > 0 ? 'vary-miss' : 'uri-miss';
+      return upstream(x, reason, undefined, mayWait, variants[0]);
+    }
+    const stored = entry.meta.response;
+    const view = policyView(stored);
+    const nowMs = Date.now();
+    const d = decideServe({ stored: view, requestHeaders: reqHeaders, nowMs, shared: true, freshness });
+    if (d.kind === 'fresh' || d.kind === 'stale-ok') {
+      let status = 'hit';
+      if (d.kind === 'stale-ok') {
+        status = `hit; detail=${d.reason}`;
+        // RFC 5861 §3: serve stale now, revalidate in the background.
+        if (d.reason === 'stale-while-revalidate') revalidateInBackground(x, entry);
+      }
+      if (await serveStored(x, entry, d.omitHeaders, status)) return;
+      return upstream(x, 'uri-miss', undefined, false, undefined);
+    }
+    if (d.kind === 'miss-only-if-cached') return gatewayTimeout(x);
+    // Revalidate (§4.3): stale, or the client asked for it (then the client's request is not shared).
+    const reason = isFresh(view, nowMs, true, freshness) ? 'request' : 'stale';
+    return upstream(x, reason, entry, mayWait && reason === 'stale', entry);
+  }
+
+  /**
+   * Goes upstream, or waits for an exchange already under way for the same key and variant and then
+   * looks again (§4: one response can serve them all). `like` is a stored variant whose Vary names the
+   * request fields that tell variants apart.
+   */
+  async function upstream(
+    x: Exchange,
+    reason: string,
+    entry: StoredEntry | undefined,
+    mayWait: boolean,
+    like: StoredEntry | undefined,
+  ): Promise<void> {
+    if (!mayWait || x.method !== 'GET') {
+      if (mayWait) {
+        // HEAD may wait for a GET under way, but never leads one.
+        const running = inflight.get(coalesceKey(x, like));
+        if (running !== undefined) return afterWait(x, await running);
+      }
+      return fetchAndStore(x, reason, entry, undefined);
+    }
+    const ckey = coalesceKey(x, like);
+    const running = inflight.get(ckey);
+    if (running !== undefined) return afterWait(x, await running);
+    let settle!: (outcome: Outcome) => void;
+    const p = new Promise<Outcome>((resolve) => {
+      settle = resolve;
+    });
+    inflight.set(ckey, p);
+    let settled = false;
+    fetchAndStore(x, reason, entry, (outcome) => {
+      if (settled) return;
+      settled = true;
+      if (inflight.get(ckey) === p) inflight.delete(ckey);
+      settle(outcome);
+    });
+  }
+
+  /** A waiter wakes: look again (a hit now, usually), or go upstream alone when nothing was stored. */
+  function afterWait(x: Exchange, outcome: Outcome): Promise<void> {
+    // Not stored: this request goes upstream on its own (mayWait false), as every waiter does.
+    void outcome;
+    if (x.res.destroyed) return Promise.resolve();
+    return lookup(x, false);
+  }
+
+  function coalesceKey(x: Exchange, like: StoredEntry | undefined): string {
+    if (like === undefined) return x.key;
+    return `${x.key}\n${varyKey(getHeader(like.meta.response.headers, 'vary'), x.reqHeaders) ?? ''}`;
+  }
+
+  /** Request fields every upstream request of this route gets (Edge Architecture §2). */
+  function upstreamExtras(reqHeaders: HeaderMap): Record<string, string> {
+    if (!surrogate) return {};
+    const mine = surrogateCapability(targeted.surrogateToken);
+    const theirs = getHeader(reqHeaders, 'surrogate-capability');
+    return { 'surrogate-capability': theirs === undefined ? mine : `${theirs}, ${mine}` };
+  }
+
+  /** Headers to set on a response sent downstream: our targeted directives and purge tags removed. */
+  function downstreamFixes(headers: HeaderMap): Record<string, string> {
+    const out: Record<string, string> = {};
+    if (getHeader(headers, tagHeader) !== undefined) out[tagHeader] = '';
+    const sc = surrogate ? getHeader(headers, 'surrogate-control') : undefined;
+    if (sc !== undefined) {
+      const left = forwardedSurrogateControl(sc, targeted.surrogateToken);
+      if (left !== sc) out['surrogate-control'] = left ?? '';
+    }
+    return out;
+  }
+
+  function bypass(x: Exchange): void {
+    x.ctx.forward({
+      requestHeaders: upstreamExtras(x.reqHeaders),
+      onHead: (s, h) => pass(`fwd=bypass; fwd-status=${s}`, downstreamFixes(toHeaderMap(h))),
+    });
   }
 
   function gatewayTimeout(x: Exchange): void {
@@ -209,49 +339,162 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     );
   }
 
-  /** §4.4: after a non-error response to an unsafe request, drop what is stored for the URIs involved. */
-  function forwardUnsafe(method: string, key: string, ctx: CacheRequestContext): void {
+  /**
+   * §4.4: after a non-error response to an unsafe request, drop what is stored for the URIs involved.
+   * RFC 9110 §9.3.3: a POST response with explicit freshness and a Content-Location equal to the
+   * target URI is the GET response of that URI: it is stored as one.
+   */
+  function forwardUnsafe(x: Exchange): void {
+    const { method, key, ctx, reqHeaders } = x;
+    const requestTimeMs = Date.now();
     ctx.forward({
-      onHead: (status, headers) => {
-        const uris = invalidationUris({
-          method,
-          status,
-          targetUri: key.slice(4),
-          responseHeaders: toHeaderMap(headers),
-        });
-        if (uris.length > 0) {
-          void getStore()
-            .then((store) => Promise.all(uris.map((u) => store.delete(`GET ${u}`))))
-            .catch((err) => warn(err, 'cache invalidation failed'));
+      requestHeaders: upstreamExtras(reqHeaders),
+      onHead: (status, upHeaders) => {
+        const headers = toHeaderMap(stripHopByHop(upHeaders));
+        const targetUri = key.slice(4);
+        const uris = invalidationUris({ method, status, targetUri, responseHeaders: headers });
+        if (uris.length > 0 && x.store !== undefined) {
+          const store = x.store;
+          void Promise.all(uris.map((u) => store.delete(`GET ${u}`))).catch((err) =>
+            warn(err, 'cache invalidation failed'),
+          );
         }
-        return pass(`fwd=method; fwd-status=${status}`);
+        const statusText = `fwd=method; fwd-status=${status}`;
+        const fixes = downstreamFixes(headers);
+        if (method === 'POST' && x.store !== undefined && postIsGetResponse(headers, targetUri)) {
+          const t = { statusText, fixes, done: () => {}, detached: false };
+          return storeOrPass(x, 'GET', status, headers, requestTimeMs, Date.now(), t);
+        }
+        return pass(statusText, fixes);
       },
     });
   }
 
+  /** RFC 9110 §9.3.3: explicit freshness (RFC 9111 §4.2.1) and Content-Location = the target URI. */
+  function postIsGetResponse(headers: HeaderMap, targetUri: string): boolean {
+    const location = getHeader(headers, 'content-location');
+    if (location === undefined) return false;
+    let same: boolean;
+    try {
+      same = new URL(location, targetUri).href === targetUri;
+    } catch {
+      return false;
+    }
+    const policy = policyHeaders(headers, targeted);
+    const cc = parseCacheControl(getHeader(policy, 'cache-control'));
+    const explicit =
+      hasDirective(cc, 'max-age') ||
+      hasDirective(cc, 's-maxage') ||
+      getHeader(policy, 'expires') !== undefined;
+    return same && explicit;
+  }
+
+  /** PURGE from an allowed address: one URL, a URL prefix (`/path*`), or tags (`Cache-Tag: a, b`). */
+  async function purge(req: IncomingMessage, res: ServerResponse, ctx: CacheRequestContext): Promise<void> {
+    const addr = parseIp(ctx.clientAddress());
+    if (addr === null || !purgeAllowed(addr)) {
+      sendError(req, res, ERRORS.forbidden, 'PURGE is not allowed from this address.');
+      return;
+    }
+    const key = primaryKey(req);
+    if (key === undefined) {
+      sendError(req, res, ERRORS.badRequest, 'The PURGE target is not a valid URL.');
+      return;
+    }
+    const tagValue = req.headers[tagHeader];
+    const tags = parseTags(Array.isArray(tagValue) ? tagValue.join(',') : tagValue);
+    try {
+      const store = await getStore();
+      let purged = 0;
+      if (tags.length > 0) {
+        for (const tag of tags) purged += await store.purge({ tag });
+      } else if (key.endsWith('*')) {
+        purged = await store.purge({ keyPrefix: key.slice(0, -1) });
+      } else {
+        purged = (await store.getVariants(key)).length;
+        await store.delete(key);
+      }
+      const body = `${JSON.stringify({ purged })}\n`;
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'cache-control': 'no-store',
+      });
+      res.end(body);
+    } catch (err) {
+      warn(err, 'cache purge failed');
+      sendError(req, res, ERRORS.internal, 'The purge failed.');
+    }
+  }
+
+  /** RFC 5861 §3: a conditional request that nobody waits on; its answer updates or replaces the entry. */
+  function revalidateInBackground(x: Exchange, entry: StoredEntry): void {
+    const ckey = coalesceKey(x, entry);
+    if (inflight.has(ckey) || x.method !== 'GET') return;
+    let settle!: (outcome: Outcome) => void;
+    const p = new Promise<Outcome>((resolve) => {
+      settle = resolve;
+    });
+    inflight.set(ckey, p);
+    let settled = false;
+    fetchAndStore(
+      x,
+      'stale',
+      entry,
+      (outcome) => {
+        if (settled) return;
+        settled = true;
+        if (inflight.get(ckey) === p) inflight.delete(ckey);
+        settle(outcome);
+      },
+      true,
+    );
+  }
+
   /**
    * Forwards upstream (conditionally when `entry` is being revalidated) and stores what may be stored.
-   * `reason` is the Cache-Status fwd parameter.
+   * `reason` is the Cache-Status fwd parameter. `settle` hears, once, whether a usable response is now
+   * stored (coalescing). `detached`: a background revalidation, nothing goes to the client.
    */
-  function fetchAndStore(x: Exchange, reason: string, entry: StoredEntry | undefined): void {
-    const { req, res, store, key, method, reqHeaders } = x;
+  function fetchAndStore(
+    x: Exchange,
+    reason: string,
+    entry: StoredEntry | undefined,
+    settle: ((outcome: Outcome) => void) | undefined,
+    detached = false,
+  ): void {
+    const { req, res, key, method, reqHeaders } = x;
+    const store = x.store!;
+    const done = settle ?? (() => {});
     const cond = entry === undefined ? {} : conditionalHeaders([entry.meta.response]);
-    const requestHeaders: Record<string, string> = {};
+    const requestHeaders: Record<string, string> = upstreamExtras(reqHeaders);
     if (Object.keys(cond).length > 0) {
       // Our validators replace the client's: the answer must be about the stored response.
       for (const name of CONDITIONAL_REQUEST_FIELDS) requestHeaders[name] = '';
       Object.assign(requestHeaders, cond);
     }
+    // A revalidation asks about the whole stored response, never a part of it.
+    if (entry !== undefined) requestHeaders.range = '';
     const requestTimeMs = Date.now();
-    const staleOnError = (status: string): boolean => {
-      if (entry === undefined) return false;
+    let bodyDone = false;
+    if (!detached) {
+      // The client going away aborts the exchange: waiters must not wait for it.
+      res.once('close', () => {
+        if (!bodyDone) done('failed');
+      });
+    }
+    /** Serves `entry` stale after an origin error when the decisions allow it (RFC 5861 §4, §4.2.4). */
+    const staleOnError = (status: string, unreachable: boolean): boolean => {
+      if (entry === undefined || detached) return false;
       const d = decideServe({
-        stored: entry.meta.response,
+        stored: policyView(entry.meta.response),
         requestHeaders: reqHeaders,
         nowMs: Date.now(),
         shared: true,
         freshness,
         originError: true,
+        originUnreachable: unreachable,
+        disconnectedStaleSec,
       });
       if (d.kind !== 'stale-ok') return false;
       void serveStored(x, entry, d.omitHeaders, `hit; fwd=${reason}; ${status}`).then((ok) => {
@@ -259,12 +502,19 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
       });
       return true;
     };
+    /** Ends a response we are not passing on: swallowed, and for a detached exchange nothing else. */
+    const swallow = (onEnd: () => void): HeadAction => ({ kind: 'swallow', onEnd });
     x.ctx.forward({
       requestHeaders,
-      onFailure: () => staleOnError('detail=origin-unreachable'),
+      detached,
+      onFailure: () => {
+        done('failed');
+        return staleOnError('detail=origin-unreachable', true);
+      },
       onHead: (status, upHeaders) => {
         const responseTimeMs = Date.now();
         const headers = toHeaderMap(stripHopByHop(upHeaders));
+        const fixes = downstreamFixes(headers);
         if (entry !== undefined && status === 304 && Object.keys(cond).length > 0) {
           // Departure from §4.3.4's letter: a 304 without any validator answers the one response we
           // asked about (our If-None-Match / If-Modified-Since named only its validator), so it is
@@ -276,28 +526,33 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
             : selectForUpdate([entry.meta.response], headers);
           if (selected.length === 0) {
             // The 304 is not about our response (§4.3.4): ask again without validators.
-            return { kind: 'swallow', onEnd: () => fetchAndStore(x, reason, undefined) };
+            return swallow(() => {
+              bodyDone = true;
+              if (detached) return done('failed');
+              fetchAndStore(x, reason, undefined, settle);
+            });
           }
           const response = freshenStored(entry.meta.response, headers, requestTimeMs, responseTimeMs);
-          return {
-            kind: 'swallow',
-            onEnd: () => {
-              void (async () => {
-                const updated = await store.updateMeta(key, entry.id, { ...entry.meta, response });
-                const served =
-                  updated !== null &&
-                  (await serveStored(x, updated, [], `fwd=${reason}; fwd-status=304`, response));
-                if (!served && !res.headersSent) fetchAndStore(x, reason, undefined);
-              })().catch((err) => {
-                warn(err, 'cache update failed');
-                if (!res.headersSent) sendError(req, res, ERRORS.badGateway, 'The cache failed.');
-              });
-            },
-          };
+          return swallow(() => {
+            bodyDone = true;
+            void (async () => {
+              const updated = await store.updateMeta(key, entry.id, metaFor(entry.meta, response));
+              done(updated === null ? 'failed' : 'stored');
+              if (detached) return;
+              const served =
+                updated !== null &&
+                (await serveStored(x, updated, [], `fwd=${reason}; fwd-status=304`, response));
+              if (!served && !res.headersSent) fetchAndStore(x, reason, undefined, undefined);
+            })().catch((err) => {
+              done('failed');
+              warn(err, 'cache update failed');
+              if (!detached && !res.headersSent) sendError(req, res, ERRORS.badGateway, 'The cache failed.');
+            });
+          });
         }
-        if (ORIGIN_ERRORS.has(status) && entry !== undefined) {
+        if (ORIGIN_ERRORS.has(status) && entry !== undefined && !detached) {
           const d = decideServe({
-            stored: entry.meta.response,
+            stored: policyView(entry.meta.response),
             requestHeaders: reqHeaders,
             nowMs: responseTimeMs,
             shared: true,
@@ -305,71 +560,154 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
             originError: true,
           });
           if (d.kind === 'stale-ok') {
-            return { kind: 'swallow', onEnd: () => void staleOnError(`fwd-status=${status}`) };
+            done('failed');
+            return swallow(() => void staleOnError(`fwd-status=${status}`, false));
           }
         }
-        const status_ = `fwd=${reason}; fwd-status=${status}`;
-        if (method !== 'GET') return pass(status_);
-        const storable = isStorable({
-          method,
-          requestHeaders: reqHeaders,
-          status,
-          responseHeaders: headers,
-          shared: true,
+        const statusText = `fwd=${reason}; fwd-status=${status}`;
+        const notStored = (): HeadAction => {
+          done('not-stored');
+          return detached ? swallow(() => {}) : pass(statusText, fixes);
+        };
+        if (method === 'HEAD') {
+          // §4.3.5: a 200 to HEAD freshens the stored GET response its validators select.
+          if (status === 200 && entry !== undefined)
+            freshenFromHead(x, entry, headers, requestTimeMs, responseTimeMs);
+          return notStored();
+        }
+        return storeOrPass(x, method, status, headers, requestTimeMs, responseTimeMs, {
+          statusText,
+          fixes,
+          done,
+          detached,
+          onBodyEnd: () => {
+            bodyDone = true;
+          },
         });
-        if (!storable.ok) return pass(status_);
-        const vary = getHeader(headers, 'vary');
-        const vk = varyKey(vary, reqHeaders);
-        if (vk === null) return pass(status_);
-        // Set-Cookie is stored like any other field (RFC 9111 §3.1, §7.3 leaves it to the origin to
-        // mark personal responses private or no-cache="set-cookie").
-        const lengthText = getHeader(headers, 'content-length');
-        const declared = lengthText === undefined ? undefined : Number(lengthText);
-        if (declared !== undefined && declared > o.maxEntryBytes) return pass(status_);
-        const toStore: Record<string, string> = {};
-        for (const [name, v] of Object.entries(headers)) {
-          if (!storable.omitHeaders.includes(name)) toStore[name] = v;
-        }
-        // A cache with a clock dates what it stores (RFC 9110 §6.6.1).
-        toStore.date ??= new Date(responseTimeMs).toUTCString();
-        const varyHeaders: Record<string, string> = {};
-        if (vary !== undefined) {
-          for (const name of vary.split(',')) {
-            const n = name.trim().toLowerCase();
-            const v = getHeader(reqHeaders, n);
-            if (n !== '' && v !== undefined) varyHeaders[n] = v;
-          }
-        }
-        const meta: EntryMeta = {
-          response: { status, headers: toStore, requestTimeMs, responseTimeMs },
-          varyKey: vk,
-          varyHeaders,
-        };
-        let chunks: Buffer[] | undefined = [];
-        let bytes = 0;
-        return {
-          kind: 'pass',
-          headers: { 'cache-status': `${NAME}; ${status_}; stored` },
-          onData: (chunk) => {
-            if (chunks === undefined) return;
-            bytes += chunk.byteLength;
-            if (bytes > o.maxEntryBytes) chunks = undefined;
-            else chunks.push(chunk);
-          },
-          onEnd: () => {
-            if (chunks === undefined || (declared !== undefined && declared !== bytes)) return;
-            store
-              .put(key, meta, Buffer.concat(chunks, bytes))
-              .catch((err) => warn(err, 'cache store failed'));
-          },
-        };
       },
     });
   }
 
   /**
-   * Answers from the store (§4): the stored status and headers, Age (§5.1), the body unless HEAD.
-   * The client's own If-None-Match / If-Modified-Since are evaluated against the stored response.
+   * The action for a response that may be stored: tee it into the store while it goes to the client
+   * (or only into the store when detached). `done` hears whether it was stored.
+   */
+  function storeOrPass(
+    x: Exchange,
+    method: string,
+    status: number,
+    headers: HeaderMap,
+    requestTimeMs: number,
+    responseTimeMs: number,
+    t: {
+      statusText: string;
+      fixes: Record<string, string>;
+      done: (outcome: Outcome) => void;
+      detached: boolean;
+      onBodyEnd?: () => void;
+    },
+  ): HeadAction {
+    const { key, reqHeaders } = x;
+    const { done, detached } = t;
+    const notStored = (): HeadAction => {
+      done('not-stored');
+      return detached ? { kind: 'swallow', onEnd: () => {} } : pass(t.statusText, t.fixes);
+    };
+    const storable = isStorable({
+      method,
+      requestHeaders: reqHeaders,
+      status,
+      responseHeaders: policyHeaders(headers, targeted),
+      shared: true,
+    });
+    if (!storable.ok) return notStored();
+    const vary = getHeader(headers, 'vary');
+    const vk = varyKey(vary, reqHeaders);
+    if (vk === null) return notStored();
+    // Set-Cookie is stored like any other field (RFC 9111 §3.1, §7.3 leaves it to the origin to
+    // mark personal responses private or no-cache="set-cookie").
+    const lengthText = getHeader(headers, 'content-length');
+    const declared = lengthText === undefined ? undefined : Number(lengthText);
+    if (declared !== undefined && declared > o.maxEntryBytes) return notStored();
+    const toStore: Record<string, string> = {};
+    for (const [name, v] of Object.entries(headers)) {
+      if (!storable.omitHeaders.includes(name)) toStore[name] = v;
+    }
+    // A cache with a clock dates what it stores (RFC 9110 §6.6.1).
+    toStore.date ??= new Date(responseTimeMs).toUTCString();
+    const varyHeaders: Record<string, string> = {};
+    if (vary !== undefined) {
+      for (const name of vary.split(',')) {
+        const n = name.trim().toLowerCase();
+        const v = getHeader(reqHeaders, n);
+        if (n !== '' && v !== undefined) varyHeaders[n] = v;
+      }
+    }
+    const tags = parseTags(getHeader(headers, tagHeader));
+    const meta: EntryMeta = {
+      response: { status, headers: toStore, requestTimeMs, responseTimeMs },
+      varyKey: vk,
+      varyHeaders,
+      ...(tags.length > 0 ? { tags } : {}),
+    };
+    let chunks: Buffer[] | undefined = [];
+    let bytes = 0;
+    const onData = (chunk: Buffer) => {
+      if (chunks === undefined) return;
+      bytes += chunk.byteLength;
+      if (bytes > o.maxEntryBytes) {
+        chunks = undefined;
+        done('not-stored');
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      t.onBodyEnd?.();
+      if (chunks === undefined || (declared !== undefined && declared !== bytes)) {
+        done('not-stored');
+        return;
+      }
+      x.store!.put(key, meta, Buffer.concat(chunks, bytes)).then(
+        (r) => done(r.stored ? 'stored' : 'not-stored'),
+        (err) => {
+          done('failed');
+          warn(err, 'cache store failed');
+        },
+      );
+    };
+    if (detached) return { kind: 'swallow', onData, onEnd };
+    return {
+      kind: 'pass',
+      headers: { ...t.fixes, 'cache-status': `${NAME}; ${t.statusText}; stored` },
+      onData,
+      onEnd,
+    };
+  }
+
+  /** §4.3.5: freshen a stored GET response with the fields of a 200 to HEAD that selects it. */
+  function freshenFromHead(
+    x: Exchange,
+    entry: StoredEntry,
+    headers: HeaderMap,
+    requestTimeMs: number,
+    responseTimeMs: number,
+  ): void {
+    if (selectForUpdate([entry.meta.response], headers).length === 0) return;
+    const response = freshenStored(entry.meta.response, headers, requestTimeMs, responseTimeMs);
+    x.store!.updateMeta(x.key, entry.id, metaFor(entry.meta, response)).catch((err) =>
+      warn(err, 'cache update failed'),
+    );
+  }
+
+  /** The entry's meta with a freshened response; purge tags follow the newest Cache-Tag (§3.2). */
+  function metaFor(meta: EntryMeta, response: StoredResponse): EntryMeta {
+    const tags = parseTags(getHeader(response.headers, tagHeader));
+    const { tags: _old, ...rest } = meta;
+    return { ...rest, response, ...(tags.length > 0 ? { tags } : {}) };
+  }
+
+  /**
+   * Answers from the store (§4): the stored status and headers, Age (§5.1), the body unless HEAD;
+   * the client's preconditions and Range are evaluated against the stored response (cache-serve.ts).
    * False when the body is gone (evicted meanwhile): the caller forwards instead.
    */
   async function serveStored(
@@ -379,65 +717,36 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     status: string,
     response: StoredResponse = entry.meta.response,
   ): Promise<boolean> {
-    const { req, res, reqHeaders } = x;
-    const body = await x.store.openBody(entry);
+    const { res } = x;
+    const body = await x.store!.openBody(entry);
     if (body === null) return false;
     if (res.destroyed || res.headersSent) {
       await body.close();
       return true;
     }
+    const nowMs = Date.now();
     const out = x.ctx.responseHeaders(toIncoming(response.headers, omit));
-    out.age = String(Math.max(0, Math.floor(currentAgeSec(response, Date.now()))));
+    for (const [name, v] of Object.entries(downstreamFixes(response.headers))) {
+      if (v === '') delete out[name];
+      else out[name] = v;
+    }
+    out.age = ageFieldValue(currentAgeSec(response, nowMs));
     out['cache-status'] = `${NAME}; ${status}`;
-    const tag = parseEntityTag(getHeader(response.headers, 'etag') ?? '');
-    const lastModifiedMs = parseHttpDate(getHeader(response.headers, 'last-modified'));
-    const pre =
-      response.status === 200
-        ? evaluatePreconditions({
-            method: x.method,
-            header: (n) => getHeader(reqHeaders, n),
-            etag: tag === null ? undefined : formatEntityTag(tag),
-            lastModifiedMs: lastModifiedMs === null ? undefined : lastModifiedMs,
-          })
-        : { kind: 'proceed' as const };
-    if (pre.kind === 'not-modified') {
-      await body.close();
-      for (const name of Object.keys(out)) {
-        if (name.startsWith('content-') && name !== 'content-location') delete out[name];
-      }
-      res.writeHead(304, out);
-      res.end();
-      return true;
-    }
-    const noBody = response.status === 204 || response.status === 304;
-    if (!noBody) out['content-length'] = String(body.bodyBytes);
-    res.writeHead(response.status, out);
-    if (req.method === 'HEAD' || noBody) {
-      await body.close();
-      res.end();
-      return true;
-    }
     try {
-      for await (const chunk of body) {
-        if (res.destroyed) break;
-        if (!res.write(chunk)) {
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              res.off('drain', done);
-              res.off('close', done);
-              resolve();
-            };
-            res.once('drain', done);
-            res.once('close', done);
-          });
-        }
-      }
+      await serveFromStore({
+        req: x.req,
+        res,
+        method: x.method,
+        reqHeaders: x.reqHeaders,
+        response,
+        headers: out,
+        body,
+        nowMs,
+      });
     } catch (err) {
       warn(err, 'cache read failed');
       res.destroy(err as Error);
-      return true;
     }
-    res.end();
     return true;
   }
 
@@ -453,10 +762,26 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
   };
 }
 
+/** How an upstream exchange others wait on ended. */
+type Outcome = 'stored' | 'not-stored' | 'failed';
+
+/** Purge tags from a Cache-Tag value: comma- or space-separated, lowercased, at most 64 of 128 chars. */
+export function parseTags(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  const out: string[] = [];
+  for (const t of value.split(/[\s,]+/)) {
+    if (t.length === 0 || t.length > 128) continue;
+    const tag = t.toLowerCase();
+    if (!out.includes(tag)) out.push(tag);
+    if (out.length === 64) break;
+  }
+  return out;
+}
+
 function onlyIfCached(reqHeaders: HeaderMap): boolean {
   return hasDirective(parseCacheControl(getHeader(reqHeaders, 'cache-control')), 'only-if-cached');
 }
 
-function pass(status: string): HeadAction {
-  return { kind: 'pass', headers: { 'cache-status': `${NAME}; ${status}` } };
+function pass(status: string, fixes?: Record<string, string>): HeadAction {
+  return { kind: 'pass', headers: { ...fixes, 'cache-status': `${NAME}; ${status}` } };
 }

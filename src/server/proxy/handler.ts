@@ -272,9 +272,10 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
         u.inFlight--;
       }
     };
+    const detached = hooks?.detached === true;
     const onClientClose = () => {
       // RFC 9110 §9.5-ish hygiene: a client that went away aborts the upstream exchange at once.
-      if (!res.writableFinished && !done)
+      if (!detached && !res.writableFinished && !done)
         controller?.abort(Object.assign(new Error('client closed'), { code: 'CLIENT_CLOSED' }));
     };
     res.once('close', onClientClose);
@@ -282,12 +283,13 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(c) {
         controller = c;
-        if (res.destroyed) c.abort(Object.assign(new Error('client closed'), { code: 'CLIENT_CLOSED' }));
+        if (!detached && res.destroyed)
+          c.abort(Object.assign(new Error('client closed'), { code: 'CLIENT_CLOSED' }));
       },
       onResponseStart(c, statusCode, upHeaders, statusMessage) {
         if (statusCode < 200) {
           // 103 Early Hints pass through (RFC 8297); 100 was answered to the client by Node.
-          if (statusCode === 103 && upHeaders.link !== undefined)
+          if (statusCode === 103 && !detached && upHeaders.link !== undefined)
             res.writeEarlyHints({ link: upHeaders.link });
           return;
         }
@@ -298,13 +300,21 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
         controller = c;
         if (action?.kind === 'swallow') return;
         const out = responseHeaders(req, res, route, u, upHeaders);
-        if (action?.headers) Object.assign(out, action.headers);
+        if (action?.headers) {
+          for (const [name, v] of Object.entries(action.headers)) {
+            if (v === '') delete out[name];
+            else out[name] = v;
+          }
+        }
         if (statusMessage) res.writeHead(statusCode, statusMessage, out);
         else res.writeHead(statusCode, out);
         if (req.method === 'HEAD') res.flushHeaders();
       },
       onResponseData(c, chunk) {
-        if (action?.kind === 'swallow') return;
+        if (action?.kind === 'swallow') {
+          action.onData?.(chunk);
+          return;
+        }
         action?.onData?.(chunk);
         // Backpressure: pause the upstream while the client's socket is full.
         if (!res.write(chunk)) {
@@ -337,6 +347,11 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
         }
         finish();
         res.off('close', onClientClose);
+        if (detached) {
+          // Nobody waits on this exchange (a background revalidation): only the cache hears of it.
+          hooks?.onFailure?.(err);
+          return;
+        }
         if (code === 'CLIENT_CLOSED' || res.destroyed) return;
         if (action?.kind === 'swallow') {
           // The cache was reading this response to answer from the store: the store cannot help now.
@@ -388,6 +403,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
         .handle(req, res, {
           forward: (hooks) => forward(req, res, route, 0, undefined, hooks),
           responseHeaders: (h) => responseHeaders(req, res, route, route.upstreams.all[0]!, h),
+          clientAddress: () => deps.ctx.clientAddress(req),
         })
         .then(() => true);
     }

@@ -1,0 +1,151 @@
+// Answering a request from a stored response (RFC 9111 §4): the client's own preconditions (RFC 9110
+// §13.2.2) and Range (§14) are evaluated against the stored response, so a 304, a 206 or a 416 can come
+// from the store as well as a 200.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EntryBody } from '../../cache/store/types.js';
+import { getHeader, type HeaderMap, type StoredResponse } from '../../cache/types.js';
+import { evaluateIfRange, evaluatePreconditions } from '../../http/conditional.js';
+import { parseHttpDate } from '../../http/dates.js';
+import { formatEntityTag, parseEntityTag } from '../../http/etag.js';
+import {
+  type ByteRange,
+  formatContentRange,
+  formatUnsatisfiedRange,
+  multipartByterangesParts,
+  parseRange,
+} from '../../http/range.js';
+import { ERRORS, sendError } from '../errors.js';
+
+export interface ServeFromStore {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly method: string;
+  readonly reqHeaders: HeaderMap;
+  readonly response: StoredResponse;
+  /** Response fields to send (the stored ones, already adjusted: Age, Cache-Status, Via...). */
+  readonly headers: Record<string, string | string[]>;
+  readonly body: EntryBody;
+  readonly nowMs: number;
+}
+
+/** Writes the answer and consumes or closes `body`. Rejects only when reading the body fails. */
+export async function serveFromStore(s: ServeFromStore): Promise<void> {
+  const { req, res, response, body } = s;
+  const out = s.headers;
+  const tag = parseEntityTag(getHeader(response.headers, 'etag') ?? '');
+  const etag = tag === null ? undefined : formatEntityTag(tag);
+  const lastModifiedMs = parseHttpDate(getHeader(response.headers, 'last-modified')) ?? undefined;
+  const header = (n: string) => getHeader(s.reqHeaders, n);
+  if (response.status === 200) {
+    // RFC 9110 §13.2.2: the client's preconditions against the stored representation. RFC 9111 §4.3.2:
+    // If-Modified-Since is compared with Last-Modified, else Date, else the time it was received.
+    const imsDateMs =
+      lastModifiedMs ??
+      parseHttpDate(getHeader(response.headers, 'date'), response.responseTimeMs) ??
+      response.responseTimeMs;
+    const onlyIms = header('if-unmodified-since') === undefined && header('if-match') === undefined;
+    const pre = evaluatePreconditions({
+      method: s.method,
+      header,
+      etag,
+      lastModifiedMs: onlyIms ? imsDateMs : lastModifiedMs,
+    });
+    if (pre.kind === 'not-modified') {
+      await body.close();
+      // RFC 9110 §15.4.5: a 304 carries the fields a 200 would, minus the content's own.
+      for (const name of Object.keys(out)) {
+        if (name.startsWith('content-') && name !== 'content-location') delete out[name];
+      }
+      res.writeHead(304, out);
+      res.end();
+      return;
+    }
+    if (pre.kind === 'precondition-failed') {
+      await body.close();
+      sendError(req, res, ERRORS.preconditionFailed, 'A precondition in the request did not hold.');
+      return;
+    }
+  }
+  const size = body.bodyBytes;
+  const range = header('range');
+  if (
+    range !== undefined &&
+    response.status === 200 &&
+    s.method === 'GET' &&
+    getHeader(response.headers, 'content-range') === undefined &&
+    // RFC 9110 §13.1.5: Range applies only when If-Range (if any) matches strongly.
+    evaluateIfRange({ ifRange: header('if-range'), etag, lastModifiedMs, nowMs: s.nowMs })
+  ) {
+    const d = parseRange(range, size);
+    if (d.kind === 'unsatisfiable') {
+      await body.close();
+      // RFC 9110 §15.5.17
+      sendError(req, res, ERRORS.rangeNotSatisfiable, 'The range is outside the stored response.', {
+        'content-range': formatUnsatisfiedRange(size),
+      });
+      return;
+    }
+    if (d.kind === 'ranges') return sendRanges(s, d.ranges, size);
+  }
+  const noBody = response.status === 204 || response.status === 304;
+  if (!noBody) out['content-length'] = String(size);
+  res.writeHead(response.status, out);
+  if (s.method === 'HEAD' || noBody) {
+    await body.close();
+    res.end();
+    return;
+  }
+  await pipeBody(res, body);
+}
+
+/** RFC 9110 §14: a 206 with one range, or multipart/byteranges (§14.6) for several. */
+async function sendRanges(s: ServeFromStore, ranges: readonly ByteRange[], size: number): Promise<void> {
+  const { res, body } = s;
+  const out = s.headers;
+  const bytes = await readAll(body, size);
+  if (ranges.length === 1) {
+    const r = ranges[0]!;
+    out['content-range'] = formatContentRange(r, size);
+    out['content-length'] = String(r.end - r.start + 1);
+    res.writeHead(206, out);
+    res.end(bytes.subarray(r.start, r.end + 1));
+    return;
+  }
+  const contentType = typeof out['content-type'] === 'string' ? out['content-type'] : undefined;
+  const boundary = `gatehouse-cache-${ranges.length}-${size}`;
+  const parts = multipartByterangesParts(ranges, size, contentType, boundary);
+  out['content-type'] = `multipart/byteranges; boundary=${boundary}`;
+  out['content-length'] = String(parts.contentLength);
+  res.writeHead(206, out);
+  for (let i = 0; i < ranges.length; i++) {
+    const r = ranges[i]!;
+    res.write(parts.headers[i]!);
+    res.write(bytes.subarray(r.start, r.end + 1));
+  }
+  res.end(parts.trailer);
+}
+
+async function readAll(body: EntryBody, size: number): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of body) chunks.push(chunk);
+  return Buffer.concat(chunks, size);
+}
+
+/** Streams a stored body to the client with backpressure; stops when the client goes away. */
+async function pipeBody(res: ServerResponse, body: EntryBody): Promise<void> {
+  for await (const chunk of body) {
+    if (res.destroyed) break;
+    if (!res.write(chunk)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.once('drain', done);
+        res.once('close', done);
+      });
+    }
+  }
+  res.end();
+}

@@ -1,0 +1,246 @@
+// The proxy cache beyond lookups: coalescing, background revalidation, purge, ranges from the store,
+// targeted fields (RFC 9213, Surrogate-Control), stale while disconnected, HEAD freshening, Age parsing.
+// Every test counts what reaches a real origin on 127.0.0.1.
+import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { type Origin, origin, text } from '../helpers/origin.js';
+
+const settle = (ms = 30) => new Promise((r) => setTimeout(r, ms));
+
+describe('proxy cache features', () => {
+  let up: Origin;
+  let site: string;
+  let gh: TestServer;
+  /** Responses held back by the origin until released (coalescing). */
+  const held: (() => void)[] = [];
+  before(async () => {
+    up = await origin({
+      '/slow': (_q, s, n) => {
+        held.push(() => text(s, 200, { 'cache-control': 'max-age=3600' }, `slow ${n}`));
+      },
+      '/slow-nostore': (_q, s, n) => {
+        held.push(() => text(s, 200, { 'cache-control': 'no-store' }, `nostore ${n}`));
+      },
+      '/swr': (_q, s, n) =>
+        text(
+          s,
+          200,
+          { 'cache-control': 'max-age=1, stale-while-revalidate=60', etag: `"s${n}"` },
+          `swr ${n}`,
+        ),
+      '/tagged/a': (_q, s, n) =>
+        text(s, 200, { 'cache-control': 'max-age=3600', 'cache-tag': 'blue, Red' }, `a ${n}`),
+      '/tagged/b': (_q, s, n) =>
+        text(s, 200, { 'cache-control': 'max-age=3600', 'cache-tag': 'red' }, `b ${n}`),
+      '/other': (_q, s, n) =>
+        text(s, 200, { 'cache-control': 'max-age=3600', 'cache-tag': 'green' }, `o ${n}`),
+      '/digits': (_q, s, n) =>
+        text(s, 200, { 'cache-control': 'max-age=3600', etag: '"d"' }, `0123456789-${n}`),
+      '/surrogate': (q, s, n) =>
+        text(
+          s,
+          200,
+          {
+            'cache-control': 'no-store',
+            'surrogate-control': 'max-age=3600;gatehouse, foo;other',
+            'x-capability': String(q.headers['surrogate-capability']),
+          },
+          `sur ${n}`,
+        ),
+      '/cdn': (_q, s, n) =>
+        text(s, 200, { 'cache-control': 'max-age=3600', 'cdn-cache-control': 'no-store' }, `cdn ${n}`),
+      '/badage': (_q, s, n) => text(s, 200, { 'cache-control': 'max-age=3600', age: '1, 2' }, `age ${n}`),
+      '/headfresh': (q, s, n) => {
+        const h = { 'cache-control': n === 1 ? 'max-age=0' : 'max-age=3600', etag: '"h"', 'x-n': String(n) };
+        if (q.method === 'HEAD') {
+          s.writeHead(200, { 'content-type': 'text/plain', ...h });
+          s.end();
+          return;
+        }
+        text(s, 200, h, 'head fresh');
+      },
+    });
+    site = makeSite({ 'index.html': 'static' });
+    gh = await startServer(site, {
+      proxy: [{ prefix: '/', upstream: up.url, cacheControl: null, cache: { enabled: true } }],
+    });
+  });
+  after(async () => {
+    await gh.close();
+    await up.close();
+    removeSite(site);
+  });
+
+  /** Waits until the origin holds `n` responses, then releases them all. */
+  async function release(n: number): Promise<void> {
+    for (let i = 0; i < 200 && held.length < n; i++) await settle(10);
+    for (const r of held.splice(0)) r();
+  }
+
+  it('coalesces 100 concurrent misses into one origin request', async () => {
+    const all = Promise.all(Array.from({ length: 100 }, () => get(gh.url, '/slow')));
+    await settle(100);
+    await release(1);
+    const rs = await all;
+    assert.equal(up.count('/slow'), 1);
+    for (const r of rs) {
+      assert.equal(r.status, 200);
+      assert.equal(r.text, 'slow 1');
+    }
+    const statuses = rs.map((r) => String(r.headers['cache-status']));
+    assert.equal(statuses.filter((s) => s.includes('stored')).length, 1);
+    assert.equal(statuses.filter((s) => s === 'gatehouse; hit').length, 99);
+  });
+
+  it('lets waiters go upstream on their own when the response was not storable', async () => {
+    const all = Promise.all(Array.from({ length: 5 }, () => get(gh.url, '/slow-nostore')));
+    await release(1);
+    await release(4);
+    const rs = await all;
+    assert.equal(up.count('/slow-nostore'), 5);
+    assert.deepEqual(
+      rs.map((r) => r.status),
+      [200, 200, 200, 200, 200],
+    );
+  });
+
+  it('serves stale within stale-while-revalidate and revalidates in the background (RFC 5861 §3)', async () => {
+    assert.equal((await get(gh.url, '/swr')).text, 'swr 1');
+    await settle(1100); // max-age=1 passes
+    const stale = await get(gh.url, '/swr');
+    assert.equal(stale.text, 'swr 1');
+    assert.equal(stale.headers['cache-status'], 'gatehouse; hit; detail=stale-while-revalidate');
+    await settle(100);
+    assert.equal(up.count('/swr'), 2);
+    assert.equal(up.seen.filter((q) => q.url === '/swr').at(-1)!.headers['if-none-match'], '"s1"');
+    const fresh = await get(gh.url, '/swr');
+    assert.equal(fresh.text, 'swr 2');
+    assert.equal(fresh.headers['cache-status'], 'gatehouse; hit');
+  });
+
+  it('purges one URL, a prefix and tags, from loopback only', async () => {
+    for (const p of ['/tagged/a', '/tagged/b', '/other']) await get(gh.url, p);
+    await settle();
+    const one = await get(gh.url, '/other', { method: 'PURGE' });
+    assert.equal(one.status, 200);
+    assert.deepEqual(JSON.parse(one.text), { purged: 1 });
+    assert.equal((await get(gh.url, '/other')).text, 'o 2');
+    const byTag = await get(gh.url, '/', { method: 'PURGE', headers: { 'cache-tag': 'red' } });
+    assert.deepEqual(JSON.parse(byTag.text), { purged: 2 });
+    assert.equal((await get(gh.url, '/tagged/a')).text, 'a 2');
+    assert.equal((await get(gh.url, '/tagged/b')).text, 'b 2');
+    await settle();
+    const prefix = await get(gh.url, '/tagged/*', { method: 'PURGE' });
+    assert.deepEqual(JSON.parse(prefix.text), { purged: 2 });
+    assert.equal((await get(gh.url, '/other')).headers['cache-status'], 'gatehouse; hit');
+    // The tag header never reaches clients.
+    assert.equal((await get(gh.url, '/tagged/a')).headers['cache-tag'], undefined);
+  });
+
+  it('refuses PURGE from addresses not allowed', async () => {
+    const strict = await startServer(site, {
+      proxy: [
+        {
+          prefix: '/',
+          upstream: up.url,
+          cacheControl: null,
+          cache: { enabled: true, purge: { allow: ['10.0.0.0/8'] } },
+        },
+      ],
+    });
+    try {
+      const r = await get(strict.url, '/other', { method: 'PURGE' });
+      assert.equal(r.status, 403);
+      assert.match(String(r.headers['content-type']), /problem\+json/);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('answers Range requests from a complete stored response (RFC 9110 §14)', async () => {
+    assert.equal((await get(gh.url, '/digits')).text, '0123456789-1');
+    await settle();
+    const one = await get(gh.url, '/digits', { headers: { range: 'bytes=2-4' } });
+    assert.equal(one.status, 206);
+    assert.equal(one.text, '234');
+    assert.equal(one.headers['content-range'], 'bytes 2-4/12');
+    const suffix = await get(gh.url, '/digits', { headers: { range: 'bytes=-2' } });
+    assert.equal(suffix.text, '-1');
+    const multi = await get(gh.url, '/digits', { headers: { range: 'bytes=0-0,5-5' } });
+    assert.equal(multi.status, 206);
+    assert.match(String(multi.headers['content-type']), /^multipart\/byteranges; boundary=/);
+    const none = await get(gh.url, '/digits', { headers: { range: 'bytes=50-' } });
+    assert.equal(none.status, 416);
+    assert.equal(none.headers['content-range'], 'bytes */12');
+    const ifRangeOld = await get(gh.url, '/digits', { headers: { range: 'bytes=0-1', 'if-range': '"x"' } });
+    assert.equal(ifRangeOld.status, 200);
+    assert.equal(up.count('/digits'), 1);
+  });
+
+  it('obeys Surrogate-Control targeted at it over Cache-Control, and announces itself', async () => {
+    const a = await get(gh.url, '/surrogate');
+    assert.equal(a.headers['x-capability'], 'gatehouse="Surrogate/1.0"');
+    // Our directives are consumed; the ones for other devices go on.
+    assert.equal(a.headers['surrogate-control'], 'foo;other');
+    await settle();
+    const b = await get(gh.url, '/surrogate');
+    assert.equal(b.text, 'sur 1');
+    assert.equal(b.headers['cache-status'], 'gatehouse; hit');
+  });
+
+  it('obeys CDN-Cache-Control over Cache-Control (RFC 9213)', async () => {
+    await get(gh.url, '/cdn');
+    await settle();
+    assert.equal((await get(gh.url, '/cdn')).text, 'cdn 2');
+  });
+
+  it('treats a response with an unusable Age as stale', async () => {
+    await get(gh.url, '/badage');
+    await settle();
+    assert.equal((await get(gh.url, '/badage')).text, 'age 2');
+  });
+
+  it('freshens a stored GET with a 200 to HEAD (RFC 9111 §4.3.5)', async () => {
+    assert.equal((await get(gh.url, '/headfresh')).headers['x-n'], '1');
+    await settle();
+    const h = await get(gh.url, '/headfresh', { method: 'HEAD' });
+    assert.equal(h.headers['x-n'], '2');
+    await settle();
+    const g = await get(gh.url, '/headfresh');
+    assert.equal(g.headers['cache-status'], 'gatehouse; hit');
+    assert.equal(g.headers['x-n'], '2');
+    assert.equal(g.text, 'head fresh');
+    assert.equal(up.count('/headfresh'), 2);
+  });
+});
+
+describe('proxy cache while the origin is unreachable (RFC 9111 §4.2.4)', () => {
+  it('serves stale up to staleIfUnreachableSec, never past must-revalidate', async () => {
+    let n = 0;
+    const up = await origin({
+      '/a': (_q, s: ServerResponse) => text(s, 200, { 'cache-control': 'max-age=1' }, `a ${++n}`),
+      '/m': (_q, s: ServerResponse) => text(s, 200, { 'cache-control': 'max-age=1, must-revalidate' }, 'm'),
+    });
+    const site = makeSite({ 'index.html': 'x' });
+    const gh = await startServer(site, {
+      proxy: [{ prefix: '/', upstream: up.url, cacheControl: null, retry: false, cache: { enabled: true } }],
+    });
+    try {
+      await get(gh.url, '/a');
+      await get(gh.url, '/m');
+      await settle(1100);
+      await up.close();
+      const a = await get(gh.url, '/a');
+      assert.equal(a.status, 200);
+      assert.equal(a.text, 'a 1');
+      assert.match(String(a.headers['cache-status']), /detail=origin-unreachable/);
+      const m = await get(gh.url, '/m');
+      assert.equal(m.status, 502);
+    } finally {
+      await gh.close();
+      removeSite(site);
+    }
+  });
+});

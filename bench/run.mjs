@@ -4,13 +4,13 @@
 // server CPU-second (wrk's request count over the server process's utime + stime during the same timed run,
 // the steadier figure when other work takes the server's CPU), with each server's CPU utilisation.
 //
-//   node bench/run.mjs [--only 1k,proxy-1k] [--servers gatehouse,sirv] [--json FILE]
+//   node bench/run.mjs [--only 1k,proxy-1k,cache-hit-1k] [--servers gatehouse,sirv] [--json FILE]
 //   BENCH_DURATION=5 (s per measurement) BENCH_ROUNDS=3 BENCH_CONNECTIONS=50 BENCH_WARMUP=1 (s)
 //
 // Every server runs as a child process pinned to CPU 0 and wrk runs pinned to CPU 1; the proxies' shared
-// upstream runs on CPU 0 too. A scenario runs only on the servers of its group (static, policy, proxy);
-// servers that run none of the selected scenarios are not started. Servers are started once, checked with
-// one real request per scenario, then measured interleaved (round-robin, rotating order each round). All
+// upstream runs on CPU 0 too. A scenario runs only on the servers of its group (static, policy, proxy,
+// cache); servers that run none of the selected scenarios are not started. Servers are started once, checked
+// with one real request per scenario, then measured interleaved (round-robin, rotating order each round). All
 // children are stopped on exit, Ctrl-C and errors. Add scenarios in scenarios.mjs, servers in
 // servers/index.mjs, targets in targets.mjs.
 import { writeFileSync } from 'node:fs';
@@ -32,6 +32,8 @@ import { rssTargets, throughputTargets } from './targets.mjs';
 const log = (msg) => process.stderr.write(`${msg}\n`);
 /** Whether `server` runs `scenario` (its groups include the scenario's group). */
 const applies = (server, scenario) => server.groups.includes(scenario.group);
+/** The path `server` is sent in `scenario`: its own from the scenario's `pathFor`, else the scenario's. */
+const pathOf = (server, scenario) => scenario.pathFor?.[server.name] ?? scenario.path;
 
 function positiveInt(name, fallback) {
   const raw = process.env[name];
@@ -110,6 +112,7 @@ const config = {
 // ---------- lifetime: nothing we start may outlive us ----------
 let fixture;
 let upstream; // the proxies' shared upstream, started when the first proxy starts
+const usesUpstream = new Set(); // names of the servers that asked for it (ctx.upstream())
 const running = []; // { server, handle }
 let shuttingDown = false;
 
@@ -174,21 +177,27 @@ function setState(server, state, detail) {
 async function checkScenario(server, handle, scenario) {
   const c = cell(server.name, scenario.name);
   const probeServer = (opts) => probe({ port: handle.port, ...opts });
+  const path = pathOf(server, scenario);
   try {
     c.headers = server.reference
       ? (scenario.referenceHeaders ?? {})
       : ((await scenario.headers?.({ probe: probeServer })) ?? {});
     const expect = server.reference ? REFERENCE_EXPECT : scenario.expect;
-    const res = await probeServer({ path: scenario.path, headers: c.headers });
+    // A cache-hit scenario: this first request fills the cache, so the checked one (and every timed one)
+    // must be answered from it.
+    if (scenario.expectCacheHit) await probeServer({ path, headers: c.headers });
+    const res = await probeServer({ path, headers: c.headers });
     const problems = [];
     if (res.status !== expect.status) problems.push(`status ${res.status}, expected ${expect.status}`);
     else if (res.bodyLength !== expect.bodyLength) {
       problems.push(`body ${res.bodyLength} bytes, expected ${expect.bodyLength}`);
     }
+    const missing = headerProblems(server.expectHeaders, res);
+    const notHit = scenario.expectCacheHit ? headerProblems(server.hitHeaders, res) : [];
     if (problems.length) Object.assign(c, { state: 'wrong status', detail: problems.join(', ') });
-    else {
-      const missing = headerProblems(server.expectHeaders, res);
-      if (missing.length) Object.assign(c, { state: 'wrong headers', detail: missing.join(', ') });
+    else if (missing.length) Object.assign(c, { state: 'wrong headers', detail: missing.join(', ') });
+    else if (notHit.length) {
+      Object.assign(c, { state: 'not a cache hit', detail: `second GET ${path}: ${notHit.join(', ')}` });
     }
   } catch (err) {
     Object.assign(c, { state: 'wrong status', detail: err.message });
@@ -202,7 +211,7 @@ async function measure(server, handle, scenario, round) {
     setState(server.name, 'crashed', `exited (${how}) during the run\n${handle.logs()}`);
     return;
   }
-  const upstreamProblem = server.groups.includes('proxy') ? upstream?.problem() : undefined;
+  const upstreamProblem = usesUpstream.has(server.name) ? upstream?.problem() : undefined;
   if (upstreamProblem) {
     setState(server.name, 'crashed', upstreamProblem);
     return;
@@ -210,7 +219,7 @@ async function measure(server, handle, scenario, round) {
   const rss = sampleRss(handle.pid, 250);
   const wrkOpts = {
     port: handle.port,
-    path: scenario.path,
+    path: pathOf(server, scenario),
     headers: c.headers,
     connections: config.connections,
   };
@@ -248,7 +257,7 @@ async function measure(server, handle, scenario, round) {
           : '')
       : '';
     log(
-      `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(8)} ${server.name.padEnd(21)}` +
+      `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(12)} ${server.name.padEnd(21)}` +
         ` ${Math.round(result.requestsPerSec).toString().padStart(8)} req/s${cpuText}` +
         (result.errors.length ? `  (${result.errors.join('; ')})` : ''),
     );
@@ -256,7 +265,7 @@ async function measure(server, handle, scenario, round) {
     if (shuttingDown) return;
     c.errors.push(`round ${round + 1}: ${err.message}`);
     log(
-      `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(8)} ${server.name.padEnd(21)} failed: ${err.message}`,
+      `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(12)} ${server.name.padEnd(21)} failed: ${err.message}`,
     );
   } finally {
     const peak = rss.stop();
@@ -297,7 +306,6 @@ async function main() {
   if (idle.length) log(`bench: not starting ${idle.map((s) => s.name).join(', ')} (no selected scenario)`);
   fixture = createFixture();
   upstream = createUpstream({ dir: fixture.dir, log });
-  const ctx = { upstream: () => upstream.get() };
   for (const s of servers) {
     cells.set(
       s.name,
@@ -322,6 +330,12 @@ async function main() {
       continue;
     }
     try {
+      const ctx = {
+        upstream: () => {
+          usesUpstream.add(server.name);
+          return upstream.get();
+        },
+      };
       const handle = await server.start(fixture.dir, ctx);
       running.push({ server, handle });
       log(
@@ -420,6 +434,10 @@ async function main() {
           server,
           scenario,
           group: allScenarios.find((s) => s.name === scenario).group,
+          path: pathOf(
+            servers.find((s) => s.name === server),
+            scenarios.find((s) => s.name === scenario),
+          ),
           state: c.state,
           detail: c.detail,
           medianRps: stat.median(server, scenario),

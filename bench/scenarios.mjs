@@ -1,8 +1,11 @@
-// Benchmark scenarios. Each: { name, group, title, path, expect: { status, bodyLength }, headers?(ctx) }
-// where headers() may ask the server under test for something first (e.g. the ETag it gives /index.html)
-// and throws to mark the scenario as not runnable for that server. A scenario runs only on the servers whose
-// `groups` include its group. Reference servers (the node ceiling) are sent `referenceHeaders` instead and
-// always expected to answer 200 with their constant 1 KB.
+// Benchmark scenarios. Each: { name, group, title, path, pathFor?, expect: { status, bodyLength },
+// headers?(ctx), expectCacheHit? } where headers() may ask the server under test for something first (e.g.
+// the ETag it gives /index.html) and throws to mark the scenario as not runnable for that server. A scenario
+// runs only on the servers whose `groups` include its group, all at `path` except those named in `pathFor`
+// ({ server name: path }, for a baseline that serves the same answer from elsewhere). `expectCacheHit`: one
+// request first fills the cache, then the checked answer must carry the server's `hitHeaders`
+// (servers/index.mjs). Reference servers (the node ceiling) are sent `referenceHeaders` instead and always
+// expected to answer 200 with their constant 1 KB.
 import { FIXTURE } from './lib/fixture.mjs';
 import { ORIGIN } from './servers/gatehouse-cors.mjs';
 
@@ -16,6 +19,11 @@ export const groups = [
   { name: 'static', title: 'Static files', subject: 'gatehouse' },
   { name: 'policy', title: 'CORS + security headers (policy layer cost)', subject: 'gatehouse-cors' },
   { name: 'proxy', title: 'Reverse proxy (upstream: bare node:http, 1 KB)', subject: 'gatehouse-proxy' },
+  {
+    name: 'cache',
+    title: 'Shared HTTP cache: hit (1 KB, upstream max-age=3600) vs the static handler',
+    subject: 'gatehouse-cache',
+  },
 ];
 
 export const scenarios = [
@@ -62,5 +70,16 @@ export const scenarios = [
     title: 'GET /api/1k through the proxy -> upstream /1k -> 200, 1 KB',
     path: '/api/1k',
     expect: { status: 200, bodyLength: 1024 },
+  },
+  {
+    name: 'cache-hit-1k',
+    group: 'cache',
+    title:
+      "GET /api/cached/1k, a hit in the proxy's cache (upstream /cached/1k, max-age=3600) -> 200, 1 KB; " +
+      `gatehouse: GET ${FIXTURE.small.path}`,
+    path: '/api/cached/1k',
+    pathFor: { gatehouse: FIXTURE.small.path },
+    expect: { status: 200, bodyLength: 1024 },
+    expectCacheHit: true,
   },
 ];

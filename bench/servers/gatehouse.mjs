@@ -1,7 +1,8 @@
 // Server: Gatehouse itself, `node bin/gatehouse.js serve <dir> --port <p> --host 127.0.0.1 --log off`, ready
 // when it prints `listening on http://127.0.0.1:<p>`. Needs `npm run build` (dist/) first.
 // BENCH_GATEHOUSE_BIN=/path/to/gatehouse.js benchmarks another build (e.g. a stash of the previous one).
-// `startGatehouse` is shared with the gatehouse-cors and gatehouse-proxy variants.
+// `startGatehouse` is shared with the gatehouse-cors, gatehouse-proxy and gatehouse-cache variants. In the
+// cache group it is the baseline: the same 1 KB from its static handler (the scenario's `pathFor`).
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +36,7 @@ export async function startGatehouse({ root, cwd = root, extraArgs = [] }) {
 
 export default {
   name: 'gatehouse',
-  groups: ['static', 'policy'],
+  groups: ['static', 'policy', 'cache'],
   unavailable: gatehouseUnavailable,
   start: (dir) => startGatehouse({ root: dir }),
 };

@@ -1,6 +1,6 @@
 // Server: nginx (when on PATH) as a single process (master_process off) with a generated minimal config:
 // sendfile, etag on, access_log off, everything it writes kept in its own temp dir. `startNginx` is shared
-// with nginx-proxy, which puts a different `server {}` block into the same http {} settings.
+// with nginx-proxy and nginx-cache, which put a different `server {}` block into the same http {} settings.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,14 +42,17 @@ ${body}
 export const nginxUnavailable = () =>
   spawnSync('nginx', ['-v'], { stdio: 'ignore' }).error ? 'nginx not on PATH' : undefined;
 
-/** Starts nginx with `serverBlock(port)` (the text inside http {}) on a free port. */
+/**
+ * Starts nginx with `serverBlock(port, prefix)` (the text inside http {}) on a free port; `prefix` is its
+ * temp dir (removed on stop), for anything else the block wants nginx to write, such as a cache.
+ */
 export async function startNginx(serverBlock) {
   const tmp = tempDir('gatehouse-bench-nginx-');
   const prefix = tmp.path;
   return withCleanup(async () => {
     const port = await freePort();
     const conf = join(prefix, 'nginx.conf');
-    writeFileSync(conf, nginxConf({ prefix, body: serverBlock(port) }));
+    writeFileSync(conf, nginxConf({ prefix, body: serverBlock(port, prefix) }));
     return startServerProcess({
       cmd: 'nginx',
       args: ['-e', join(prefix, 'error.log'), '-p', prefix, '-c', conf, '-g', 'daemon off;'],

@@ -36,7 +36,7 @@ export {
 export type { InvalidationInput } from './invalidate.js';
 export { invalidationUris } from './invalidate.js';
 export type { RequestDirectives, ServeDecision, ServeInput, StaleReason } from './request.js';
-export { decideServe, parseRequestDirectives } from './request.js';
+export { decideServe, parseRequestDirectives, plainFreshUntilMs } from './request.js';
 export type { NotStorableReason, StorableInput, StorableResult } from './storable.js';
 export { HEURISTICALLY_CACHEABLE_STATUSES, isHeuristicallyCacheable, isStorable } from './storable.js';
 export type { TargetedOptions } from './targeted.js';

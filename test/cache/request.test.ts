@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import {
   decideServe,
   parseRequestDirectives,
+  plainFreshUntilMs,
   type RequestDirectives,
   type ServeDecision,
   type StaleReason,
@@ -404,6 +405,37 @@ describe('decideServe while disconnected (RFC 9111 §4.2.4)', () => {
         ...(disconnectedStaleSec === undefined ? {} : { disconnectedStaleSec }),
       });
       assert.deepEqual(decision, expected);
+    });
+  }
+});
+
+describe('plainFreshUntilMs agrees with decideServe on plain requests (§4.2)', () => {
+  const responses: [string, Record<string, string>][] = [
+    ['max-age', { 'cache-control': 'max-age=60' }],
+    ['max-age with Age', { 'cache-control': 'max-age=60', age: '20' }],
+    ['s-maxage (shared)', { 'cache-control': 'max-age=5, s-maxage=60' }],
+    ['Expires', { date: new Date(T0).toUTCString(), expires: new Date(T0 + 30_000).toUTCString() }],
+    [
+      'heuristic',
+      { date: new Date(T0).toUTCString(), 'last-modified': new Date(T0 - 100_000).toUTCString() },
+    ],
+    ['already stale by Age', { 'cache-control': 'max-age=60', age: '100' }],
+    ['no-cache', { 'cache-control': 'max-age=60, no-cache' }],
+    ['qualified no-cache', { 'cache-control': 'max-age=60, no-cache="set-cookie"' }],
+    ['unusable Age', { 'cache-control': 'max-age=60', age: '1, 2' }],
+    ['nothing', {}],
+  ];
+  for (const [name, headers] of responses) {
+    it(name, () => {
+      const s: StoredResponse = { status: 200, headers, requestTimeMs: T0 - 500, responseTimeMs: T0 };
+      const until = plainFreshUntilMs(s, true);
+      for (const dtSec of [0, 1, 9.999, 10, 19.5, 29.9, 30, 40, 59, 60, 61, 1000]) {
+        const nowMs = T0 + dtSec * 1000;
+        const d = decideServe({ stored: s, requestHeaders: {}, nowMs, shared: true });
+        const fast = until !== null && nowMs < until;
+        if (fast) assert.deepEqual(d, fresh, `${name} at +${dtSec}s`);
+        else if (until !== null) assert.notEqual(d.kind, 'fresh', `${name} at +${dtSec}s`);
+      }
     });
   }
 });

@@ -18,7 +18,8 @@ export type MemoryStoreOptions = StoreOptions;
 
 interface MemoryRecord {
   readonly entry: StoredEntry;
-  readonly body: Uint8Array;
+  /** The body, read-only, with `whole` set; shared by every reader (iterating it allocates nothing shared). */
+  readonly body: EntryBody;
 }
 
 /** Fixed per-entry overhead counted on top of the strings (objects, maps, the LRU's slots). */
@@ -68,6 +69,10 @@ class MemoryStore implements CacheStore {
   }
 
   async getVariants(key: string): Promise<StoredEntry[]> {
+    return this.getVariantsSync(key);
+  }
+
+  getVariantsSync(key: string): StoredEntry[] {
     this.#assertOpen();
     const ids = this.#idsByKey.get(key);
     if (!ids) return [];
@@ -104,7 +109,8 @@ class MemoryStore implements CacheStore {
         if (this.#lru.peek(id)?.entry.meta.varyKey === meta.varyKey) this.#lru.delete(id);
       }
       // A copy: the caller's chunks may be views into larger (pooled) buffers.
-      this.#lru.set(entry.id, { entry, body: concat(chunks, bodyBytes) }, { size: sizeBytes });
+      const whole = concat(chunks, bodyBytes);
+      this.#lru.set(entry.id, { entry, body: wholeBody(whole) }, { size: sizeBytes });
       addToIndex(this.#idsByKey, key, entry.id);
       this.#tag(entry);
       return { stored: true, entry };
@@ -114,10 +120,14 @@ class MemoryStore implements CacheStore {
   }
 
   async openBody(entry: StoredEntry): Promise<EntryBody | null> {
+    return this.openBodySync(entry);
+  }
+
+  openBodySync(entry: StoredEntry): EntryBody | null {
     this.#assertOpen();
     const record = this.#lru.peek(entry.id);
     if (!record || record.entry.key !== entry.key) return null;
-    return wholeBody(record.body);
+    return record.body; // one read-only view per record, shared by every reader
   }
 
   async updateMeta(key: string, id: string, meta: EntryMeta): Promise<StoredEntry | null> {
@@ -228,6 +238,7 @@ function concat(chunks: readonly Uint8Array[], totalBytes: number): Uint8Array {
 function wholeBody(body: Uint8Array): EntryBody {
   return {
     bodyBytes: body.byteLength,
+    whole: body,
     async close() {},
     async *[Symbol.asyncIterator]() {
       if (body.byteLength > 0) yield body;

@@ -81,6 +81,11 @@ export type PurgeFilter =
  */
 export interface EntryBody extends AsyncIterable<Uint8Array> {
   readonly bodyBytes: number;
+  /**
+   * The whole body, when the store already holds it in memory: a reader may use it instead of
+   * iterating (one write instead of a stream). Never modify it.
+   */
+  readonly whole?: Uint8Array;
   close(): Promise<void>;
 }
 
@@ -95,6 +100,13 @@ export interface CacheStore {
    * dropped, not returned.
    */
   getVariants(key: string): Promise<StoredEntry[]>;
+  /**
+   * Optional: getVariants without a promise, for stores that answer from memory, so a cache hit is
+   * served in the tick its request arrived. Same results and side effects as getVariants.
+   */
+  getVariantsSync?(key: string): StoredEntry[];
+  /** Optional: openBody without a promise (see getVariantsSync). */
+  openBodySync?(entry: StoredEntry): EntryBody | null;
   /**
    * Stores a response under `key`, replacing the entry with the same `meta.varyKey` once the new body
    * is complete. Reads `body` until its end or until it passes `maxEntryBytes` (then returns

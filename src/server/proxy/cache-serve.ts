@@ -32,67 +32,78 @@ export interface ServeFromStore {
 export async function serveFromStore(s: ServeFromStore): Promise<void> {
   const { req, res, response, body } = s;
   const out = s.headers;
-  const tag = parseEntityTag(getHeader(response.headers, 'etag') ?? '');
-  const etag = tag === null ? undefined : formatEntityTag(tag);
-  const lastModifiedMs = parseHttpDate(getHeader(response.headers, 'last-modified')) ?? undefined;
   const header = (n: string) => getHeader(s.reqHeaders, n);
-  if (response.status === 200) {
-    // RFC 9110 §13.2.2: the client's preconditions against the stored representation. RFC 9111 §4.3.2:
-    // If-Modified-Since is compared with Last-Modified, else Date, else the time it was received.
-    const imsDateMs =
-      lastModifiedMs ??
-      parseHttpDate(getHeader(response.headers, 'date'), response.responseTimeMs) ??
-      response.responseTimeMs;
-    const onlyIms = header('if-unmodified-since') === undefined && header('if-match') === undefined;
-    const pre = evaluatePreconditions({
-      method: s.method,
-      header,
-      etag,
-      lastModifiedMs: onlyIms ? imsDateMs : lastModifiedMs,
-    });
-    if (pre.kind === 'not-modified') {
-      await body.close();
-      // RFC 9110 §15.4.5: a 304 carries the fields a 200 would, minus the content's own.
-      for (const name of Object.keys(out)) {
-        if (name.startsWith('content-') && name !== 'content-location') delete out[name];
+  const hasPreconditions =
+    header('if-none-match') !== undefined ||
+    header('if-modified-since') !== undefined ||
+    header('if-match') !== undefined ||
+    header('if-unmodified-since') !== undefined;
+  const range = header('range');
+  if (response.status === 200 && (hasPreconditions || range !== undefined)) {
+    const tag = parseEntityTag(getHeader(response.headers, 'etag') ?? '');
+    const etag = tag === null ? undefined : formatEntityTag(tag);
+    const lastModifiedMs = parseHttpDate(getHeader(response.headers, 'last-modified')) ?? undefined;
+    if (hasPreconditions) {
+      // RFC 9110 §13.2.2: the client's preconditions against the stored representation. RFC 9111
+      // §4.3.2: If-Modified-Since is compared with Last-Modified, else Date, else the time received.
+      const imsDateMs =
+        lastModifiedMs ??
+        parseHttpDate(getHeader(response.headers, 'date'), response.responseTimeMs) ??
+        response.responseTimeMs;
+      const onlyIms = header('if-unmodified-since') === undefined && header('if-match') === undefined;
+      const pre = evaluatePreconditions({
+        method: s.method,
+        header,
+        etag,
+        lastModifiedMs: onlyIms ? imsDateMs : lastModifiedMs,
+      });
+      if (pre.kind === 'not-modified') {
+        await body.close();
+        // RFC 9110 §15.4.5: a 304 carries the fields a 200 would, minus the content's own.
+        for (const name of Object.keys(out)) {
+          if (name.startsWith('content-') && name !== 'content-location') delete out[name];
+        }
+        res.writeHead(304, out);
+        res.end();
+        return;
       }
-      res.writeHead(304, out);
-      res.end();
-      return;
+      if (pre.kind === 'precondition-failed') {
+        await body.close();
+        sendError(req, res, ERRORS.preconditionFailed, 'A precondition in the request did not hold.');
+        return;
+      }
     }
-    if (pre.kind === 'precondition-failed') {
-      await body.close();
-      sendError(req, res, ERRORS.preconditionFailed, 'A precondition in the request did not hold.');
-      return;
+    const size = body.bodyBytes;
+    if (
+      range !== undefined &&
+      s.method === 'GET' &&
+      getHeader(response.headers, 'content-range') === undefined &&
+      // RFC 9110 §13.1.5: Range applies only when If-Range (if any) matches strongly.
+      evaluateIfRange({ ifRange: header('if-range'), etag, lastModifiedMs, nowMs: s.nowMs })
+    ) {
+      const d = parseRange(range, size);
+      if (d.kind === 'unsatisfiable') {
+        await body.close();
+        // RFC 9110 §15.5.17
+        sendError(req, res, ERRORS.rangeNotSatisfiable, 'The range is outside the stored response.', {
+          'content-range': formatUnsatisfiedRange(size),
+        });
+        return;
+      }
+      if (d.kind === 'ranges') return sendRanges(s, d.ranges, size);
     }
   }
   const size = body.bodyBytes;
-  const range = header('range');
-  if (
-    range !== undefined &&
-    response.status === 200 &&
-    s.method === 'GET' &&
-    getHeader(response.headers, 'content-range') === undefined &&
-    // RFC 9110 §13.1.5: Range applies only when If-Range (if any) matches strongly.
-    evaluateIfRange({ ifRange: header('if-range'), etag, lastModifiedMs, nowMs: s.nowMs })
-  ) {
-    const d = parseRange(range, size);
-    if (d.kind === 'unsatisfiable') {
-      await body.close();
-      // RFC 9110 §15.5.17
-      sendError(req, res, ERRORS.rangeNotSatisfiable, 'The range is outside the stored response.', {
-        'content-range': formatUnsatisfiedRange(size),
-      });
-      return;
-    }
-    if (d.kind === 'ranges') return sendRanges(s, d.ranges, size);
-  }
   const noBody = response.status === 204 || response.status === 304;
   if (!noBody) out['content-length'] = String(size);
   res.writeHead(response.status, out);
   if (s.method === 'HEAD' || noBody) {
     await body.close();
     res.end();
+    return;
+  }
+  if (body.whole !== undefined) {
+    res.end(body.whole); // headers and body in one write, like the static handler
     return;
   }
   await pipeBody(res, body);
@@ -125,7 +136,8 @@ async function sendRanges(s: ServeFromStore, ranges: readonly ByteRange[], size:
   res.end(parts.trailer);
 }
 
-async function readAll(body: EntryBody, size: number): Promise<Buffer> {
+async function readAll(body: EntryBody, size: number): Promise<Uint8Array> {
+  if (body.whole !== undefined) return body.whole;
   const chunks: Uint8Array[] = [];
   for await (const chunk of body) chunks.push(chunk);
   return Buffer.concat(chunks, size);

@@ -21,6 +21,7 @@ import {
   isFresh,
   isStorable,
   matchesVary,
+  plainFreshUntilMs,
   type StoredResponse,
   selectForUpdate,
   varyKey,
@@ -104,6 +105,7 @@ export interface RouteCache {
 }
 
 const NAME = 'gatehouse';
+const NO_FIELDS: readonly string[] = Object.freeze([]);
 const CONDITIONAL_REQUEST_FIELDS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since'];
 /** Several Set-Cookie lines are kept apart with a newline (it cannot occur in a field value). */
 const COOKIE_SEP = '\n';
@@ -134,8 +136,31 @@ function toIncoming(headers: HeaderMap, omit: readonly string[]): IncomingHttpHe
 export function primaryKey(req: IncomingMessage): string | undefined {
   const host = req.headers.host;
   const url = req.url;
-  if (host === undefined || url === undefined || !url.startsWith('/')) return undefined;
-  const proto = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  if (host === undefined || url === undefined) return undefined;
+  return primaryKeyOf((req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http', host, url);
+}
+
+/** Hosts and targets the WHATWG URL parser leaves exactly as they are (no default port, no dot segments). */
+const PLAIN_HOST = /^[a-z0-9.-]+(?::[0-9]{1,5})?$/;
+const PLAIN_TARGET = /^\/[A-Za-z0-9\-_~/?=&+,;:@!$*()]*$/;
+
+/**
+ * The cache key (RFC 9111 §2: method + target URI) for a request target, normalised by the URL parser
+ * (case of scheme and host, default port, dot segments, percent-encoding of unsafe characters; the
+ * fragment dropped). Targets that the parser would leave as they are skip it (the hit path).
+ */
+export function primaryKeyOf(proto: 'http' | 'https', host: string, url: string): string | undefined {
+  if (!url.startsWith('/')) return undefined;
+  if (
+    PLAIN_HOST.test(host) &&
+    PLAIN_TARGET.test(url) &&
+    !url.includes('/.') &&
+    !host.endsWith(proto === 'http' ? ':80' : ':443') &&
+    !host.includes('..') &&
+    !host.startsWith('.')
+  ) {
+    return `GET ${proto}://${host}${url}`;
+  }
   try {
     const u = new URL(`${proto}://${host}${url}`);
     u.hash = '';
@@ -163,16 +188,27 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
       ? join(tmpdir(), `gatehouse-cache-${process.pid}-${randomUUID().slice(0, 8)}`)
       : undefined;
   let storePromise: Promise<CacheStore> | undefined;
+  /** The store once it is open. */
+  let storeNow: CacheStore | undefined;
   const getStore = (): Promise<CacheStore> => {
-    storePromise ??=
+    storePromise ??= (
       o.store === 'disk'
         ? openDiskStore({ ...storeOptions, dir: o.dir ?? tempDir! })
-        : Promise.resolve(createMemoryStore(storeOptions));
+        : Promise.resolve(createMemoryStore(storeOptions))
+    ).then((store) => {
+      storeNow = store;
+      return store;
+    });
     return storePromise;
   };
   const warn = (err: unknown, msg: string) => logger.warn({ err }, msg);
   /** Upstream exchanges other requests may wait on (coalescing), by primary key + request variant. */
   const inflight = new Map<string, Promise<Outcome>>();
+  /** plainFreshUntilMs per stored response (stored responses are never modified, only replaced). */
+  const freshUntil = new WeakMap<StoredResponse, number | null>();
+  /** Response fields sent for a stored response on plain requests (see serveStored). */
+  const sentFields = new WeakMap<StoredResponse, Record<string, string | string[]>>();
+  const sentFlat = new WeakMap<StoredResponse, string[]>();
 
   /** The stored response as the decisions must see it: targeted fields applied (RFC 9213 §2.1). */
   const policyView = (r: StoredResponse): StoredResponse => {
@@ -188,7 +224,9 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
       ctx.forward({});
       return;
     }
-    const reqHeaders = toHeaderMap(req.headers);
+    // Node already gives lowercase names with repeated lines joined; only Set-Cookie stays a list.
+    const reqHeaders =
+      req.headers['set-cookie'] === undefined ? (req.headers as HeaderMap) : toHeaderMap(req.headers);
     if (method !== 'GET' && method !== 'HEAD') {
       const x: Exchange = { req, res, ctx, store: undefined, key, method, reqHeaders };
       x.store = await getStore().catch(() => undefined);
@@ -213,8 +251,15 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     const { res, key, reqHeaders } = x;
     let variants: StoredEntry[];
     try {
-      x.store = await getStore();
-      variants = await x.store.getVariants(key);
+      // A store answering from memory is read without a promise: the hit is served in this tick.
+      const now = storeNow;
+      if (now?.getVariantsSync !== undefined) {
+        x.store = now;
+        variants = now.getVariantsSync(key);
+      } else {
+        x.store = await getStore();
+        variants = await x.store.getVariants(key);
+      }
     } catch (err) {
       warn(err, 'cache lookup failed');
       x.ctx.forward({ requestHeaders: upstreamExtras(reqHeaders) });
@@ -233,8 +278,17 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
       return upstream(x, reason, undefined, mayWait, variants[0]);
     }
     const stored = entry.meta.response;
-    const view = policyView(stored);
     const nowMs = Date.now();
+    if (reqHeaders['cache-control'] === undefined && reqHeaders.pragma === undefined) {
+      // The hit path: a plain request and a response fresh until a known time (memoised per response).
+      let until = freshUntil.get(stored);
+      if (until === undefined) {
+        until = plainFreshUntilMs(policyView(stored), true, freshness);
+        freshUntil.set(stored, until);
+      }
+      if (until !== null && nowMs < until && (await serveStored(x, entry, NO_FIELDS, 'hit'))) return;
+    }
+    const view = policyView(stored);
     const d = decideServe({ stored: view, requestHeaders: reqHeaders, nowMs, shared: true, freshness });
     if (d.kind === 'fresh' || d.kind === 'stale-ok') {
       let status = 'hit';
@@ -718,20 +772,50 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     response: StoredResponse = entry.meta.response,
   ): Promise<boolean> {
     const { res } = x;
-    const body = await x.store!.openBody(entry);
+    const store = x.store!;
+    const body = store.openBodySync !== undefined ? store.openBodySync(entry) : await store.openBody(entry);
     if (body === null) return false;
     if (res.destroyed || res.headersSent) {
       await body.close();
       return true;
     }
     const nowMs = Date.now();
-    const out = x.ctx.responseHeaders(toIncoming(response.headers, omit));
-    for (const [name, v] of Object.entries(downstreamFixes(response.headers))) {
-      if (v === '') delete out[name];
-      else out[name] = v;
+    // The fields sent for a stored response depend on it, its key (host, path) and the headers earlier
+    // steps set on `res`; with none of those and nothing to omit they are the same every time.
+    const plain = omit.length === 0 && res.getHeaderNames().length === 0;
+    let base = plain ? sentFields.get(response) : undefined;
+    if (base === undefined) {
+      base = x.ctx.responseHeaders(toIncoming(response.headers, omit));
+      for (const [name, v] of Object.entries(downstreamFixes(response.headers))) {
+        if (v === '') delete base[name];
+        else base[name] = v;
+      }
+      if (plain) sentFields.set(response, base);
     }
-    out.age = ageFieldValue(currentAgeSec(response, nowMs));
-    out['cache-status'] = `${NAME}; ${status}`;
+    const age = ageFieldValue(currentAgeSec(response, nowMs));
+    const cacheStatus = `${NAME}; ${status}`;
+    if (plain && body.whole !== undefined && x.method === 'GET' && isPlainRead(x.reqHeaders)) {
+      // The hit path: the memoised fields as a flat list plus Age (§5.1), one write of head and body.
+      let flat = sentFlat.get(response);
+      if (flat === undefined) {
+        flat = [];
+        for (const [name, v] of Object.entries(base)) {
+          if (name === 'content-length') continue;
+          if (Array.isArray(v)) for (const one of v) flat.push(name, one);
+          else flat.push(name, v);
+        }
+        sentFlat.set(response, flat);
+      }
+      const noBody = response.status === 204 || response.status === 304;
+      const head = flat.concat('age', age, 'cache-status', cacheStatus);
+      if (!noBody) head.push('content-length', String(body.bodyBytes));
+      res.writeHead(response.status, head);
+      res.end(noBody ? undefined : body.whole);
+      return true;
+    }
+    const out = { ...base };
+    out.age = age;
+    out['cache-status'] = cacheStatus;
     try {
       await serveFromStore({
         req: x.req,
@@ -776,6 +860,17 @@ export function parseTags(value: string | undefined): string[] {
     if (out.length === 64) break;
   }
   return out;
+}
+
+/** No preconditions and no Range: the stored response is sent as it is (RFC 9110 §13.2.2, §14.2). */
+function isPlainRead(h: HeaderMap): boolean {
+  return (
+    h.range === undefined &&
+    h['if-none-match'] === undefined &&
+    h['if-modified-since'] === undefined &&
+    h['if-match'] === undefined &&
+    h['if-unmodified-since'] === undefined
+  );
 }
 
 function onlyIfCached(reqHeaders: HeaderMap): boolean {

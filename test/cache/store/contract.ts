@@ -163,6 +163,37 @@ export function storeContract(kind: string, factory: StoreFactory): void {
         assert.equal((await readBody(store, entry))?.toString(), 'abcde');
       }));
 
+    it('a body offered whole (`whole`) is the same bytes as the streamed one, read twice', () =>
+      withStore({}, async (store) => {
+        const source = streamed([Buffer.from('ab'), Buffer.from('cde')]);
+        const entry = await putOk(store, KEY, meta(), source);
+        for (let i = 0; i < 2; i++) {
+          const body = await store.openBody(entry);
+          assert.ok(body !== null);
+          if (body.whole !== undefined) assert.equal(Buffer.from(body.whole).toString(), 'abcde');
+          const chunks: Uint8Array[] = [];
+          for await (const c of body) chunks.push(c);
+          assert.equal(Buffer.concat(chunks).toString(), 'abcde');
+        }
+      }));
+
+    it('the optional sync reads agree with the async ones', () =>
+      withStore({}, async (store) => {
+        const entry = await putOk(store, KEY, meta(), Buffer.from('sync'));
+        if (store.getVariantsSync !== undefined) {
+          assert.deepEqual(
+            store.getVariantsSync(KEY).map((e) => e.id),
+            (await store.getVariants(KEY)).map((e) => e.id),
+          );
+          assert.deepEqual(store.getVariantsSync(OTHER_KEY), []);
+        }
+        if (store.openBodySync !== undefined) {
+          assert.equal(store.openBodySync(entry)?.bodyBytes, 4);
+          await store.delete(KEY);
+          assert.equal(store.openBodySync(entry), null);
+        }
+      }));
+
     it('an empty body is stored', () =>
       withStore({}, async (store) => {
         const entry = await putOk(store, KEY, meta(), new Uint8Array(0));

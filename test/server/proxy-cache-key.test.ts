@@ -1,0 +1,60 @@
+// The proxy cache's primary key (RFC 9111 §2): the fast path must agree with the URL parser.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { primaryKeyOf } from '../../src/server/proxy/cache.js';
+
+function viaUrl(proto: 'http' | 'https', host: string, url: string): string | undefined {
+  if (!url.startsWith('/')) return undefined;
+  try {
+    const u = new URL(`${proto}://${host}${url}`);
+    u.hash = '';
+    return `GET ${u.href}`;
+  } catch {
+    return undefined;
+  }
+}
+
+describe('primaryKeyOf', () => {
+  const cases: [string, 'http' | 'https', string, string, string | undefined][] = [
+    ['plain target', 'http', 'a.example', '/x?y=1', 'GET http://a.example/x?y=1'],
+    ['host case is folded', 'http', 'A.Example', '/x', 'GET http://a.example/x'],
+    ['default port dropped', 'http', 'a.example:80', '/x', 'GET http://a.example/x'],
+    ['https default port dropped', 'https', 'a.example:443', '/x', 'GET https://a.example/x'],
+    ['other port kept', 'http', 'a.example:8080', '/x', 'GET http://a.example:8080/x'],
+    ['dot segments removed', 'http', 'a.example', '/a/./b/../c', 'GET http://a.example/a/c'],
+    ['fragment dropped', 'http', 'a.example', '/x#frag', 'GET http://a.example/x'],
+    ['space encoded', 'http', 'a.example', '/a b', 'GET http://a.example/a%20b'],
+    ['not origin-form', 'http', 'a.example', '*', undefined],
+    ['bad host', 'http', 'a b', '/x', undefined],
+  ];
+  for (const [name, proto, host, url, expected] of cases) {
+    it(name, () => assert.equal(primaryKeyOf(proto, host, url), expected));
+  }
+
+  it('agrees with the URL parser on random targets (fuzz)', () => {
+    const alphabet = 'aZ09-._~/?=&+,;:@!$*()%#\\ \'"<>[]{}|^`.';
+    const hosts = [
+      'a.example',
+      'A.example',
+      'a.example:80',
+      'a.example:443',
+      'x:8080',
+      '127.0.0.1:3000',
+      '.a',
+      'a..b',
+    ];
+    let seed = 42;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let i = 0; i < 5000; i++) {
+      let url = '/';
+      const len = rand(12);
+      for (let k = 0; k < len; k++) url += alphabet[rand(alphabet.length)];
+      const host = hosts[rand(hosts.length)]!;
+      const proto = rand(2) === 0 ? 'http' : 'https';
+      assert.equal(primaryKeyOf(proto, host, url), viaUrl(proto, host, url), `${proto} ${host} ${url}`);
+    }
+  });
+});

@@ -126,6 +126,10 @@ export const proxyRouteSchema = z
           .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'a token')
           .default('gatehouse')
           .describe('Device token of this cache: `Surrogate-Control: max-age=60;gatehouse` targets it.'),
+        statusKey: z
+          .boolean()
+          .default(false)
+          .describe('Add key="<cache key>" to Cache-Status (RFC 9211 §2.7), for debugging.'),
         tagHeader: z
           .string()
           .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'a header field name')

@@ -27,7 +27,10 @@ describe('proxy cache features', () => {
         text(
           s,
           200,
-          { 'cache-control': 'max-age=1, stale-while-revalidate=60', etag: `"s${n}"` },
+          {
+            'cache-control': n === 1 ? 'max-age=1, stale-while-revalidate=60' : 'max-age=3600',
+            etag: `"s${n}"`,
+          },
           `swr ${n}`,
         ),
       '/tagged/a': (_q, s, n) =>
@@ -36,6 +39,7 @@ describe('proxy cache features', () => {
         text(s, 200, { 'cache-control': 'max-age=3600', 'cache-tag': 'red' }, `b ${n}`),
       '/other': (_q, s, n) =>
         text(s, 200, { 'cache-control': 'max-age=3600', 'cache-tag': 'green' }, `o ${n}`),
+      '/keyed': (_q, s, n) => text(s, 200, { 'cache-control': 'max-age=3600' }, `keyed ${n}`),
       '/digits': (_q, s, n) =>
         text(s, 200, { 'cache-control': 'max-age=3600', etag: '"d"' }, `0123456789-${n}`),
       '/surrogate': (q, s, n) =>
@@ -91,13 +95,19 @@ describe('proxy cache features', () => {
     }
     const statuses = rs.map((r) => String(r.headers['cache-status']));
     assert.equal(statuses.filter((s) => s.includes('stored')).length, 1);
-    assert.equal(statuses.filter((s) => s === 'gatehouse; hit').length, 99);
+    assert.equal(statuses.filter((s) => s.startsWith('gatehouse; hit; ttl=')).length, 99);
   });
 
   it('lets waiters go upstream on their own when the response was not storable', async () => {
-    const all = Promise.all(Array.from({ length: 5 }, () => get(gh.url, '/slow-nostore')));
-    await release(1);
-    await release(4);
+    let done = false;
+    const all = Promise.all(Array.from({ length: 5 }, () => get(gh.url, '/slow-nostore'))).finally(() => {
+      done = true;
+    });
+    // Release whatever the origin holds until every client has its answer.
+    while (!done) {
+      await settle(20);
+      for (const r of held.splice(0)) r();
+    }
     const rs = await all;
     assert.equal(up.count('/slow-nostore'), 5);
     assert.deepEqual(
@@ -111,13 +121,20 @@ describe('proxy cache features', () => {
     await settle(1100); // max-age=1 passes
     const stale = await get(gh.url, '/swr');
     assert.equal(stale.text, 'swr 1');
-    assert.equal(stale.headers['cache-status'], 'gatehouse; hit; detail=stale-while-revalidate');
-    await settle(100);
+    assert.match(
+      String(stale.headers['cache-status']),
+      /^gatehouse; hit; detail=stale-while-revalidate; ttl=-?\d+$/,
+    );
+    // The background request reaches the origin, and its answer replaces the stored one.
+    let fresh = await get(gh.url, '/swr');
+    for (let i = 0; i < 100 && fresh.text !== 'swr 2'; i++) {
+      await settle(20);
+      fresh = await get(gh.url, '/swr');
+    }
+    assert.equal(fresh.text, 'swr 2');
+    assert.match(String(fresh.headers['cache-status']), /^gatehouse; hit; ttl=\d+$/);
     assert.equal(up.count('/swr'), 2);
     assert.equal(up.seen.filter((q) => q.url === '/swr').at(-1)!.headers['if-none-match'], '"s1"');
-    const fresh = await get(gh.url, '/swr');
-    assert.equal(fresh.text, 'swr 2');
-    assert.equal(fresh.headers['cache-status'], 'gatehouse; hit');
   });
 
   it('purges one URL, a prefix and tags, from loopback only', async () => {
@@ -134,7 +151,7 @@ describe('proxy cache features', () => {
     await settle();
     const prefix = await get(gh.url, '/tagged/*', { method: 'PURGE' });
     assert.deepEqual(JSON.parse(prefix.text), { purged: 2 });
-    assert.equal((await get(gh.url, '/other')).headers['cache-status'], 'gatehouse; hit');
+    assert.match(String((await get(gh.url, '/other')).headers['cache-status']), /^gatehouse; hit; ttl=\d+$/);
     // The tag header never reaches clients.
     assert.equal((await get(gh.url, '/tagged/a')).headers['cache-tag'], undefined);
   });
@@ -156,6 +173,26 @@ describe('proxy cache features', () => {
       assert.match(String(r.headers['content-type']), /problem\+json/);
     } finally {
       await strict.close();
+    }
+  });
+
+  it('says ttl on hits, and the key when statusKey is set (RFC 9211 §2.6, §2.7)', async () => {
+    const keyed = await startServer(site, {
+      proxy: [
+        { prefix: '/', upstream: up.url, cacheControl: null, cache: { enabled: true, statusKey: true } },
+      ],
+    });
+    try {
+      await get(keyed.url, '/keyed');
+      await settle();
+      const r = await get(keyed.url, '/keyed?k');
+      assert.match(String(r.headers['cache-status']), /^gatehouse; fwd=uri-miss/);
+      const hit = String((await get(keyed.url, '/keyed')).headers['cache-status']);
+      const m = /^gatehouse; hit; ttl=(\d+); key="GET http:\/\/127\.0\.0\.1:\d+\/keyed"$/.exec(hit);
+      assert.ok(m, hit);
+      assert.ok(Number(m[1]) > 3590 && Number(m[1]) <= 3600, hit);
+    } finally {
+      await keyed.close();
     }
   });
 
@@ -187,7 +224,7 @@ describe('proxy cache features', () => {
     await settle();
     const b = await get(gh.url, '/surrogate');
     assert.equal(b.text, 'sur 1');
-    assert.equal(b.headers['cache-status'], 'gatehouse; hit');
+    assert.match(String(b.headers['cache-status']), /^gatehouse; hit; ttl=\d+$/);
   });
 
   it('obeys CDN-Cache-Control over Cache-Control (RFC 9213)', async () => {
@@ -209,7 +246,7 @@ describe('proxy cache features', () => {
     assert.equal(h.headers['x-n'], '2');
     await settle();
     const g = await get(gh.url, '/headfresh');
-    assert.equal(g.headers['cache-status'], 'gatehouse; hit');
+    assert.match(String(g.headers['cache-status']), /^gatehouse; hit; ttl=\d+$/);
     assert.equal(g.headers['x-n'], '2');
     assert.equal(g.text, 'head fresh');
     assert.equal(up.count('/headfresh'), 2);

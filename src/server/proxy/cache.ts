@@ -15,6 +15,7 @@ import {
   decideServe,
   type FreshnessOptions,
   freshenStored,
+  freshnessLifetimeSec,
   getHeader,
   type HeaderMap,
   invalidationUris,
@@ -58,6 +59,8 @@ export interface ProxyCacheOptions {
   targets?: readonly string[] | undefined;
   /** Edge Architecture device token of this cache. Default 'gatehouse'. */
   surrogateToken?: string | undefined;
+  /** Add `key="<cache key>"` to Cache-Status (RFC 9211 §2.7). Default false. */
+  statusKey?: boolean | undefined;
   /** Response field with purge tags. Default Cache-Tag. */
   tagHeader?: string | undefined;
   /** Who may PURGE: addresses, CIDRs or keywords (see trustProxy). Default loopback. */
@@ -206,6 +209,20 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
   const inflight = new Map<string, Promise<Outcome>>();
   /** plainFreshUntilMs per stored response (stored responses are never modified, only replaced). */
   const freshUntil = new WeakMap<StoredResponse, number | null>();
+  /** When each stored response stops being fresh (local ms; -Infinity with an unusable Age). */
+  const freshEnds = new WeakMap<StoredResponse, number>();
+  const freshEndMs = (r: StoredResponse): number => {
+    let end = freshEnds.get(r);
+    if (end === undefined) {
+      const v = policyView(r);
+      const initialAgeSec = currentAgeSec(v, v.responseTimeMs);
+      end = Number.isFinite(initialAgeSec)
+        ? v.responseTimeMs + (freshnessLifetimeSec(v, true, freshness) - initialAgeSec) * 1000
+        : Number.NEGATIVE_INFINITY;
+      freshEnds.set(r, end);
+    }
+    return end;
+  };
   /** Response fields sent for a stored response on plain requests (see serveStored). */
   const sentFields = new WeakMap<StoredResponse, Record<string, string | string[]>>();
   const sentFlat = new WeakMap<StoredResponse, string[]>();
@@ -793,7 +810,11 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
       if (plain) sentFields.set(response, base);
     }
     const age = ageFieldValue(currentAgeSec(response, nowMs));
-    const cacheStatus = `${NAME}; ${status}`;
+    let cacheStatus = `${NAME}; ${status}`;
+    // RFC 9211 §2.6: ttl, the remaining freshness (negative when stale); §2.7 key, when configured.
+    const end = freshEndMs(response);
+    if (Number.isFinite(end)) cacheStatus += `; ttl=${Math.ceil((end - nowMs) / 1000)}`;
+    if (o.statusKey === true) cacheStatus += `; key=${JSON.stringify(x.key)}`;
     if (plain && body.whole !== undefined && x.method === 'GET' && isPlainRead(x.reqHeaders)) {
       // The hit path: the memoised fields as a flat list plus Age (§5.1), one write of head and body.
       let flat = sentFlat.get(response);

@@ -20,6 +20,9 @@ describe('proxy cache features', () => {
       '/slow': (_q, s, n) => {
         held.push(() => text(s, 200, { 'cache-control': 'max-age=3600' }, `slow ${n}`));
       },
+      '/slow-ranged': (_q, s, n) => {
+        held.push(() => text(s, 200, { 'cache-control': 'max-age=3600' }, `abcdef-${n}`));
+      },
       '/slow-nostore': (_q, s, n) => {
         held.push(() => text(s, 200, { 'cache-control': 'no-store' }, `nostore ${n}`));
       },
@@ -114,6 +117,20 @@ describe('proxy cache features', () => {
       rs.map((r) => r.status),
       [200, 200, 200, 200, 200],
     );
+  });
+
+  it('a Range request during a miss of the same URL waits for it and is answered from the store', async () => {
+    const full = get(gh.url, '/slow-ranged');
+    await release(0); // let the first request reach the origin and be held
+    for (let i = 0; i < 100 && up.count('/slow-ranged') === 0; i++) await settle(10);
+    const part = get(gh.url, '/slow-ranged', { headers: { range: 'bytes=0-2' } });
+    await settle(50);
+    for (const r of held.splice(0)) r();
+    assert.equal((await full).text, 'abcdef-1');
+    const p = await part;
+    assert.equal(p.status, 206);
+    assert.equal(p.text, 'abc');
+    assert.equal(up.count('/slow-ranged'), 1);
   });
 
   it('serves stale within stale-while-revalidate and revalidates in the background (RFC 5861 §3)', async () => {

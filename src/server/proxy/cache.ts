@@ -290,7 +290,12 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     if (entry === undefined) {
       if (onlyIfCached(reqHeaders)) return gatewayTimeout(x);
       // A Range miss goes through as it is: 206s are not stored (§3.3); a later full GET fills the cache.
-      if (ranged) return bypass(x);
+      if (ranged) {
+        // A full response to the same URL being fetched or stored right now will answer it.
+        const running = mayWait ? inflight.get(coalesceKey(x, variants[0])) : undefined;
+        if (running !== undefined) return afterWait(x, await running);
+        return bypass(x);
+      }
       const reason = variants.length > 0 ? 'vary-miss' : 'uri-miss';
       return upstream(x, reason, undefined, mayWait, variants[0]);
     }

@@ -147,3 +147,14 @@ export function ageFieldValue(ageSec: number): string {
   // §1.2.2: a delta-seconds too large to represent is sent as 2147483648 (2^31).
   return String(Math.min(DELTA_SECONDS_MAX, Math.max(0, Math.floor(ageSec))));
 }
+
+/**
+ * The local time (ms) at which a stored response stops being fresh: fresh while
+ * lifetime > corrected_initial_age + (now - response_time) (§4.2, §4.2.3). -Infinity when its Age is
+ * unusable (always stale). RFC 9211 §2.6 ttl is this minus now.
+ */
+export function freshEndMs(stored: StoredResponse, shared: boolean, opts?: FreshnessOptions): number {
+  const initialAgeSec = currentAgeSec(stored, stored.responseTimeMs);
+  if (!Number.isFinite(initialAgeSec)) return Number.NEGATIVE_INFINITY;
+  return stored.responseTimeMs + (freshnessLifetimeSec(stored, shared, opts) - initialAgeSec) * 1000;
+}

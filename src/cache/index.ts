@@ -29,6 +29,7 @@ export {
   currentAgeSec,
   DEFAULT_HEURISTIC_CAP_SEC,
   DEFAULT_HEURISTIC_FRACTION,
+  freshEndMs,
   freshness,
   freshnessLifetimeSec,
   isFresh,

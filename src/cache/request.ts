@@ -2,7 +2,7 @@
 // (§4, §4.2.4, §5.2.2, RFC 5861, RFC 8246).
 import { deltaSeconds, fieldNames, hasDirective, parseCacheControl } from '../http/cache-control.js';
 import { listIncludesToken } from '../http/lists.js';
-import { currentAgeSec, type FreshnessOptions, freshnessLifetimeSec } from './freshness.js';
+import { currentAgeSec, type FreshnessOptions, freshEndMs, freshnessLifetimeSec } from './freshness.js';
 import { getHeader, type HeaderMap, type StoredResponse } from './types.js';
 
 /** The request's cache directives. Invalid arguments make the directive count as absent. */
@@ -176,8 +176,6 @@ export function plainFreshUntilMs(
 ): number | null {
   const res = parseCacheControl(getHeader(stored.headers, 'cache-control'));
   if (hasDirective(res, 'no-cache')) return null;
-  const lifetimeSec = freshnessLifetimeSec(stored, shared, opts);
-  const initialAgeSec = currentAgeSec(stored, stored.responseTimeMs);
-  if (!Number.isFinite(initialAgeSec)) return null;
-  return stored.responseTimeMs + (lifetimeSec - initialAgeSec) * 1000;
+  const end = freshEndMs(stored, shared, opts);
+  return Number.isFinite(end) ? end : null;
 }

@@ -4,6 +4,7 @@ import {
   currentAgeSec,
   type FreshnessOptions,
   type FreshnessSource,
+  freshEndMs,
   freshness,
   isFresh,
 } from '../../src/cache/freshness.js';
@@ -228,5 +229,25 @@ describe('isFresh (RFC 9111 §4.2)', () => {
   ];
   for (const [name, nowSec, expected] of cases) {
     it(name, () => assert.equal(isFresh(s, T0 + nowSec * 1000, true), expected));
+  }
+});
+
+describe('freshEndMs (RFC 9111 §4.2, §4.2.3)', () => {
+  // [name, headers, expected end as seconds after T0 (response time), or -Infinity]
+  const cases: [string, Record<string, string>, number][] = [
+    ['max-age from the response time', { 'cache-control': 'max-age=60' }, 60],
+    ['Age shortens it', { 'cache-control': 'max-age=60', age: '20' }, 40],
+    ['already stale: in the past', { 'cache-control': 'max-age=60', age: '100' }, -40],
+    ['no freshness: now', {}, 0],
+    ['unusable Age: never fresh', { 'cache-control': 'max-age=60', age: '1, 2' }, Number.NEGATIVE_INFINITY],
+  ];
+  for (const [name, headers, endSec] of cases) {
+    it(name, () => {
+      const s = stored(headers, { requestTimeMs: T0, responseTimeMs: T0 });
+      assert.equal(freshEndMs(s, true), endSec === Number.NEGATIVE_INFINITY ? endSec : T0 + endSec * 1000);
+      // §4.2: fresh just before the end, stale from it on.
+      if (endSec > 0) assert.equal(isFresh(s, T0 + endSec * 1000 - 1, true), true);
+      if (Number.isFinite(endSec)) assert.equal(isFresh(s, Math.max(T0, T0 + endSec * 1000), true), false);
+    });
   }
 });

@@ -28,18 +28,30 @@ export interface ServeFromStore {
   readonly nowMs: number;
 }
 
+/** No preconditions and no Range: the stored response is sent as it is (RFC 9110 §13.2.2, §14.2). */
+export function isPlainRead(h: HeaderMap): boolean {
+  return (
+    h.range === undefined &&
+    h['if-none-match'] === undefined &&
+    h['if-modified-since'] === undefined &&
+    h['if-match'] === undefined &&
+    h['if-unmodified-since'] === undefined
+  );
+}
+
 /** Writes the answer and consumes or closes `body`. Rejects only when reading the body fails. */
 export async function serveFromStore(s: ServeFromStore): Promise<void> {
   const { req, res, response, body } = s;
   const out = s.headers;
   const header = (n: string) => getHeader(s.reqHeaders, n);
-  const hasPreconditions =
-    header('if-none-match') !== undefined ||
-    header('if-modified-since') !== undefined ||
-    header('if-match') !== undefined ||
-    header('if-unmodified-since') !== undefined;
-  const range = header('range');
-  if (response.status === 200 && (hasPreconditions || range !== undefined)) {
+  const size = body.bodyBytes;
+  if (response.status === 200 && !isPlainRead(s.reqHeaders)) {
+    const range = header('range');
+    const hasPreconditions =
+      header('if-none-match') !== undefined ||
+      header('if-modified-since') !== undefined ||
+      header('if-match') !== undefined ||
+      header('if-unmodified-since') !== undefined;
     const tag = parseEntityTag(getHeader(response.headers, 'etag') ?? '');
     const etag = tag === null ? undefined : formatEntityTag(tag);
     const lastModifiedMs = parseHttpDate(getHeader(response.headers, 'last-modified')) ?? undefined;
@@ -73,7 +85,6 @@ export async function serveFromStore(s: ServeFromStore): Promise<void> {
         return;
       }
     }
-    const size = body.bodyBytes;
     if (
       range !== undefined &&
       s.method === 'GET' &&
@@ -93,7 +104,6 @@ export async function serveFromStore(s: ServeFromStore): Promise<void> {
       if (d.kind === 'ranges') return sendRanges(s, d.ranges, size);
     }
   }
-  const size = body.bodyBytes;
   const noBody = response.status === 204 || response.status === 304;
   if (!noBody) out['content-length'] = String(size);
   res.writeHead(response.status, out);

@@ -14,8 +14,8 @@ import {
   currentAgeSec,
   decideServe,
   type FreshnessOptions,
+  freshEndMs,
   freshenStored,
-  freshnessLifetimeSec,
   getHeader,
   type HeaderMap,
   invalidationUris,
@@ -41,7 +41,7 @@ import { compileIpRanges, parseIp } from '../../http/ip.js';
 import { stripHopByHop } from '../../http/proxy-headers.js';
 import { ERRORS, sendError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { serveFromStore } from './cache-serve.js';
+import { isPlainRead, serveFromStore } from './cache-serve.js';
 
 export interface ProxyCacheOptions {
   enabled: boolean;
@@ -114,6 +114,17 @@ const CONDITIONAL_REQUEST_FIELDS = ['if-none-match', 'if-modified-since', 'if-ma
 const COOKIE_SEP = '\n';
 /** RFC 5861 §4: the statuses after which stale-if-error may serve a stale response. */
 const ORIGIN_ERRORS = new Set([500, 502, 503, 504]);
+
+/** Sets `fields` on `out`; an empty value removes the field (the HeadAction / ForwardHooks convention). */
+export function setFields(
+  out: Record<string, string | string[]>,
+  fields: Readonly<Record<string, string>>,
+): void {
+  for (const [name, v] of Object.entries(fields)) {
+    if (v === '') delete out[name];
+    else out[name] = v;
+  }
+}
 
 /** Lowercase header map with several field lines joined (Set-Cookie kept apart, see COOKIE_SEP). */
 export function toHeaderMap(headers: IncomingHttpHeaders | Record<string, string | string[]>): HeaderMap {
@@ -206,22 +217,23 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
   };
   const warn = (err: unknown, msg: string) => logger.warn({ err }, msg);
   /** Upstream exchanges other requests may wait on (coalescing), by primary key + request variant. */
-  const inflight = new Map<string, Promise<Outcome>>();
-  /** plainFreshUntilMs per stored response (stored responses are never modified, only replaced). */
-  const freshUntil = new WeakMap<StoredResponse, number | null>();
-  /** When each stored response stops being fresh (local ms; -Infinity with an unusable Age). */
-  const freshEnds = new WeakMap<StoredResponse, number>();
-  const freshEndMs = (r: StoredResponse): number => {
-    let end = freshEnds.get(r);
-    if (end === undefined) {
+  const inflight = new Map<string, Promise<void>>();
+  /**
+   * Per stored response (never modified, only replaced): when it stops being fresh (freshEndMs, for
+   * Cache-Status ttl) and until when plain requests may take it without decideServe (plainFreshUntilMs).
+   */
+  const timings = new WeakMap<
+    StoredResponse,
+    { readonly endMs: number; readonly plainUntilMs: number | null }
+  >();
+  const timingOf = (r: StoredResponse) => {
+    let t = timings.get(r);
+    if (t === undefined) {
       const v = policyView(r);
-      const initialAgeSec = currentAgeSec(v, v.responseTimeMs);
-      end = Number.isFinite(initialAgeSec)
-        ? v.responseTimeMs + (freshnessLifetimeSec(v, true, freshness) - initialAgeSec) * 1000
-        : Number.NEGATIVE_INFINITY;
-      freshEnds.set(r, end);
+      t = { endMs: freshEndMs(v, true, freshness), plainUntilMs: plainFreshUntilMs(v, true, freshness) };
+      timings.set(r, t);
     }
-    return end;
+    return t;
   };
   /** Response fields sent for a stored response on plain requests (see serveStored). */
   const sentFields = new WeakMap<StoredResponse, Record<string, string | string[]>>();
@@ -292,8 +304,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
       // A Range miss goes through as it is: 206s are not stored (§3.3); a later full GET fills the cache.
       if (ranged) {
         // A full response to the same URL being fetched or stored right now will answer it.
-        const running = mayWait ? inflight.get(coalesceKey(x, variants[0])) : undefined;
-        if (running !== undefined) return afterWait(x, await running);
+        if (mayWait && (await waitFor(x, coalesceKey(x, variants[0])))) return;
         return bypass(x);
       }
       const reason = variants.length > 0 ? 'vary-miss' : 'uri-miss';
@@ -303,11 +314,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     const nowMs = Date.now();
     if (reqHeaders['cache-control'] === undefined && reqHeaders.pragma === undefined) {
       // The hit path: a plain request and a response fresh until a known time (memoised per response).
-      let until = freshUntil.get(stored);
-      if (until === undefined) {
-        until = plainFreshUntilMs(policyView(stored), true, freshness);
-        freshUntil.set(stored, until);
-      }
+      const until = timingOf(stored).plainUntilMs;
       if (until !== null && nowMs < until && (await serveStored(x, entry, NO_FIELDS, 'hit'))) return;
     }
     const view = policyView(stored);
@@ -340,37 +347,38 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     mayWait: boolean,
     like: StoredEntry | undefined,
   ): Promise<void> {
-    if (!mayWait || x.method !== 'GET') {
-      if (mayWait) {
-        // HEAD may wait for a GET under way, but never leads one.
-        const running = inflight.get(coalesceKey(x, like));
-        if (running !== undefined) return afterWait(x, await running);
-      }
-      return fetchAndStore(x, reason, entry, undefined);
-    }
-    const ckey = coalesceKey(x, like);
-    const running = inflight.get(ckey);
-    if (running !== undefined) return afterWait(x, await running);
-    let settle!: (outcome: Outcome) => void;
-    const p = new Promise<Outcome>((resolve) => {
-      settle = resolve;
-    });
-    inflight.set(ckey, p);
-    let settled = false;
-    fetchAndStore(x, reason, entry, (outcome) => {
-      if (settled) return;
-      settled = true;
-      if (inflight.get(ckey) === p) inflight.delete(ckey);
-      settle(outcome);
-    });
+    const ckey = mayWait ? coalesceKey(x, like) : undefined;
+    if (ckey !== undefined && (await waitFor(x, ckey))) return;
+    // Only GET leads: HEAD may wait for a GET under way, never the other way round.
+    fetchAndStore(x, reason, entry, ckey !== undefined && x.method === 'GET' ? lead(ckey) : undefined);
   }
 
-  /** A waiter wakes: look again (a hit now, usually), or go upstream alone when nothing was stored. */
-  function afterWait(x: Exchange, outcome: Outcome): Promise<void> {
-    // Not stored: this request goes upstream on its own (mayWait false), as every waiter does.
-    void outcome;
-    if (x.res.destroyed) return Promise.resolve();
-    return lookup(x, false);
+  /**
+   * When an exchange for `ckey` is under way, waits for it and looks again (a hit now, usually; when
+   * nothing was stored this request goes upstream on its own, as every waiter does). True when it did.
+   */
+  async function waitFor(x: Exchange, ckey: string): Promise<boolean> {
+    const running = inflight.get(ckey);
+    if (running === undefined) return false;
+    await running;
+    if (!x.res.destroyed) await lookup(x, false);
+    return true;
+  }
+
+  /** Registers an exchange others may wait on; the returned function ends the wait (once). */
+  function lead(ckey: string): () => void {
+    let release!: () => void;
+    const p = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    inflight.set(ckey, p);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      if (inflight.get(ckey) === p) inflight.delete(ckey);
+      release();
+    };
   }
 
   function coalesceKey(x: Exchange, like: StoredEntry | undefined): string {
@@ -507,36 +515,19 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
   function revalidateInBackground(x: Exchange, entry: StoredEntry): void {
     const ckey = coalesceKey(x, entry);
     if (inflight.has(ckey) || x.method !== 'GET') return;
-    let settle!: (outcome: Outcome) => void;
-    const p = new Promise<Outcome>((resolve) => {
-      settle = resolve;
-    });
-    inflight.set(ckey, p);
-    let settled = false;
-    fetchAndStore(
-      x,
-      'stale',
-      entry,
-      (outcome) => {
-        if (settled) return;
-        settled = true;
-        if (inflight.get(ckey) === p) inflight.delete(ckey);
-        settle(outcome);
-      },
-      true,
-    );
+    fetchAndStore(x, 'stale', entry, lead(ckey), true);
   }
 
   /**
    * Forwards upstream (conditionally when `entry` is being revalidated) and stores what may be stored.
-   * `reason` is the Cache-Status fwd parameter. `settle` hears, once, whether a usable response is now
-   * stored (coalescing). `detached`: a background revalidation, nothing goes to the client.
+   * `reason` is the Cache-Status fwd parameter. `settle` ends the wait of coalesced requests, once the
+   * response is stored or known not to be (they then look again). `detached`: a background revalidation, nothing goes to the client.
    */
   function fetchAndStore(
     x: Exchange,
     reason: string,
     entry: StoredEntry | undefined,
-    settle: ((outcome: Outcome) => void) | undefined,
+    settle: (() => void) | undefined,
     detached = false,
   ): void {
     const { req, res, key, method, reqHeaders } = x;
@@ -553,10 +544,10 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     if (entry !== undefined) requestHeaders.range = '';
     const requestTimeMs = Date.now();
     let bodyDone = false;
-    if (!detached) {
+    if (settle !== undefined && !detached) {
       // The client going away aborts the exchange: waiters must not wait for it.
       res.once('close', () => {
-        if (!bodyDone) done('failed');
+        if (!bodyDone) done();
       });
     }
     /** Serves `entry` stale after an origin error when the decisions allow it (RFC 5861 §4, §4.2.4). */
@@ -584,7 +575,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
       requestHeaders,
       detached,
       onFailure: () => {
-        done('failed');
+        done();
         return staleOnError('detail=origin-unreachable', true);
       },
       onHead: (status, upHeaders) => {
@@ -604,7 +595,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
             // The 304 is not about our response (§4.3.4): ask again without validators.
             return swallow(() => {
               bodyDone = true;
-              if (detached) return done('failed');
+              if (detached) return done();
               fetchAndStore(x, reason, undefined, settle);
             });
           }
@@ -613,14 +604,14 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
             bodyDone = true;
             void (async () => {
               const updated = await store.updateMeta(key, entry.id, metaFor(entry.meta, response));
-              done(updated === null ? 'failed' : 'stored');
+              done();
               if (detached) return;
               const served =
                 updated !== null &&
                 (await serveStored(x, updated, [], `fwd=${reason}; fwd-status=304`, response));
               if (!served && !res.headersSent) fetchAndStore(x, reason, undefined, undefined);
             })().catch((err) => {
-              done('failed');
+              done();
               warn(err, 'cache update failed');
               if (!detached && !res.headersSent) sendError(req, res, ERRORS.badGateway, 'The cache failed.');
             });
@@ -636,13 +627,13 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
             originError: true,
           });
           if (d.kind === 'stale-ok') {
-            done('failed');
+            done();
             return swallow(() => void staleOnError(`fwd-status=${status}`, false));
           }
         }
         const statusText = `fwd=${reason}; fwd-status=${status}`;
         const notStored = (): HeadAction => {
-          done('not-stored');
+          done();
           return detached ? swallow(() => {}) : pass(statusText, fixes);
         };
         if (method === 'HEAD') {
@@ -678,7 +669,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     t: {
       statusText: string;
       fixes: Record<string, string>;
-      done: (outcome: Outcome) => void;
+      done: () => void;
       detached: boolean;
       onBodyEnd?: () => void;
     },
@@ -686,7 +677,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     const { key, reqHeaders } = x;
     const { done, detached } = t;
     const notStored = (): HeadAction => {
-      done('not-stored');
+      done();
       return detached ? { kind: 'swallow', onEnd: () => {} } : pass(t.statusText, t.fixes);
     };
     const storable = isStorable({
@@ -733,19 +724,19 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
       bytes += chunk.byteLength;
       if (bytes > o.maxEntryBytes) {
         chunks = undefined;
-        done('not-stored');
+        done();
       } else chunks.push(chunk);
     };
     const onEnd = () => {
       t.onBodyEnd?.();
       if (chunks === undefined || (declared !== undefined && declared !== bytes)) {
-        done('not-stored');
+        done();
         return;
       }
       x.store!.put(key, meta, Buffer.concat(chunks, bytes)).then(
-        (r) => done(r.stored ? 'stored' : 'not-stored'),
+        () => done(),
         (err) => {
-          done('failed');
+          done();
           warn(err, 'cache store failed');
         },
       );
@@ -808,16 +799,13 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     let base = plain ? sentFields.get(response) : undefined;
     if (base === undefined) {
       base = x.ctx.responseHeaders(toIncoming(response.headers, omit));
-      for (const [name, v] of Object.entries(downstreamFixes(response.headers))) {
-        if (v === '') delete base[name];
-        else base[name] = v;
-      }
+      setFields(base, downstreamFixes(response.headers));
       if (plain) sentFields.set(response, base);
     }
     const age = ageFieldValue(currentAgeSec(response, nowMs));
     let cacheStatus = `${NAME}; ${status}`;
     // RFC 9211 §2.6: ttl, the remaining freshness (negative when stale); §2.7 key, when configured.
-    const end = freshEndMs(response);
+    const end = timingOf(response).endMs;
     if (Number.isFinite(end)) cacheStatus += `; ttl=${Math.ceil((end - nowMs) / 1000)}`;
     if (o.statusKey === true) cacheStatus += `; key=${JSON.stringify(x.key)}`;
     if (plain && body.whole !== undefined && x.method === 'GET' && isPlainRead(x.reqHeaders)) {
@@ -872,9 +860,6 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
   };
 }
 
-/** How an upstream exchange others wait on ended. */
-type Outcome = 'stored' | 'not-stored' | 'failed';
-
 /** Purge tags from a Cache-Tag value: comma- or space-separated, lowercased, at most 64 of 128 chars. */
 export function parseTags(value: string | undefined): string[] {
   if (value === undefined) return [];
@@ -886,17 +871,6 @@ export function parseTags(value: string | undefined): string[] {
     if (out.length === 64) break;
   }
   return out;
-}
-
-/** No preconditions and no Range: the stored response is sent as it is (RFC 9110 §13.2.2, §14.2). */
-function isPlainRead(h: HeaderMap): boolean {
-  return (
-    h.range === undefined &&
-    h['if-none-match'] === undefined &&
-    h['if-modified-since'] === undefined &&
-    h['if-match'] === undefined &&
-    h['if-unmodified-since'] === undefined
-  );
 }
 
 function onlyIfCached(reqHeaders: HeaderMap): boolean {

@@ -22,6 +22,7 @@ import {
   type HeadAction,
   type ProxyCacheOptions,
   type RouteCache,
+  setFields,
 } from './cache.js';
 import { proxyUpgrade } from './upgrade.js';
 import { type Upstream, UpstreamSet } from './upstreams.js';
@@ -251,10 +252,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
       via: o.via ? VIA_NAME : undefined,
     });
     if (hooks?.requestHeaders) {
-      for (const [name, value] of Object.entries(hooks.requestHeaders)) {
-        if (value === '') delete headers[name];
-        else headers[name] = value;
-      }
+      setFields(headers, hooks.requestHeaders);
     }
     const hasBody =
       req.headers['transfer-encoding'] !== undefined ||
@@ -300,12 +298,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
         controller = c;
         if (action?.kind === 'swallow') return;
         const out = responseHeaders(req, res, route, u, upHeaders);
-        if (action?.headers) {
-          for (const [name, v] of Object.entries(action.headers)) {
-            if (v === '') delete out[name];
-            else out[name] = v;
-          }
-        }
+        if (action?.headers) setFields(out, action.headers);
         if (statusMessage) res.writeHead(statusCode, statusMessage, out);
         else res.writeHead(statusCode, out);
         if (req.method === 'HEAD') res.flushHeaders();

@@ -64,15 +64,12 @@ function writeHeadWithPending(
   const hasReason = typeof reasonOrHeaders === 'string';
   const write = (headers?: OutgoingHttpHeaders | unknown[]) =>
     hasReason ? proto.call(this, status, reasonOrHeaders, headers) : proto.call(this, status, headers);
-  const given = (typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders) as
+  const raw = (typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders) as
     | OutgoingHttpHeaders
     | unknown[]
     | undefined;
-  if (Array.isArray(given)) {
-    // Raw header arrays (rare): ours go in through setHeader, the handler's follow.
-    applyPending(this, p);
-    return write(given);
-  }
+  // A header list (the proxy cache's hit path) is merged like an object: ours win, Vary is merged.
+  const given = Array.isArray(raw) ? listToObject(raw) : raw;
   // The flat-list merge below tracks pairs in a 31-bit mask; more pairs take this path too.
   if (p.pairs.length > 30 || this.getHeaderNames().length > 0) {
     // Mixed with setHeader: fold the handler's object in, then ours, Vary merged.
@@ -118,6 +115,20 @@ function writeHeadWithPending(
   }
   if (p.vary !== undefined) out.push('vary', mergeVary(varyBefore as string | undefined, p.vary));
   return write(out);
+}
+
+/** Node's header list forms ([name, value, ...] or [[name, value], ...]) as an object; a repeated name's values become one array. */
+function listToObject(list: readonly unknown[]): OutgoingHttpHeaders {
+  const out: Record<string, string | string[]> = {};
+  const add = (name: unknown, value: unknown) => {
+    const k = String(name).toLowerCase();
+    const v = Array.isArray(value) ? value.map(String) : String(value);
+    const had = out[k];
+    out[k] = had === undefined ? v : ([] as string[]).concat(had, v);
+  };
+  if (Array.isArray(list[0])) for (const pair of list as unknown[][]) add(pair[0], pair[1]);
+  else for (let i = 0; i + 1 < list.length; i += 2) add(list[i], list[i + 1]);
+  return out;
 }
 
 function applyPending(res: ServerResponse, p: Pending): void {

@@ -59,6 +59,41 @@ const cases: [string, (res: ServerResponse) => void, Record<string, string | und
     { 'x-a': '1', vary: 'Accept, Origin' },
   ],
   [
+    'a flat header list is merged like an object: ours win, Vary merged, repeated lines kept',
+    (res) => {
+      addResponseHeader(res, 'Access-Control-Allow-Origin', 'https://a.example');
+      addResponseVary(res, 'Origin');
+      res.writeHead(200, [
+        'vary',
+        'Accept-Encoding',
+        'access-control-allow-origin',
+        '*',
+        'x-line',
+        'one',
+        'x-line',
+        'two',
+      ]);
+      res.end('x');
+    },
+    {
+      'access-control-allow-origin': 'https://a.example',
+      vary: 'Accept-Encoding, Origin',
+      'x-line': 'one, two',
+    },
+  ],
+  [
+    'a list of pairs is merged the same way',
+    (res) => {
+      addResponseVary(res, 'Origin');
+      res.writeHead(200, [
+        ['Vary', 'Accept'],
+        ['X-A', '1'],
+      ] as unknown as string[]);
+      res.end('x');
+    },
+    { vary: 'Accept, Origin', 'x-a': '1' },
+  ],
+  [
     'writeHead with a reason phrase and no object',
     (res) => {
       addResponseHeader(res, 'x-a', '1');

@@ -78,13 +78,14 @@ class MemoryStore implements CacheStore {
     if (!ids) return [];
     const nowMs = this.#nowMs();
     const found: StoredEntry[] = [];
-    for (const id of [...ids]) {
+    // Deleting from a Set while iterating it is well defined (the deleted id is not visited again).
+    for (const id of ids) {
       const record = this.#lru.get(id); // a use: moves it to the recent end
       if (!record) continue;
       if (isDiscarded(record.entry.meta, nowMs)) this.#lru.delete(id);
       else found.push(record.entry);
     }
-    return newestFirst(found);
+    return found.length > 1 ? newestFirst(found) : found;
   }
 
   async put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {

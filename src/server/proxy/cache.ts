@@ -67,6 +67,14 @@ export interface ProxyCacheOptions {
   purge?: { readonly allow: readonly string[] } | undefined;
 }
 
+/** A stored response's plain-hit fields (name, value, ...) and the last head list built from them. */
+interface PlainHead {
+  readonly fields: readonly (string | string[])[];
+  last: (string | string[])[] | undefined;
+  lastAge: string;
+  lastStatus: string;
+}
+
 /** What the proxy does with an upstream response head. */
 export type HeadAction =
   /** Send it to the client as usual, with `headers` set ('' removes one); `onData` sees each body chunk, `onEnd` a complete body. */
@@ -103,6 +111,11 @@ export interface CacheRequestContext {
 }
 
 export interface RouteCache {
+  /**
+   * The hit path without a promise: answers a plain GET from a fresh response already served once
+   * from a store that reads synchronously (memory). False when it did not answer: call handle().
+   */
+  tryHit(req: IncomingMessage, res: ServerResponse): boolean;
   handle(req: IncomingMessage, res: ServerResponse, ctx: CacheRequestContext): Promise<void>;
   close(): Promise<void>;
 }
@@ -224,26 +237,102 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
    */
   const timings = new WeakMap<
     StoredResponse,
-    { readonly endMs: number; readonly plainUntilMs: number | null }
+    { readonly endMs: number; readonly plainUntilMs: number | null; readonly initialAgeSec: number }
   >();
   const timingOf = (r: StoredResponse) => {
     let t = timings.get(r);
     if (t === undefined) {
       const v = policyView(r);
-      t = { endMs: freshEndMs(v, true, freshness), plainUntilMs: plainFreshUntilMs(v, true, freshness) };
+      t = {
+        endMs: freshEndMs(v, true, freshness),
+        plainUntilMs: plainFreshUntilMs(v, true, freshness),
+        // §4.2.3 corrected_initial_age: current_age is this plus the resident time.
+        initialAgeSec: currentAgeSec(r, r.responseTimeMs),
+      };
       timings.set(r, t);
     }
     return t;
   };
   /** Response fields sent for a stored response on plain requests (see serveStored). */
   const sentFields = new WeakMap<StoredResponse, Record<string, string | string[]>>();
-  const sentFlat = new WeakMap<StoredResponse, string[]>();
+  /** The same as a flat name/value list without Content-Length, and the last head built from it. */
+  const sentFlat = new WeakMap<StoredResponse, PlainHead>();
 
   /** The stored response as the decisions must see it: targeted fields applied (RFC 9213 §2.1). */
   const policyView = (r: StoredResponse): StoredResponse => {
     const headers = policyHeaders(r.headers, targeted);
     return headers === r.headers ? r : { ...r, headers };
   };
+
+  function tryHit(req: IncomingMessage, res: ServerResponse): boolean {
+    const store = storeNow;
+    if (store?.getVariantsSync === undefined || store.openBodySync === undefined) return false;
+    const h = req.headers as HeaderMap;
+    if (req.method !== 'GET' || h['cache-control'] !== undefined || h.pragma !== undefined) return false;
+    if (!isPlainRead(h) || req.headers['set-cookie'] !== undefined) return false;
+    if (res.destroyed || res.getHeaderNames().length !== 0) return false;
+    const key = primaryKey(req);
+    if (key === undefined) return false;
+    const variants = store.getVariantsSync(key);
+    const entry = variants.find((v) =>
+      matchesVary(getHeader(v.meta.response.headers, 'vary'), v.meta.varyHeaders, h),
+    );
+    if (entry === undefined) return false;
+    const response = entry.meta.response;
+    // Only a response whose fields serveStored has worked out already (its first hit goes there).
+    const plain = sentFlat.get(response);
+    if (plain === undefined) return false;
+    const nowMs = Date.now();
+    const until = timingOf(response).plainUntilMs;
+    if (until === null || nowMs >= until) return false;
+    const body = store.openBodySync(entry);
+    if (body?.whole === undefined) return false;
+    writePlainHit(res, key, response, plain, body.whole, 'hit', nowMs);
+    return true;
+  }
+
+  /** Cache-Status (RFC 9211 §2.1) for a stored response served now. */
+  function cacheStatusOf(key: string, response: StoredResponse, status: string, nowMs: number): string {
+    let out = `${NAME}; ${status}`;
+    // RFC 9211 §2.6: ttl, the remaining freshness (negative when stale); §2.7 key, when configured.
+    const end = timingOf(response).endMs;
+    if (Number.isFinite(end)) out += `; ttl=${Math.ceil((end - nowMs) / 1000)}`;
+    if (o.statusKey === true) out += `; key=${JSON.stringify(key)}`;
+    return out;
+  }
+
+  /** Age (§5.1): current_age (§4.2.3) from the memoised initial age plus the resident time. */
+  function ageOf(response: StoredResponse, nowMs: number): string {
+    return ageFieldValue(timingOf(response).initialAgeSec + (nowMs - response.responseTimeMs) / 1000);
+  }
+
+  /**
+   * Writes a whole stored response to a plain GET: the memoised fields, Age, Cache-Status and the body
+   * in one write. The head list is rebuilt only when Age or Cache-Status changed since the last one.
+   */
+  function writePlainHit(
+    res: ServerResponse,
+    key: string,
+    response: StoredResponse,
+    plain: PlainHead,
+    whole: Uint8Array,
+    status: string,
+    nowMs: number,
+  ): void {
+    const age = ageOf(response, nowMs);
+    const cacheStatus = cacheStatusOf(key, response, status, nowMs);
+    let head = plain.last;
+    if (head === undefined || plain.lastAge !== age || plain.lastStatus !== cacheStatus) {
+      const noBody = response.status === 204 || response.status === 304;
+      head = plain.fields.concat('age', age, 'cache-status', cacheStatus);
+      if (!noBody) head.push('content-length', String(whole.byteLength));
+      plain.last = head;
+      plain.lastAge = age;
+      plain.lastStatus = cacheStatus;
+    }
+    res.writeHead(response.status, head);
+    res.end(response.status === 204 || response.status === 304 ? undefined : whole);
+  }
 
   async function handle(req: IncomingMessage, res: ServerResponse, ctx: CacheRequestContext): Promise<void> {
     const method = req.method ?? 'GET';
@@ -802,34 +891,24 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
       setFields(base, downstreamFixes(response.headers));
       if (plain) sentFields.set(response, base);
     }
-    const age = ageFieldValue(currentAgeSec(response, nowMs));
-    let cacheStatus = `${NAME}; ${status}`;
-    // RFC 9211 §2.6: ttl, the remaining freshness (negative when stale); §2.7 key, when configured.
-    const end = timingOf(response).endMs;
-    if (Number.isFinite(end)) cacheStatus += `; ttl=${Math.ceil((end - nowMs) / 1000)}`;
-    if (o.statusKey === true) cacheStatus += `; key=${JSON.stringify(x.key)}`;
     if (plain && body.whole !== undefined && x.method === 'GET' && isPlainRead(x.reqHeaders)) {
-      // The hit path: the memoised fields as a flat list plus Age (§5.1), one write of head and body.
+      // The hit path (see tryHit, which takes the following ones without this function).
       let flat = sentFlat.get(response);
       if (flat === undefined) {
-        flat = [];
-        for (const [name, v] of Object.entries(base)) {
-          if (name === 'content-length') continue;
-          if (Array.isArray(v)) for (const one of v) flat.push(name, one);
-          else flat.push(name, v);
-        }
+        // Several lines of one field (Set-Cookie) stay one array value: when an earlier step has
+        // touched the response's fields, writeHead sets each pair of a flat list with setHeader,
+        // so a repeated name would keep only its last line.
+        const fields: (string | string[])[] = [];
+        for (const [name, v] of Object.entries(base)) if (name !== 'content-length') fields.push(name, v);
+        flat = { fields, last: undefined, lastAge: '', lastStatus: '' };
         sentFlat.set(response, flat);
       }
-      const noBody = response.status === 204 || response.status === 304;
-      const head = flat.concat('age', age, 'cache-status', cacheStatus);
-      if (!noBody) head.push('content-length', String(body.bodyBytes));
-      res.writeHead(response.status, head);
-      res.end(noBody ? undefined : body.whole);
+      writePlainHit(res, x.key, response, flat, body.whole, status, nowMs);
       return true;
     }
     const out = { ...base };
-    out.age = age;
-    out['cache-status'] = cacheStatus;
+    out.age = ageOf(response, nowMs);
+    out['cache-status'] = cacheStatusOf(x.key, response, status, nowMs);
     try {
       await serveFromStore({
         req: x.req,
@@ -849,6 +928,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
   }
 
   return {
+    tryHit,
     handle,
     async close() {
       if (storePromise !== undefined) {

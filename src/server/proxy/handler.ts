@@ -392,6 +392,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     const route = find(req.url!);
     if (route === undefined) return false;
     if (route.cache !== undefined) {
+      if (route.cache.tryHit(req, res)) return true;
       return route.cache
         .handle(req, res, {
           forward: (hooks) => forward(req, res, route, 0, undefined, hooks),

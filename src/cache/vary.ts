@@ -14,18 +14,36 @@ import { getHeader, type HeaderMap } from './types.js';
  */
 export function varyKey(responseVary: string | undefined, requestHeaders: HeaderMap): string | null {
   if (responseVary === undefined) return '';
-  const names = new Set<string>();
-  for (const member of splitList(responseVary)) {
-    if (member === '*') return null; // §4.1: "A stored response with a Vary header field value containing a member '*' always fails to match."
-    names.add(member.toLowerCase());
-  }
-  if (names.size === 0) return '';
+  const names = varyNames(responseVary);
+  if (names === null) return null;
+  if (names.length === 0) return '';
   const parts: (string | null)[] = [];
-  for (const name of [...names].sort()) {
+  for (const name of names) {
     const value = getHeader(requestHeaders, name);
     parts.push(name, value === undefined ? null : normalise(name, value));
   }
   return JSON.stringify(parts); // unambiguous whatever the values contain
+}
+
+/** Parsed Vary values: few distinct ones occur, and every lookup of a varied response needs one. */
+const namesMemo = new Map<string, readonly string[] | null>();
+const NAMES_MEMO_MAX = 256;
+
+/** The field names of a Vary value, lowercased, unique and sorted; null when it contains `*`. */
+function varyNames(vary: string): readonly string[] | null {
+  let names = namesMemo.get(vary);
+  if (names !== undefined) return names;
+  const set = new Set<string>();
+  let star = false;
+  for (const member of splitList(vary)) {
+    // §4.1: "A stored response with a Vary header field value containing a member '*' always fails to match."
+    if (member === '*') star = true;
+    set.add(member.toLowerCase());
+  }
+  names = star ? null : [...set].sort();
+  if (namesMemo.size >= NAMES_MEMO_MAX) namesMemo.clear();
+  namesMemo.set(vary, names);
+  return names;
 }
 
 /**
@@ -68,6 +86,16 @@ export function matchesVary(
   storedRequestHeaders: HeaderMap,
   newRequestHeaders: HeaderMap,
 ): boolean {
-  const stored = varyKey(storedVary, storedRequestHeaders);
-  return stored !== null && stored === varyKey(storedVary, newRequestHeaders);
+  if (storedVary === undefined) return true;
+  const names = varyNames(storedVary);
+  if (names === null) return false;
+  // The same raw values normalise the same: only differing ones need the full comparison.
+  let same = true;
+  for (const name of names) {
+    if (getHeader(storedRequestHeaders, name) !== getHeader(newRequestHeaders, name)) {
+      same = false;
+      break;
+    }
+  }
+  return same || varyKey(storedVary, storedRequestHeaders) === varyKey(storedVary, newRequestHeaders);
 }

@@ -129,3 +129,43 @@ describe('matchesVary (RFC 9111 §4.1)', () => {
     it(name, () => assert.equal(matchesVary(vary, a, b), expected));
   }
 });
+
+describe('matchesVary agrees with comparing secondary keys (fuzzed)', () => {
+  // matchesVary skips normalising when the raw values are the same; it must still mean exactly
+  // "the secondary keys are equal and not null" (§4.1).
+  const varies = [
+    undefined,
+    '',
+    '*',
+    'Accept-Encoding',
+    'accept-encoding, Origin',
+    'Origin, *',
+    'X-A',
+    ' , x-a ,',
+  ];
+  const values = [undefined, '', 'gzip', 'GZIP', 'gzip, br', 'br,gzip', 'br;q=0.5, gzip', 'a', 'A', ' a '];
+  const names = ['accept-encoding', 'origin', 'x-a'];
+  let seed = 7;
+  const pick = <T>(xs: readonly T[]): T => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return xs[seed % xs.length]!;
+  };
+  const headers = () => {
+    const h: Record<string, string> = {};
+    for (const n of names) {
+      const v = pick(values);
+      if (v !== undefined) h[n] = v;
+    }
+    return h;
+  };
+  it('3000 random cases', () => {
+    for (let i = 0; i < 3000; i++) {
+      const vary = pick(varies);
+      const a = headers();
+      const b = pick([true, false]) ? { ...a } : headers();
+      const ka = varyKey(vary, a);
+      const want = ka !== null && ka === varyKey(vary, b);
+      assert.equal(matchesVary(vary, a, b), want, JSON.stringify({ vary, a, b }));
+    }
+  });
+});

@@ -95,6 +95,14 @@ export const proxyRouteSchema = z
           .min(0)
           .default(8 * 1024 * 1024)
           .describe('Larger responses are passed through, not stored.'),
+        memoryCacheBytes: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe(
+            'Disk store: bytes of recently used bodies (each up to 1 MiB) also kept in memory, so their hits read no file; default 16 MiB, 0 turns it off.',
+          ),
         heuristicCapSec: z
           .number()
           .int()

@@ -12,6 +12,9 @@
 // memory and is persisted lazily as the meta files' mtimes (on prune and close); on open entries are
 // ranked by mtime. Purge tags live in the meta files; the tag index is rebuilt from them on open. One
 // process owns a folder at a time: the index is in this process's memory.
+//
+// Memory tier: the bodies of recently used small entries are also kept in memory (`memoryCacheBytes`,
+// least recently used out first), so a hit on them reads no file and can be answered synchronously.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import {
   type FileHandle,
@@ -26,7 +29,15 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { join } from 'node:path';
-import { bodyChunks, checkStoreOptions, InflightPuts, isDiscarded, newestFirst } from './shared.js';
+import {
+  bodyChunks,
+  checkStoreOptions,
+  concat,
+  InflightPuts,
+  isDiscarded,
+  newestFirst,
+  wholeBody,
+} from './shared.js';
 import {
   type BodySource,
   type CacheStore,
@@ -42,7 +53,16 @@ import {
 export interface DiskStoreOptions extends StoreOptions {
   /** The folder; created if missing. Give the store a folder of its own. */
   readonly dir: string;
+  /**
+   * Bytes of bodies also kept in memory, most recently used first (default 16 MiB, at most
+   * maxSizeBytes; 0 turns it off). Bodies over MEMORY_ENTRY_MAX_BYTES are always read from their file.
+   */
+  readonly memoryCacheBytes?: number;
 }
+
+export const DEFAULT_MEMORY_CACHE_BYTES = 16 * 1024 * 1024;
+/** Larger bodies are streamed from their file, never held whole in memory. */
+export const MEMORY_ENTRY_MAX_BYTES = 1024 * 1024;
 
 /** The JSON of a meta file. `version` changes when the layout does; other versions are discarded. */
 interface MetaFile {
@@ -109,6 +129,8 @@ export async function openDiskStore(options: DiskStoreOptions): Promise<DiskStor
 export interface DiskStore extends CacheStore {
   /** The folder the store keeps its files in. */
   readonly dir: string;
+  getVariantsSync(key: string): StoredEntry[];
+  openBodySync(entry: StoredEntry): EntryBody | null | undefined;
 }
 
 class DiskStoreImpl implements DiskStore {
@@ -128,12 +150,23 @@ class DiskStoreImpl implements DiskStore {
   readonly #running = new Set<Promise<unknown>>();
   #totalBytes = 0;
   #closed = false;
+  /** The memory tier: bodies by entry, least recently used first, and their total size. */
+  readonly #hot = new Map<DiskRecord, EntryBody>();
+  #hotBytes = 0;
+  readonly #hotMaxBytes: number;
+  /** Bodies up to this size go into the memory tier; -1 when it is off. */
+  readonly #hotMaxEntryBytes: number;
 
   constructor(options: DiskStoreOptions, records: readonly DiskRecord[]) {
     this.dir = options.dir;
     this.#maxSizeBytes = options.maxSizeBytes;
     this.#maxEntryBytes = options.maxEntryBytes;
     this.#nowMs = options.nowMs ?? Date.now;
+    this.#hotMaxBytes = Math.min(
+      options.memoryCacheBytes ?? DEFAULT_MEMORY_CACHE_BYTES,
+      options.maxSizeBytes,
+    );
+    this.#hotMaxEntryBytes = this.#hotMaxBytes > 0 ? Math.min(MEMORY_ENTRY_MAX_BYTES, this.#hotMaxBytes) : -1;
     for (const record of records) {
       // Two entries for one variant (a crash between commit and removal of the replaced one): keep
       // the newer response.
@@ -154,6 +187,21 @@ class DiskStoreImpl implements DiskStore {
 
   getVariants(key: string): Promise<StoredEntry[]> {
     return this.#track(this.#getVariants(key));
+  }
+
+  /** The index is in memory: the same as getVariants without waiting for discarded files to go. */
+  getVariantsSync(key: string): StoredEntry[] {
+    const { found, discarded } = this.#variants(key);
+    if (discarded.length > 0) void this.#track(this.#drop(discarded)).catch(() => {});
+    return found;
+  }
+
+  /** A body in the memory tier; undefined when it would take a file read (see openBody). */
+  openBodySync(entry: StoredEntry): EntryBody | null | undefined {
+    this.#assertOpen();
+    const record = this.#lru.get(entry.id);
+    if (!record || record.entry.key !== entry.key) return undefined;
+    return this.#hotGet(record);
   }
 
   put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {
@@ -188,6 +236,8 @@ class DiskStoreImpl implements DiskStore {
     this.#lru.clear();
     this.#byKey.clear();
     this.#byTag.clear();
+    this.#hot.clear();
+    this.#hotBytes = 0;
     this.#totalBytes = 0;
   }
 
@@ -196,12 +246,19 @@ class DiskStoreImpl implements DiskStore {
   }
 
   async #getVariants(key: string): Promise<StoredEntry[]> {
+    const { found, discarded } = this.#variants(key);
+    if (discarded.length > 0) await this.#drop(discarded);
+    return found;
+  }
+
+  /** The live entries of `key`, newest first (each a use), and those past discardAfterMs. */
+  #variants(key: string): { found: StoredEntry[]; discarded: DiskRecord[] } {
     this.#assertOpen();
-    const variants = this.#byKey.get(key);
-    if (!variants) return [];
-    const nowMs = this.#nowMs();
     const found: StoredEntry[] = [];
     const discarded: DiskRecord[] = [];
+    const variants = this.#byKey.get(key);
+    if (!variants) return { found, discarded };
+    const nowMs = this.#nowMs();
     for (const record of variants.values()) {
       if (isDiscarded(record.entry.meta, nowMs)) {
         discarded.push(record);
@@ -210,8 +267,7 @@ class DiskStoreImpl implements DiskStore {
         found.push(record.entry);
       }
     }
-    if (discarded.length > 0) await this.#drop(discarded);
-    return newestFirst(found);
+    return { found: found.length > 1 ? newestFirst(found) : found, discarded };
   }
 
   async #put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {
@@ -225,11 +281,15 @@ class DiskStoreImpl implements DiskStore {
     try {
       handle = await open(tempPath, 'wx');
       let bodyBytes = 0;
+      // A small body is kept for the memory tier as it is written.
+      let kept: Uint8Array[] | undefined = this.#hotMaxEntryBytes >= 0 ? [] : undefined;
       for await (const chunk of bodyChunks(body)) {
         bodyBytes += chunk.byteLength;
         if (bodyBytes > this.#maxEntryBytes) return { stored: false, reason: 'too-large' }; // stops the source
         if (this.#closed) return { stored: false, reason: 'closed' };
         await writeAll(handle, chunk);
+        if (bodyBytes > this.#hotMaxEntryBytes) kept = undefined;
+        else kept?.push(chunk);
       }
       await handle.close();
       handle = undefined;
@@ -265,6 +325,7 @@ class DiskStoreImpl implements DiskStore {
       if (replaced) this.#unindex(replaced);
       this.#index(record);
       this.#unsavedAccess.add(record);
+      if (kept !== undefined) this.#hotSet(record, concat(kept, bodyBytes));
       const evicted = this.#evictOverBound();
       await Promise.all([...(replaced ? [replaced] : []), ...evicted].map((r) => this.#removeFiles(r.name)));
       return { stored: true, entry };
@@ -279,6 +340,8 @@ class DiskStoreImpl implements DiskStore {
     this.#assertOpen();
     const record = this.#lru.get(entry.id);
     if (record && record.entry.key !== entry.key) return null;
+    const hot = record && this.#hotGet(record);
+    if (hot) return hot;
     let handle: FileHandle;
     try {
       handle = await open(this.#path(record?.name ?? entryName(entry.key, entry.id), 'body'), 'r');
@@ -292,6 +355,17 @@ class DiskStoreImpl implements DiskStore {
       await handle.close();
       if (record && this.#lru.get(entry.id) === record) await this.#drop([record]);
       return null;
+    }
+    if (record && size <= this.#hotMaxEntryBytes) {
+      // Small enough for the memory tier: read whole, keep it, serve it.
+      let whole: Uint8Array;
+      try {
+        whole = await readWhole(handle, size);
+      } finally {
+        await handle.close();
+      }
+      this.#hotSet(record, whole);
+      return wholeBody(whole);
     }
     return fileBody(handle, size);
   }
@@ -404,6 +478,37 @@ class DiskStoreImpl implements DiskStore {
     this.#untag(record);
     this.#unsavedAccess.delete(record);
     this.#totalBytes -= record.entry.bodyBytes + record.metaBytes;
+    this.#hotDelete(record);
+  }
+
+  /** The record's body from the memory tier (a use), if it is there. */
+  #hotGet(record: DiskRecord): EntryBody | undefined {
+    const body = this.#hot.get(record);
+    if (body !== undefined) {
+      this.#hot.delete(record);
+      this.#hot.set(record, body);
+    }
+    return body;
+  }
+
+  /** Puts an indexed record's body in the memory tier, evicting the least recently used beyond its bound. */
+  #hotSet(record: DiskRecord, whole: Uint8Array): void {
+    if (whole.byteLength > this.#hotMaxEntryBytes || this.#lru.get(record.entry.id) !== record) return;
+    this.#hotDelete(record);
+    this.#hot.set(record, wholeBody(whole));
+    this.#hotBytes += whole.byteLength;
+    for (const [r, body] of this.#hot) {
+      if (this.#hotBytes <= this.#hotMaxBytes) break;
+      this.#hot.delete(r);
+      this.#hotBytes -= body.bodyBytes;
+    }
+  }
+
+  #hotDelete(record: DiskRecord): void {
+    const body = this.#hot.get(record);
+    if (body === undefined) return;
+    this.#hot.delete(record);
+    this.#hotBytes -= body.bodyBytes;
   }
 
   #tag(record: DiskRecord): void {
@@ -557,6 +662,18 @@ function isHeaderMap(value: unknown): boolean {
 
 function isNotFound(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}
+
+/** The first `size` bytes of an open file. */
+async function readWhole(handle: FileHandle, size: number): Promise<Uint8Array> {
+  const buffer = Buffer.allocUnsafeSlow(size); // kept: not a slice of Node's shared pool
+  let position = 0;
+  while (position < size) {
+    const { bytesRead } = await handle.read(buffer, position, size - position, position);
+    if (bytesRead === 0) throw new Error(`cache body file ended at ${position} of ${size} bytes`);
+    position += bytesRead;
+  }
+  return buffer;
 }
 
 async function writeAll(handle: FileHandle, chunk: Uint8Array): Promise<void> {

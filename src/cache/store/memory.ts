@@ -1,7 +1,15 @@
 // Memory store: a byte-bounded LRU (lru-cache) of entries with their whole bodies. Imports nothing
 // from node:, so the client's private cache can use it in browsers too.
 import { LRUCache } from 'lru-cache';
-import { bodyChunks, checkStoreOptions, InflightPuts, isDiscarded, newestFirst } from './shared.js';
+import {
+  bodyChunks,
+  checkStoreOptions,
+  concat,
+  InflightPuts,
+  isDiscarded,
+  newestFirst,
+  wholeBody,
+} from './shared.js';
 import {
   type BodySource,
   type CacheStore,
@@ -223,26 +231,4 @@ function removeFromIndex(index: Map<string, Set<string>>, name: string, id: stri
   if (!ids) return;
   ids.delete(id);
   if (ids.size === 0) index.delete(name);
-}
-
-function concat(chunks: readonly Uint8Array[], totalBytes: number): Uint8Array {
-  const out = new Uint8Array(totalBytes);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
-}
-
-/** A body held in memory, yielded as one chunk. The caller must not modify it. */
-function wholeBody(body: Uint8Array): EntryBody {
-  return {
-    bodyBytes: body.byteLength,
-    whole: body,
-    async close() {},
-    async *[Symbol.asyncIterator]() {
-      if (body.byteLength > 0) yield body;
-    },
-  };
 }

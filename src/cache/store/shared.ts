@@ -2,6 +2,7 @@
 import {
   type BodySource,
   CacheStoreError,
+  type EntryBody,
   type EntryMeta,
   type PurgeFilter,
   type StoredEntry,
@@ -90,4 +91,27 @@ export class InflightPuts {
       for (const ticket of tickets) if (purgeMatches(filter, key, ticket.tags)) ticket.invalidated = true;
     }
   }
+}
+
+/** The chunks copied into one array (they may be views into larger, pooled buffers). */
+export function concat(chunks: readonly Uint8Array[], totalBytes: number): Uint8Array {
+  const out = new Uint8Array(totalBytes);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
+
+/** A body held in memory, yielded as one chunk. The caller must not modify it. */
+export function wholeBody(body: Uint8Array): EntryBody {
+  return {
+    bodyBytes: body.byteLength,
+    whole: body,
+    async close() {},
+    async *[Symbol.asyncIterator]() {
+      if (body.byteLength > 0) yield body;
+    },
+  };
 }

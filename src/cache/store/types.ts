@@ -105,8 +105,11 @@ export interface CacheStore {
    * served in the tick its request arrived. Same results and side effects as getVariants.
    */
   getVariantsSync?(key: string): StoredEntry[];
-  /** Optional: openBody without a promise (see getVariantsSync). */
-  openBodySync?(entry: StoredEntry): EntryBody | null;
+  /**
+   * Optional: openBody without a promise (see getVariantsSync). Null when the entry is gone;
+   * undefined when the store cannot answer without I/O (a body on disk): then call openBody.
+   */
+  openBodySync?(entry: StoredEntry): EntryBody | null | undefined;
   /**
    * Stores a response under `key`, replacing the entry with the same `meta.varyKey` once the new body
    * is complete. Reads `body` until its end or until it passes `maxEntryBytes` (then returns

@@ -50,6 +50,8 @@ export interface ProxyCacheOptions {
   dir?: string | undefined;
   maxSizeBytes: number;
   maxEntryBytes: number;
+  /** Disk store: bytes of bodies also kept in memory (see DiskStoreOptions.memoryCacheBytes). */
+  memoryCacheBytes?: number | undefined;
   heuristicCapSec?: number | undefined;
   /** Concurrent misses / stale revalidations of one key share one upstream request. Default true. */
   coalesce?: boolean | undefined;
@@ -220,7 +222,11 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
   const getStore = (): Promise<CacheStore> => {
     storePromise ??= (
       o.store === 'disk'
-        ? openDiskStore({ ...storeOptions, dir: o.dir ?? tempDir! })
+        ? openDiskStore({
+            ...storeOptions,
+            dir: o.dir ?? tempDir!,
+            ...(o.memoryCacheBytes === undefined ? {} : { memoryCacheBytes: o.memoryCacheBytes }),
+          })
         : Promise.resolve(createMemoryStore(storeOptions))
     ).then((store) => {
       storeNow = store;
@@ -875,7 +881,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
   ): Promise<boolean> {
     const { res } = x;
     const store = x.store!;
-    const body = store.openBodySync !== undefined ? store.openBodySync(entry) : await store.openBody(entry);
+    const body = store.openBodySync?.(entry) ?? (await store.openBody(entry));
     if (body === null) return false;
     if (res.destroyed || res.headersSent) {
       await body.close();

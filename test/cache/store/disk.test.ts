@@ -5,32 +5,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type DiskStoreOptions, openDiskStore } from '../../../src/cache/store/disk.js';
-import {
-  bytes,
-  meta,
-  readBody,
-  type StoreFactoryOptions,
-  storeContract,
-  streamed,
-  TestClock,
-} from './contract.js';
+import { bytes, meta, readBody, storeContract, streamed, TestClock } from './contract.js';
 
 async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'gatehouse-disk-store-'));
 }
 
-storeContract('disk', async (options) => {
-  const dir = await tempDir();
-  try {
-    return {
-      store: await openDiskStore({ dir, ...options }),
-      cleanup: () => rm(dir, { recursive: true, force: true }),
-    };
-  } catch (error) {
-    await rm(dir, { recursive: true, force: true });
-    throw error;
-  }
-});
+// Twice: with the memory tier (the default) and with every body read from its file.
+for (const [label, extra] of [
+  ['disk', {}],
+  ['disk without memory tier', { memoryCacheBytes: 0 }],
+] as const) {
+  storeContract(label, async (options) => {
+    const dir = await tempDir();
+    try {
+      return {
+        store: await openDiskStore({ dir, ...options, ...extra }),
+        cleanup: () => rm(dir, { recursive: true, force: true }),
+      };
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+  });
+}
 
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await tempDir();
@@ -41,7 +39,7 @@ async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
   }
 }
 
-function options(dir: string, clock: TestClock, extra: Partial<StoreFactoryOptions> = {}): DiskStoreOptions {
+function options(dir: string, clock: TestClock, extra: Partial<DiskStoreOptions> = {}): DiskStoreOptions {
   return { dir, maxSizeBytes: 100_000, maxEntryBytes: 10_000, nowMs: clock.nowMs, ...extra };
 }
 
@@ -122,7 +120,7 @@ describe('disk store', () => {
 
   it('a body file lost while open -> openBody null, the entry is dropped', () =>
     withDir(async (dir) => {
-      const store = await openDiskStore(options(dir, new TestClock()));
+      const store = await openDiskStore(options(dir, new TestClock(), { memoryCacheBytes: 0 }));
       const put = await store.put('GET /a', meta(), Buffer.from('hello'));
       assert.ok(put.stored);
       await rm(join(dir, `${entryName('GET /a', put.entry.id)}.body`));
@@ -132,6 +130,88 @@ describe('disk store', () => {
       assert.deepEqual(await files(dir), []);
       await store.close();
     }));
+
+  describe('memory tier (memoryCacheBytes)', () => {
+    const bodyFile = (dir: string, key: string, id: string) => join(dir, `${entryName(key, id)}.body`);
+
+    it('a stored small body is served from memory, synchronously, without its file', () =>
+      withDir(async (dir) => {
+        const store = await openDiskStore(options(dir, new TestClock()));
+        const put = await store.put('GET /a', meta(), streamed([Buffer.from('hel'), Buffer.from('lo')]));
+        assert.ok(put.stored);
+        await rm(bodyFile(dir, 'GET /a', put.entry.id)); // proves no file is read
+        const sync = store.openBodySync(put.entry);
+        assert.equal(Buffer.from(sync!.whole!).toString(), 'hello');
+        assert.equal((await readBody(store, put.entry))?.toString(), 'hello');
+        await store.close();
+      }));
+
+    it('after a reopen the first read fills it from the file; later reads need no file', () =>
+      withDir(async (dir) => {
+        const clock = new TestClock();
+        const first = await openDiskStore(options(dir, clock));
+        const put = await first.put('GET /a', meta(), Buffer.from('persisted'));
+        assert.ok(put.stored);
+        await first.close();
+        const store = await openDiskStore(options(dir, clock));
+        const [entry] = store.getVariantsSync('GET /a');
+        assert.equal(store.openBodySync(entry!), undefined, 'not in memory yet: openBody must read the file');
+        assert.equal((await readBody(store, entry!))?.toString(), 'persisted');
+        await rm(bodyFile(dir, 'GET /a', entry!.id));
+        assert.equal(Buffer.from(store.openBodySync(entry!)!.whole!).toString(), 'persisted');
+        await store.close();
+      }));
+
+    it('holds at most memoryCacheBytes, least recently used out first; evicted bodies come from their file', () =>
+      withDir(async (dir) => {
+        const store = await openDiskStore(options(dir, new TestClock(), { memoryCacheBytes: 10 }));
+        const a = await store.put('GET /a', meta(), Buffer.from('aaaa'));
+        const b = await store.put('GET /b', meta(), Buffer.from('bbbb'));
+        assert.ok(a.stored && b.stored);
+        assert.ok(store.openBodySync(a.entry)); // a is now the most recent
+        const c = await store.put('GET /c', meta(), Buffer.from('cccc')); // 12 bytes > 10: b goes
+        assert.ok(c.stored);
+        assert.ok(store.openBodySync(a.entry));
+        assert.ok(store.openBodySync(c.entry));
+        assert.equal(store.openBodySync(b.entry), undefined);
+        assert.equal((await readBody(store, b.entry))?.toString(), 'bbbb');
+        // A body over the bound never enters it.
+        const big = await store.put('GET /big', meta(), Buffer.alloc(11, 'x'));
+        assert.ok(big.stored);
+        assert.equal(store.openBodySync(big.entry), undefined);
+        assert.equal((await readBody(store, big.entry))?.length, 11);
+        assert.equal(store.openBodySync(big.entry), undefined);
+        await store.close();
+      }));
+
+    it('deleted, purged, replaced and evicted entries leave it at once', () =>
+      withDir(async (dir) => {
+        const store = await openDiskStore(
+          options(dir, new TestClock(), { maxSizeBytes: 2_000, maxEntryBytes: 2_000 }),
+        );
+        const a = await store.put('GET /a', meta(), Buffer.from('a1'));
+        const t = await store.put('GET /t', meta({ tags: ['x'] }), Buffer.from('t1'));
+        assert.ok(a.stored && t.stored);
+        const a2 = await store.put('GET /a', meta(), Buffer.from('a2')); // same variant: replaces a
+        assert.ok(a2.stored);
+        assert.equal(store.openBodySync(a.entry), undefined);
+        assert.equal(await store.openBody(a.entry), null);
+        await store.purge({ tag: 'x' });
+        assert.equal(store.openBodySync(t.entry), undefined);
+        assert.equal(await store.openBody(t.entry), null);
+        await store.delete('GET /a');
+        assert.equal(await store.openBody(a2.entry), null);
+        // Size eviction: a body that fills the store pushes the others out of both tiers.
+        const s1 = await store.put('GET /s1', meta(), Buffer.from('s1'));
+        assert.ok(s1.stored);
+        const filler = await store.put('GET /fill', meta(), Buffer.alloc(1_500, 'f'));
+        assert.ok(filler.stored);
+        assert.deepEqual(await store.getVariants('GET /s1'), []);
+        assert.equal(store.openBodySync(s1.entry), undefined);
+        assert.equal(await store.openBody(s1.entry), null);
+        await store.close();
+      }));
+  });
 
   it('open removes temp files and bodies without meta, and leaves foreign files alone', () =>
     withDir(async (dir) => {

@@ -108,6 +108,8 @@ export interface CacheRequestContext {
   forward(hooks: ForwardHooks): void;
   /** The headers the proxy would send for these upstream headers (Via, rewrites, step headers). */
   responseHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]>;
+  /** The Cache-Control the proxy sends with these upstream headers (its cachePolicy applied). */
+  cacheControl(headers: IncomingHttpHeaders): string | undefined;
   /** The client's address (through trusted proxies), for PURGE. */
   clientAddress(): string;
 }
@@ -142,7 +144,9 @@ export function setFields(
 }
 
 /** Lowercase header map with several field lines joined (Set-Cookie kept apart, see COOKIE_SEP). */
-export function toHeaderMap(headers: IncomingHttpHeaders | Record<string, string | string[]>): HeaderMap {
+export function toHeaderMap(
+  headers: IncomingHttpHeaders | Record<string, string | string[]>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, v] of Object.entries(headers)) {
     if (v === undefined) continue;
@@ -529,7 +533,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     ctx.forward({
       requestHeaders: upstreamExtras(reqHeaders),
       onHead: (status, upHeaders) => {
-        const headers = toHeaderMap(stripHopByHop(upHeaders));
+        const headers = upstreamHeaders(x, status, upHeaders);
         const targetUri = key.slice(4);
         const uris = invalidationUris({ method, status, targetUri, responseHeaders: headers });
         if (uris.length > 0 && x.store !== undefined) {
@@ -547,6 +551,22 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
         return pass(statusText, fixes);
       },
     });
+  }
+
+  /**
+   * An upstream response's fields as the cache decides on them: with the Cache-Control the proxy
+   * sends (its cachePolicy applied), so a response clients are told not to store is not stored here
+   * either, and a rule's freshness applies here too. A 304 keeps its own: it updates a stored
+   * response whose Cache-Control was settled when it was stored (§4.3.4).
+   */
+  function upstreamHeaders(x: Exchange, status: number, upHeaders: IncomingHttpHeaders): HeaderMap {
+    const headers = toHeaderMap(stripHopByHop(upHeaders));
+    if (status === 304) return headers;
+    const cc = x.ctx.cacheControl(upHeaders);
+    if (cc === headers['cache-control']) return headers;
+    if (cc === undefined) delete headers['cache-control'];
+    else headers['cache-control'] = cc;
+    return headers;
   }
 
   /** RFC 9110 §9.3.3: explicit freshness (RFC 9111 §4.2.1) and Content-Location = the target URI. */
@@ -675,7 +695,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
       },
       onHead: (status, upHeaders) => {
         const responseTimeMs = Date.now();
-        const headers = toHeaderMap(stripHopByHop(upHeaders));
+        const headers = upstreamHeaders(x, status, upHeaders);
         const fixes = downstreamFixes(headers);
         if (entry !== undefined && status === 304 && Object.keys(cond).length > 0) {
           // Departure from §4.3.4's letter: a 304 without any validator answers the one response we

@@ -178,6 +178,26 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     return undefined;
   };
 
+  /**
+   * The Cache-Control the proxy sends with an upstream response: the upstream's own unless a rule
+   * overrides it; when it sends none, the first matching cachePolicy rule, else the route's default.
+   * The route's shared cache decides on this value too, so what clients are told is what it does.
+   */
+  const policyCacheControl = (
+    req: IncomingMessage,
+    route: Route,
+    headers: IncomingHttpHeaders,
+  ): string | undefined => {
+    const given = headers['cache-control'];
+    const path = req.url!.split('?', 1)[0]!;
+    const type = headers['content-type'];
+    const mediaType = typeof type === 'string' ? type.split(';', 1)[0]!.trim().toLowerCase() : '';
+    const rule = policy({ path, mediaType });
+    if (rule !== undefined && (rule.override || given === undefined)) return rule.cacheControl;
+    if (given === undefined && route.o.cacheControl !== null) return route.o.cacheControl;
+    return given;
+  };
+
   const responseHeaders = (
     req: IncomingMessage,
     res: ServerResponse,
@@ -204,17 +224,9 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
         out['set-cookie'] = list.map((c) => rewriteSetCookie(c, u.url.hostname, host, rw.publicPrefix));
       }
     }
-    // Cache policy for API responses: the upstream's own Cache-Control wins unless a rule overrides.
-    const path = req.url!.split('?', 1)[0]!;
-    const ct =
-      typeof out['content-type'] === 'string'
-        ? out['content-type'].split(';', 1)[0]!.trim().toLowerCase()
-        : '';
-    const rule = policy({ path, mediaType: ct });
-    if (rule !== undefined && (rule.override || out['cache-control'] === undefined)) {
-      out['cache-control'] = rule.cacheControl;
-    } else if (out['cache-control'] === undefined && o.cacheControl !== null)
-      out['cache-control'] = o.cacheControl;
+    const cc = policyCacheControl(req, route, headers);
+    if (cc === undefined) delete out['cache-control'];
+    else out['cache-control'] = cc;
     // Headers our own steps set (CORS, header rules) win; Vary is merged (RFC 9110 §12.5.5).
     for (const name of Object.keys(out)) {
       if (name === 'vary') {
@@ -397,6 +409,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
         .handle(req, res, {
           forward: (hooks) => forward(req, res, route, 0, undefined, hooks),
           responseHeaders: (h) => responseHeaders(req, res, route, route.upstreams.all[0]!, h),
+          cacheControl: (h) => policyCacheControl(req, route, h),
           clientAddress: () => deps.ctx.clientAddress(req),
         })
         .then(() => true);

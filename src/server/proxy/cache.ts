@@ -40,7 +40,7 @@ import { hasDirective, parseCacheControl } from '../../http/cache-control.js';
 import { compileIpRanges, parseIp } from '../../http/ip.js';
 import { stripHopByHop } from '../../http/proxy-headers.js';
 import { ERRORS, sendError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { type Logger, logCacheStatus } from '../log.js';
 import { isPlainRead, serveFromStore } from './cache-serve.js';
 
 export interface ProxyCacheOptions {
@@ -342,6 +342,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     }
     res.writeHead(response.status, head);
     res.end(response.status === 204 || response.status === 304 ? undefined : whole);
+    logCacheStatus(res, cacheStatus);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, ctx: CacheRequestContext): Promise<void> {
@@ -513,13 +514,15 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
   }
 
   function gatewayTimeout(x: Exchange): void {
+    const status = `${NAME}; detail=only-if-cached`;
     sendError(
       x.req,
       x.res,
       ERRORS.gatewayTimeout,
       'The request asked for a stored response only (only-if-cached) and none is available.',
-      { 'cache-status': `${NAME}; detail=only-if-cached` },
+      { 'cache-status': status },
     );
+    logCacheStatus(x.res, status);
   }
 
   /**
@@ -935,6 +938,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     const out = { ...base };
     out.age = ageOf(response, nowMs);
     out['cache-status'] = cacheStatusOf(x.key, response, status, nowMs);
+    logCacheStatus(res, out['cache-status']);
     try {
       await serveFromStore({
         req: x.req,

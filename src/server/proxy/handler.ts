@@ -12,6 +12,7 @@ import {
   upstreamRequestHeaders,
 } from '../../http/proxy-headers.js';
 import { ERRORS, type ErrorEntry, sendError } from '../errors.js';
+import { logCacheStatus } from '../log.js';
 import type { CacheRule } from '../options.js';
 import type { Step, StepContext } from '../pipeline.js';
 import { compileRuleList } from '../static/policy.js';
@@ -310,7 +311,11 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
         controller = c;
         if (action?.kind === 'swallow') return;
         const out = responseHeaders(req, res, route, u, upHeaders);
-        if (action?.headers) setFields(out, action.headers);
+        if (action?.headers) {
+          setFields(out, action.headers);
+          const cacheStatus = action.headers['cache-status'];
+          if (cacheStatus !== undefined) logCacheStatus(res, cacheStatus);
+        }
         if (statusMessage) res.writeHead(statusCode, statusMessage, out);
         else res.writeHead(statusCode, out);
         if (req.method === 'HEAD') res.flushHeaders();

@@ -144,8 +144,13 @@ export function isFresh(
 
 /** §5.1: the Age field value to send for a current age (seconds, possibly fractional or Infinity). */
 export function ageFieldValue(ageSec: number): string {
+  return String(ageFieldSeconds(ageSec));
+}
+
+/** The whole seconds ageFieldValue sends. */
+export function ageFieldSeconds(ageSec: number): number {
   // §1.2.2: a delta-seconds too large to represent is sent as 2147483648 (2^31).
-  return String(Math.min(DELTA_SECONDS_MAX, Math.max(0, Math.floor(ageSec))));
+  return Math.min(DELTA_SECONDS_MAX, Math.max(0, Math.floor(ageSec)));
 }
 
 /**

@@ -25,6 +25,7 @@
 //   - proxy and cachedFetch integration, and the conformance runner (http-tests/cache-tests).
 export type { Freshness, FreshnessOptions, FreshnessSource } from './freshness.js';
 export {
+  ageFieldSeconds,
   ageFieldValue,
   currentAgeSec,
   DEFAULT_HEURISTIC_CAP_SEC,

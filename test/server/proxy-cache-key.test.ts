@@ -1,7 +1,8 @@
 // The proxy cache's primary key (RFC 9111 §2): the fast path must agree with the URL parser.
 import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
 import { describe, it } from 'node:test';
-import { primaryKeyOf } from '../../src/server/proxy/cache.js';
+import { primaryKey, primaryKeyOf } from '../../src/server/proxy/cache.js';
 
 function viaUrl(proto: 'http' | 'https', host: string, url: string): string | undefined {
   if (!url.startsWith('/')) return undefined;
@@ -56,5 +57,41 @@ describe('primaryKeyOf', () => {
       const proto = rand(2) === 0 ? 'http' : 'https';
       assert.equal(primaryKeyOf(proto, host, url), viaUrl(proto, host, url), `${proto} ${host} ${url}`);
     }
+  });
+});
+
+describe('primaryKey (memoised per scheme, Host and target)', () => {
+  const req = (host: string | undefined, url: string, encrypted = false) =>
+    ({
+      headers: host === undefined ? {} : { host },
+      url,
+      socket: { encrypted },
+    }) as unknown as IncomingMessage;
+  it('gives what primaryKeyOf gives, every time, per scheme', () => {
+    const cases: [string, string][] = [
+      ['example.com', '/a?b=1'],
+      ['example.com', '/a/../b'],
+      ['EXAMPLE.com:80', '/x'],
+      ['example.com', 'nope'],
+      ['bad host', '/'],
+    ];
+    for (let round = 0; round < 3; round++) {
+      for (const [host, url] of cases) {
+        assert.equal(primaryKey(req(host, url)), primaryKeyOf('http', host, url), `${host} ${url}`);
+        assert.equal(
+          primaryKey(req(host, url, true)),
+          primaryKeyOf('https', host, url),
+          `${host} ${url} tls`,
+        );
+      }
+    }
+    assert.equal(primaryKey(req(undefined, '/a')), undefined);
+  });
+  it('stays right past its size bound (it starts over)', () => {
+    for (let i = 0; i < 25_000; i++) {
+      const url = `/n/${i}`;
+      assert.equal(primaryKey(req('h.example', url)), `GET http://h.example${url}`);
+    }
+    assert.equal(primaryKey(req('h.example', '/n/3')), 'GET http://h.example/n/3');
   });
 });

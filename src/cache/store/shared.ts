@@ -93,14 +93,18 @@ export class InflightPuts {
   }
 }
 
+/** Node's Buffer when there is one (a Buffer body is written to a socket without a conversion). */
+const NodeBuffer = (globalThis as { Buffer?: { allocUnsafeSlow(size: number): Uint8Array } }).Buffer;
+
 /** The chunks copied into one array (they may be views into larger, pooled buffers). */
 export function concat(chunks: readonly Uint8Array[], totalBytes: number): Uint8Array {
-  const out = new Uint8Array(totalBytes);
+  const out = NodeBuffer !== undefined ? NodeBuffer.allocUnsafeSlow(totalBytes) : new Uint8Array(totalBytes);
   let offset = 0;
   for (const chunk of chunks) {
     out.set(chunk, offset);
     offset += chunk.byteLength;
   }
+  if (offset !== totalBytes) throw new RangeError(`concat: ${offset} bytes given, ${totalBytes} stated`);
   return out;
 }
 

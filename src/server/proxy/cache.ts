@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  ageFieldValue,
+  ageFieldSeconds,
   conditionalHeaders,
   currentAgeSec,
   decideServe,
@@ -69,11 +69,16 @@ export interface ProxyCacheOptions {
   purge?: { readonly allow: readonly string[] } | undefined;
 }
 
-/** A stored response's plain-hit fields (name, value, ...) and the last head list built from them. */
+/**
+ * A stored response's plain-hit fields (name, value, ...) and the last head list built from them, with
+ * the Age seconds, ttl and status word it was built for.
+ */
 interface PlainHead {
   readonly fields: readonly (string | string[])[];
   last: (string | string[])[] | undefined;
-  lastAge: string;
+  lastAgeSec: number;
+  lastTtl: number | undefined;
+  lastWord: string;
   lastStatus: string;
 }
 
@@ -165,12 +170,36 @@ function toIncoming(headers: HeaderMap, omit: readonly string[]): IncomingHttpHe
   return out;
 }
 
+/** Keys already worked out, by scheme, Host and target; cleared when it holds KEY_MEMO_MAX of them. */
+const keyMemo = {
+  http: new Map<string, Map<string, string | undefined>>(),
+  https: new Map<string, Map<string, string | undefined>>(),
+};
+let keyMemoSize = 0;
+const KEY_MEMO_MAX = 10_000;
+
 /** `GET <absolute public URI>`: method- and upstream-independent; undefined when it cannot be built. */
 export function primaryKey(req: IncomingMessage): string | undefined {
   const host = req.headers.host;
   const url = req.url;
   if (host === undefined || url === undefined) return undefined;
-  return primaryKeyOf((req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http', host, url);
+  const proto = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  let byUrl = keyMemo[proto].get(host);
+  if (byUrl !== undefined) {
+    const known = byUrl.get(url);
+    if (known !== undefined || byUrl.has(url)) return known;
+  }
+  const key = primaryKeyOf(proto, host, url);
+  if (keyMemoSize >= KEY_MEMO_MAX) {
+    keyMemo.http.clear();
+    keyMemo.https.clear();
+    keyMemoSize = 0;
+    byUrl = undefined;
+  }
+  if (byUrl === undefined) keyMemo[proto].set(host, (byUrl = new Map()));
+  byUrl.set(url, key);
+  keyMemoSize++;
+  return key;
 }
 
 /** Hosts and targets the WHATWG URL parser leaves exactly as they are (no default port, no dot segments). */
@@ -301,19 +330,23 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     return true;
   }
 
-  /** Cache-Status (RFC 9211 §2.1) for a stored response served now. */
-  function cacheStatusOf(key: string, response: StoredResponse, status: string, nowMs: number): string {
-    let out = `${NAME}; ${status}`;
-    // RFC 9211 §2.6: ttl, the remaining freshness (negative when stale); §2.7 key, when configured.
+  /** RFC 9211 §2.6: ttl, the remaining freshness in seconds (negative when stale); none when unknown. */
+  function ttlOf(response: StoredResponse, nowMs: number): number | undefined {
     const end = timingOf(response).endMs;
-    if (Number.isFinite(end)) out += `; ttl=${Math.ceil((end - nowMs) / 1000)}`;
+    return Number.isFinite(end) ? Math.ceil((end - nowMs) / 1000) : undefined;
+  }
+
+  /** Cache-Status (RFC 9211 §2.1) for a stored response served now; §2.7 key when configured. */
+  function cacheStatusOf(key: string, status: string, ttl: number | undefined): string {
+    let out = `${NAME}; ${status}`;
+    if (ttl !== undefined) out += `; ttl=${ttl}`;
     if (o.statusKey === true) out += `; key=${JSON.stringify(key)}`;
     return out;
   }
 
-  /** Age (§5.1): current_age (§4.2.3) from the memoised initial age plus the resident time. */
-  function ageOf(response: StoredResponse, nowMs: number): string {
-    return ageFieldValue(timingOf(response).initialAgeSec + (nowMs - response.responseTimeMs) / 1000);
+  /** Age (§5.1) in seconds: current_age (§4.2.3) from the memoised initial age plus the resident time. */
+  function ageSecOf(response: StoredResponse, nowMs: number): number {
+    return ageFieldSeconds(timingOf(response).initialAgeSec + (nowMs - response.responseTimeMs) / 1000);
   }
 
   /**
@@ -329,20 +362,28 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     status: string,
     nowMs: number,
   ): void {
-    const age = ageOf(response, nowMs);
-    const cacheStatus = cacheStatusOf(key, response, status, nowMs);
+    const ageSec = ageSecOf(response, nowMs);
+    const ttl = ttlOf(response, nowMs);
     let head = plain.last;
-    if (head === undefined || plain.lastAge !== age || plain.lastStatus !== cacheStatus) {
+    if (
+      head === undefined ||
+      plain.lastAgeSec !== ageSec ||
+      plain.lastTtl !== ttl ||
+      plain.lastWord !== status
+    ) {
       const noBody = response.status === 204 || response.status === 304;
-      head = plain.fields.concat('age', age, 'cache-status', cacheStatus);
+      const cacheStatus = cacheStatusOf(key, status, ttl);
+      head = plain.fields.concat('age', String(ageSec), 'cache-status', cacheStatus);
       if (!noBody) head.push('content-length', String(whole.byteLength));
       plain.last = head;
-      plain.lastAge = age;
+      plain.lastAgeSec = ageSec;
+      plain.lastTtl = ttl;
+      plain.lastWord = status;
       plain.lastStatus = cacheStatus;
     }
     res.writeHead(response.status, head);
     res.end(response.status === 204 || response.status === 304 ? undefined : whole);
-    logCacheStatus(res, cacheStatus);
+    logCacheStatus(res, plain.lastStatus);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, ctx: CacheRequestContext): Promise<void> {
@@ -929,15 +970,15 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
         // so a repeated name would keep only its last line.
         const fields: (string | string[])[] = [];
         for (const [name, v] of Object.entries(base)) if (name !== 'content-length') fields.push(name, v);
-        flat = { fields, last: undefined, lastAge: '', lastStatus: '' };
+        flat = { fields, last: undefined, lastAgeSec: -1, lastTtl: undefined, lastWord: '', lastStatus: '' };
         sentFlat.set(response, flat);
       }
       writePlainHit(res, x.key, response, flat, body.whole, status, nowMs);
       return true;
     }
     const out = { ...base };
-    out.age = ageOf(response, nowMs);
-    out['cache-status'] = cacheStatusOf(x.key, response, status, nowMs);
+    out.age = String(ageSecOf(response, nowMs));
+    out['cache-status'] = cacheStatusOf(x.key, status, ttlOf(response, nowMs));
     logCacheStatus(res, out['cache-status']);
     try {
       await serveFromStore({

@@ -13,6 +13,7 @@ describe('proxy cache features', () => {
   let up: Origin;
   let site: string;
   let gh: TestServer;
+  let changingVersion = 1;
   /** Responses held back by the origin until released (coalescing). */
   const held: (() => void)[] = [];
   before(async () => {
@@ -22,6 +23,16 @@ describe('proxy cache features', () => {
       },
       '/slow-ranged': (_q, s, n) => {
         held.push(() => text(s, 200, { 'cache-control': 'max-age=3600' }, `abcdef-${n}`));
+      },
+      '/changing': (q, s) => {
+        if (q.method === 'POST') {
+          changingVersion++;
+          s.writeHead(204);
+          s.end();
+          return;
+        }
+        const body = `version ${changingVersion}`; // read on arrival, answered when released
+        held.push(() => text(s, 200, { 'cache-control': 'max-age=3600' }, body));
       },
       '/slow-nostore': (_q, s, n) => {
         held.push(() => text(s, 200, { 'cache-control': 'no-store' }, `nostore ${n}`));
@@ -99,6 +110,21 @@ describe('proxy cache features', () => {
     const statuses = rs.map((r) => String(r.headers['cache-status']));
     assert.equal(statuses.filter((s) => s.includes('stored')).length, 1);
     assert.equal(statuses.filter((s) => s.startsWith('gatehouse; hit; ttl=')).length, 99);
+  });
+
+  it('does not store an answer to a request sent before an invalidation of its URL (§4.4)', async () => {
+    const early = get(gh.url, '/changing'); // reaches the origin while version 1 is current
+    for (let i = 0; i < 200 && held.length < 1; i++) await settle(10);
+    const change = await get(gh.url, '/changing', { method: 'POST', body: 'x' });
+    assert.equal(change.status, 204);
+    await release(1);
+    assert.equal((await early).text, 'version 1');
+    await settle(20);
+    const later = get(gh.url, '/changing');
+    await release(1);
+    const r = await later;
+    assert.equal(r.text, 'version 2');
+    assert.match(String(r.headers['cache-status']), /fwd=uri-miss/);
   });
 
   it('lets waiters go upstream on their own when the response was not storable', async () => {

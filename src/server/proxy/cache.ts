@@ -268,6 +268,26 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     return storePromise;
   };
   const warn = (err: unknown, msg: string) => logger.warn({ err }, msg);
+  /**
+   * Invalidations (§4.4) and purges, counted, so that a response to a request sent upstream before one
+   * is not stored after it: the store only refuses puts that began before an invalidation, and an
+   * answer can be on its way for a while before its put begins. `invalidatedAt` holds the count at the
+   * last invalidation of each key; a purge by prefix, tag or past the map's bound raises `floor`, which
+   * counts for every key.
+   */
+  let invalidations = 0;
+  let invalidationFloor = 0;
+  const invalidatedAt = new Map<string, number>();
+  const noteInvalidated = (key: string | undefined): void => {
+    invalidations++;
+    if (key === undefined || invalidatedAt.size >= 10_000) {
+      invalidatedAt.clear();
+      invalidationFloor = invalidations;
+    } else invalidatedAt.set(key, invalidations);
+  };
+  /** Whether `key` was invalidated or purged after the count `since` was taken. */
+  const invalidatedSince = (key: string, since: number): boolean =>
+    invalidationFloor > since || (invalidatedAt.get(key) ?? 0) > since;
   /** Upstream exchanges other requests may wait on (coalescing), by primary key + request variant. */
   const inflight = new Map<string, Promise<void>>();
   /**
@@ -580,6 +600,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
         const headers = upstreamHeaders(x, status, upHeaders);
         const targetUri = key.slice(4);
         const uris = invalidationUris({ method, status, targetUri, responseHeaders: headers });
+        for (const u of uris) noteInvalidated(`GET ${u}`);
         if (uris.length > 0 && x.store !== undefined) {
           const store = x.store;
           void Promise.all(uris.map((u) => store.delete(`GET ${u}`))).catch((err) =>
@@ -589,7 +610,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
         const statusText = `fwd=method; fwd-status=${status}`;
         const fixes = downstreamFixes(headers);
         if (method === 'POST' && x.store !== undefined && postIsGetResponse(headers, targetUri)) {
-          const t = { statusText, fixes, done: () => {}, detached: false };
+          const t = { statusText, fixes, done: () => {}, detached: false, sentAt: invalidations };
           return storeOrPass(x, 'GET', status, headers, requestTimeMs, Date.now(), t);
         }
         return pass(statusText, fixes);
@@ -650,10 +671,13 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
       const store = await getStore();
       let purged = 0;
       if (tags.length > 0) {
+        noteInvalidated(undefined);
         for (const tag of tags) purged += await store.purge({ tag });
       } else if (key.endsWith('*')) {
+        noteInvalidated(undefined);
         purged = await store.purge({ keyPrefix: key.slice(0, -1) });
       } else {
+        noteInvalidated(key);
         purged = (await store.getVariants(key)).length;
         await store.delete(key);
       }
@@ -692,6 +716,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     const { req, res, key, method, reqHeaders } = x;
     const store = x.store!;
     const done = settle ?? (() => {});
+    const sentAt = invalidations;
     const cond = entry === undefined ? {} : conditionalHeaders([entry.meta.response]);
     const requestHeaders: Record<string, string> = upstreamExtras(reqHeaders);
     if (Object.keys(cond).length > 0) {
@@ -806,6 +831,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
           fixes,
           done,
           detached,
+          sentAt,
           onBodyEnd: () => {
             bodyDone = true;
           },
@@ -830,6 +856,8 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
       fixes: Record<string, string>;
       done: () => void;
       detached: boolean;
+      /** The invalidation count when the request went upstream (see invalidatedSince). */
+      sentAt: number;
       onBodyEnd?: () => void;
     },
   ): HeadAction {
@@ -888,7 +916,12 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     };
     const onEnd = () => {
       t.onBodyEnd?.();
-      if (chunks === undefined || (declared !== undefined && declared !== bytes)) {
+      // §4.4: an invalidation since the request went out makes this answer possibly outdated.
+      if (
+        chunks === undefined ||
+        (declared !== undefined && declared !== bytes) ||
+        invalidatedSince(key, t.sentAt)
+      ) {
         done();
         return;
       }

@@ -1,0 +1,119 @@
+// The proxy cache under concurrent load: many clients reading a few URLs while others change them
+// (POST, which invalidates, RFC 9111 §4.4) and purge them, against an origin that answers after a
+// random delay so that misses, coalesced waits, stores and invalidations overlap. A read sent after a
+// change has completed must never see an older version than that change made, and every answer
+// must be whole. Both stores.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { type Origin, origin } from '../helpers/origin.js';
+
+const KEYS = 4;
+const CLIENTS = 24;
+const OPERATIONS = 60; // per client
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+for (const store of ['memory', 'disk'] as const) {
+  describe(`proxy cache under concurrent reads, changes and purges (${store} store)`, () => {
+    let up: Origin;
+    let site: string;
+    let gh: TestServer;
+    /** The origin's current version of each key. */
+    const version = new Array<number>(KEYS).fill(1);
+    const random = rng(store === 'memory' ? 11 : 12);
+    const delay = () => new Promise((r) => setTimeout(r, Math.floor(random() * 6)));
+    before(async () => {
+      up = await origin({});
+      up.server.removeAllListeners('request');
+      up.server.on('request', (req, res) => {
+        const k = Number(req.url!.split('/')[2]);
+        if (req.method === 'POST') {
+          req.resume();
+          req.on('end', () => {
+            version[k]! += 1;
+            res.writeHead(204);
+            res.end();
+          });
+          return;
+        }
+        // The version is read when the request arrives; the answer leaves a little later.
+        const body = `key ${k} version ${version[k]} ${'x'.repeat(200)}`;
+        void delay().then(() => {
+          res.writeHead(200, {
+            'content-type': 'text/plain',
+            'content-length': String(body.length),
+            'cache-control': 'max-age=60',
+            etag: `"${k}-${body.length}"`,
+          });
+          res.end(body);
+        });
+      });
+      site = makeSite({ 'index.html': 'static' });
+      gh = await startServer(site, {
+        proxy: [
+          {
+            prefix: '/r',
+            upstream: up.url,
+            stripPrefix: false,
+            cacheControl: null,
+            cache: { enabled: true, store },
+          },
+        ],
+      });
+    });
+    after(async () => {
+      await gh.close();
+      await up.close();
+      removeSite(site);
+    });
+
+    it(`${CLIENTS} clients x ${OPERATIONS} operations`, async () => {
+      /** Per key: the version every change completed so far has made at least. */
+      const committed = new Array<number>(KEYS).fill(1);
+      let reads = 0;
+      let hits = 0;
+      const client = async () => {
+        for (let i = 0; i < OPERATIONS; i++) {
+          const k = Math.floor(random() * KEYS);
+          const roll = random();
+          if (roll < 0.08) {
+            const r = await get(gh.url, `/r/${k}`, { method: 'POST', body: 'change' });
+            assert.equal(r.status, 204);
+            committed[k] = Math.max(committed[k]!, version[k]!);
+          } else if (roll < 0.1) {
+            const r = await get(gh.url, `/r/${k}`, { method: 'PURGE' });
+            assert.equal(r.status, 200);
+          } else {
+            const floor = committed[k]!;
+            const r = await get(gh.url, `/r/${k}`);
+            assert.equal(r.status, 200);
+            const m = /^key (\d+) version (\d+) x{200}$/.exec(String(r.body));
+            assert.ok(m, `whole body: ${String(r.body).slice(0, 40)}`);
+            assert.equal(Number(m[1]), k);
+            // §4.4: a change that completed before this read was sent invalidated older versions.
+            assert.ok(
+              Number(m[2]) >= floor,
+              `key ${k}: version ${m[2]} read after version ${floor} was made`,
+            );
+            reads++;
+            if (/; hit/.test(String(r.headers['cache-status']))) hits++;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: CLIENTS }, client));
+      assert.ok(reads > CLIENTS * OPERATIONS * 0.8);
+      assert.ok(hits > reads / 4, `only ${hits} of ${reads} reads were hits`);
+      assert.equal((await get(gh.url, '/index.html')).status, 200);
+    });
+  });
+}

@@ -4,25 +4,22 @@
 // of the fetch client (`shared: false`). Every function takes plain values (lowercase header maps,
 // `StoredResponse`) and the clock as `nowMs`; nothing here imports node:, does I/O or reads a clock.
 //
-// Done:
+// Files:
 //   storable.ts    isStorable: RFC 9111 §3, §3.5 (Authorization), §5.2.2.3 must-understand,
 //                  qualified private (§5.2.2.7); 206 and 304 are never stored as complete responses.
+//   partial.ts     completeFromPartial: a 206 carrying the whole representation as a 200 (§3.3, §3.4).
 //   freshness.ts   freshness / freshnessLifetimeSec (§4.2.1, heuristic §4.2.2), currentAgeSec
-//                  (§4.2.3), isFresh.
+//                  (§4.2.3), isFresh, Age field values (§5.1).
 //   request.ts     parseRequestDirectives (§5.2.1, Pragma §5.4), decideServe (§4, §4.2.4, §5.2.2,
 //                  RFC 5861 stale-while-revalidate / stale-if-error, RFC 8246 immutable flag).
 //   vary.ts        varyKey, matchesVary (§4.1).
 //   validate.ts    conditionalHeaders (§4.3.1), freshenHeaders / freshenStored (§4.3.4, §3.2),
 //                  selectForUpdate (§4.3.4).
 //   invalidate.ts  invalidationUris (§4.4).
-//
-// Remains (not in this layer):
-//   - stores (memory, disk, Redis) behind one interface, with a shared store test suite;
-//   - primary cache key construction (normalised URI + method), storing HEAD vs GET interplay (§4.3.5);
-//   - partial content (§3.3, §3.4: storing and combining 206s);
-//   - request coalescing and background revalidation for stale-while-revalidate;
-//   - producing the served response: Age header (§5.1), removing omitHeaders, 504 for only-if-cached;
-//   - proxy and cachedFetch integration, and the conformance runner (http-tests/cache-tests).
+//   targeted.ts    targeted cache control (RFC 9213) and Surrogate-Control.
+//   store/         the stores (memory, disk) behind one interface, with a shared contract test suite.
+// The I/O around these (keys, coalescing, serving, Age, Cache-Status) is the proxy's:
+// src/server/proxy/cache.ts. Not built: storing and combining parts of a representation (§3.4).
 export type { Freshness, FreshnessOptions, FreshnessSource } from './freshness.js';
 export {
   ageFieldSeconds,
@@ -37,6 +34,7 @@ export {
 } from './freshness.js';
 export type { InvalidationInput } from './invalidate.js';
 export { invalidationUris } from './invalidate.js';
+export { completeFromPartial } from './partial.js';
 export type { RequestDirectives, ServeDecision, ServeInput, StaleReason } from './request.js';
 export { decideServe, parseRequestDirectives, plainFreshUntilMs } from './request.js';
 export type { NotStorableReason, StorableInput, StorableResult } from './storable.js';

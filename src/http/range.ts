@@ -193,6 +193,33 @@ export function formatContentRange(r: ByteRange, sizeBytes: number): string {
   return 'bytes ' + r.start + '-' + r.end + '/' + sizeBytes;
 }
 
+/** A parsed `Content-Range` (RFC 9110 §14.4); `completeLength` undefined for `/*`. */
+export type ContentRange =
+  | { readonly kind: 'range'; readonly start: number; readonly end: number; readonly completeLength?: number }
+  | { readonly kind: 'unsatisfied'; readonly completeLength: number };
+
+const CONTENT_RANGE =
+  /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (?:(\d{1,15})-(\d{1,15})\/(\d{1,15}|\*)|\*\/(\d{1,15}))$/;
+
+/**
+ * Parses a byte `Content-Range` (RFC 9110 §14.4): `bytes first-last/complete`, `bytes first-last/*` or
+ * `bytes *\/complete`. Null for another unit (compared case-insensitively, §14.1), bad syntax, a
+ * first-pos after the last-pos, or a last-pos not below the complete length ("invalid", §14.4).
+ * Positions are limited to 15 digits (exact in a double).
+ */
+export function parseContentRange(value: string): ContentRange | null {
+  const m = CONTENT_RANGE.exec(value.trim());
+  if (m === null || m[1]!.toLowerCase() !== 'bytes') return null;
+  if (m[5] !== undefined) return { kind: 'unsatisfied', completeLength: Number(m[5]) };
+  const start = Number(m[2]);
+  const end = Number(m[3]);
+  if (start > end) return null;
+  if (m[4] === '*') return { kind: 'range', start, end };
+  const completeLength = Number(m[4]);
+  if (end >= completeLength) return null;
+  return { kind: 'range', start, end, completeLength };
+}
+
 /** `Content-Range: bytes *\/1000` for a 416 response (RFC 9110 §14.4, §15.5.17). */
 export function formatUnsatisfiedRange(sizeBytes: number): string {
   return 'bytes */' + sizeBytes;

@@ -5,6 +5,7 @@ import {
   formatContentRange,
   formatUnsatisfiedRange,
   multipartByterangesParts,
+  parseContentRange,
   parseRange,
   type RangeDecision,
 } from '../../src/http/range.js';
@@ -139,6 +140,49 @@ describe('Content-Range (RFC 9110 §14.4)', () => {
   it('formats the 416 form (RFC 9110 §15.5.17)', () =>
     assert.equal(formatUnsatisfiedRange(1000), 'bytes */1000'));
   it('formats an empty representation', () => assert.equal(formatUnsatisfiedRange(0), 'bytes */0'));
+
+  const cases: [string, ReturnType<typeof parseContentRange>][] = [
+    ['bytes 0-99/1000', { kind: 'range', start: 0, end: 99, completeLength: 1000 }],
+    ['bytes 0-0/1', { kind: 'range', start: 0, end: 0, completeLength: 1 }],
+    ['BYTES 5-9/10', { kind: 'range', start: 5, end: 9, completeLength: 10 }],
+    [' bytes 5-9/10 ', { kind: 'range', start: 5, end: 9, completeLength: 10 }],
+    ['bytes 5-9/*', { kind: 'range', start: 5, end: 9 }],
+    ['bytes */1000', { kind: 'unsatisfied', completeLength: 1000 }],
+    ['bytes 9-5/10', null], // first > last
+    ['bytes 0-10/10', null], // last not below the complete length
+    ['bytes 4-9/5', null],
+    ['items 0-9/10', null], // another unit
+    ['bytes  0-9/10', null],
+    ['bytes 0-9', null],
+    ['bytes -1-9/10', null],
+    ['bytes 0-9/10, 20-29/100', null],
+    ['bytes 0x1-9/10', null],
+    ['bytes 0-9999999999999999/99999999999999999', null], // beyond 15 digits
+    ['', null],
+    ['bytes */*', null],
+  ];
+  for (const [value, want] of cases) {
+    it(`parses ${JSON.stringify(value)}`, () => assert.deepEqual(parseContentRange(value), want));
+  }
+  it('parses what it formats', () => {
+    for (const [start, end, size] of [
+      [0, 0, 1],
+      [0, 99, 1000],
+      [999, 999, 1000],
+      [123456789, 223456789, 999999999999],
+    ] as const) {
+      assert.deepEqual(parseContentRange(formatContentRange({ start, end }, size)), {
+        kind: 'range',
+        start,
+        end,
+        completeLength: size,
+      });
+    }
+    assert.deepEqual(parseContentRange(formatUnsatisfiedRange(7)), {
+      kind: 'unsatisfied',
+      completeLength: 7,
+    });
+  });
 });
 
 describe('multipartByterangesParts (RFC 9110 §14.6, RFC 2046 §5.1.1)', () => {

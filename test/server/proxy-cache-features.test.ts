@@ -56,6 +56,25 @@ describe('proxy cache features', () => {
       '/keyed': (_q, s, n) => text(s, 200, { 'cache-control': 'max-age=3600' }, `keyed ${n}`),
       '/digits': (_q, s, n) =>
         text(s, 200, { 'cache-control': 'max-age=3600', etag: '"d"' }, `0123456789-${n}`),
+      // Honours Range like a file server: a 206 for one range, 200 without one.
+      '/media': (q, s, n) => {
+        const body = Buffer.from(`media-${n}-0123456789`);
+        const h = { 'content-type': 'video/mp4', 'cache-control': 'max-age=3600', etag: `"m${n}"` };
+        const m = /^bytes=(\d+)-(\d*)$/.exec(String(q.headers.range ?? ''));
+        if (m === null) {
+          s.writeHead(200, { ...h, 'content-length': body.length });
+          s.end(body);
+          return;
+        }
+        const start = Number(m[1]);
+        const end = m[2] === '' ? body.length - 1 : Math.min(Number(m[2]), body.length - 1);
+        s.writeHead(206, {
+          ...h,
+          'content-range': `bytes ${start}-${end}/${body.length}`,
+          'content-length': end - start + 1,
+        });
+        s.end(body.subarray(start, end + 1));
+      },
       '/surrogate': (q, s, n) =>
         text(
           s,
@@ -257,6 +276,53 @@ describe('proxy cache features', () => {
     const ifRangeOld = await get(gh.url, '/digits', { headers: { range: 'bytes=0-1', 'if-range': '"x"' } });
     assert.equal(ifRangeOld.status, 200);
     assert.equal(up.count('/digits'), 1);
+  });
+
+  it('stores a 206 that carries the whole representation (Range: bytes=0-) as the complete response (§3.3)', async () => {
+    const first = await get(gh.url, '/media?a', { headers: { range: 'bytes=0-' } });
+    assert.equal(first.status, 206);
+    assert.equal(first.headers['content-range'], 'bytes 0-17/18');
+    assert.equal(first.text, 'media-1-0123456789');
+    assert.match(String(first.headers['cache-status']), /fwd=uri-miss; fwd-status=206; stored/);
+    await settle();
+    const part = await get(gh.url, '/media?a', { headers: { range: 'bytes=8-11' } });
+    assert.equal(part.status, 206);
+    assert.equal(part.text, '0123');
+    assert.equal(part.headers['content-range'], 'bytes 8-11/18');
+    assert.match(String(part.headers['cache-status']), /; hit/);
+    const whole = await get(gh.url, '/media?a');
+    assert.equal(whole.status, 200);
+    assert.equal(whole.text, 'media-1-0123456789');
+    assert.equal(whole.headers['content-length'], '18');
+    assert.equal(whole.headers['content-range'], undefined);
+    assert.equal(whole.headers['content-type'], 'video/mp4');
+    assert.equal(up.count('/media'), 1);
+  });
+
+  it('passes a 206 for part of a representation, or one answering If-Range, without storing it', async () => {
+    for (let i = 1; i <= 2; i++) {
+      const r = await get(gh.url, '/media?b', { headers: { range: 'bytes=2-5' } });
+      assert.equal(r.status, 206);
+      assert.equal(r.text, `dia-`);
+      assert.doesNotMatch(String(r.headers['cache-status']), /stored|hit/);
+    }
+    for (let i = 1; i <= 2; i++) {
+      const r = await get(gh.url, '/media?c', { headers: { range: 'bytes=0-', 'if-range': `"m${i}"` } });
+      assert.equal(r.status, 206);
+      assert.doesNotMatch(String(r.headers['cache-status']), /stored|hit/);
+    }
+    assert.equal(up.count('/media'), 5);
+  });
+
+  it('stores the 200 an origin sends for a Range request it ignores', async () => {
+    const first = await get(gh.url, '/digits?r', { headers: { range: 'bytes=0-3' } });
+    assert.equal(first.status, 200);
+    assert.match(String(first.headers['cache-status']), /fwd-status=200; stored/);
+    await settle();
+    const part = await get(gh.url, '/digits?r', { headers: { range: 'bytes=0-3' } });
+    assert.equal(part.status, 206);
+    assert.equal(part.text, first.text.slice(0, 4));
+    assert.match(String(part.headers['cache-status']), /; hit/);
   });
 
   it('obeys Surrogate-Control targeted at it over Cache-Control, and announces itself', async () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   ageFieldSeconds,
+  completeFromPartial,
   conditionalHeaders,
   currentAgeSec,
   decideServe,
@@ -462,13 +463,12 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     const ranged = x.method === 'GET' && reqHeaders.range !== undefined;
     if (entry === undefined) {
       if (onlyIfCached(reqHeaders)) return gatewayTimeout(x);
-      // A Range miss goes through as it is: 206s are not stored (§3.3); a later full GET fills the cache.
+      const reason = variants.length > 0 ? 'vary-miss' : 'uri-miss';
       if (ranged) {
         // A full response to the same URL being fetched or stored right now will answer it.
         if (mayWait && (await waitFor(x, coalesceKey(x, variants[0])))) return;
-        return bypass(x);
+        return rangeMiss(x, reason);
       }
-      const reason = variants.length > 0 ? 'vary-miss' : 'uri-miss';
       return upstream(x, reason, undefined, mayWait, variants[0]);
     }
     const stored = entry.meta.response;
@@ -567,10 +567,29 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     return out;
   }
 
-  function bypass(x: Exchange): void {
+  /**
+   * A Range request with nothing stored goes upstream as it is. Its answer is stored when it is the
+   * complete response: a 200 (the origin ignored Range, or If-Range failed), or a 206 carrying every
+   * byte (completeFromPartial, §3.3). Other answers pass through unstored; a later full GET fills the
+   * cache (parts are not combined, §3.4).
+   */
+  function rangeMiss(x: Exchange, reason: string): void {
+    const requestTimeMs = Date.now();
+    const sentAt = invalidations;
+    const hadIfRange = x.reqHeaders['if-range'] !== undefined;
     x.ctx.forward({
       requestHeaders: upstreamExtras(x.reqHeaders),
-      onHead: (s, h) => pass(`fwd=bypass; fwd-status=${s}`, downstreamFixes(toHeaderMap(h))),
+      onHead: (status, upHeaders) => {
+        const responseTimeMs = Date.now();
+        const headers = upstreamHeaders(x, status, upHeaders);
+        const statusText = `fwd=${reason}; fwd-status=${status}`;
+        const fixes = downstreamFixes(headers);
+        const complete =
+          status === 200 ? headers : status === 206 ? completeFromPartial(headers, hadIfRange) : null;
+        if (complete === null) return pass(statusText, fixes);
+        const t = { statusText, fixes, done: () => {}, detached: false, sentAt };
+        return storeOrPass(x, 'GET', 200, complete, requestTimeMs, responseTimeMs, t);
+      },
     });
   }
 

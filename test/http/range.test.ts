@@ -164,6 +164,42 @@ describe('Content-Range (RFC 9110 §14.4)', () => {
   for (const [value, want] of cases) {
     it(`parses ${JSON.stringify(value)}`, () => assert.deepEqual(parseContentRange(value), want));
   }
+  it('never throws on hostile values; what it returns is a valid range (fuzz)', () => {
+    const alphabet = [
+      'bytes',
+      'BYTES',
+      ' ',
+      '-',
+      '/',
+      '*',
+      '0',
+      '1',
+      '9',
+      '99999999999999999',
+      ',',
+      '\t',
+      'x',
+    ];
+    let seed = 99;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed;
+    };
+    for (let i = 0; i < 20_000; i++) {
+      let v = '';
+      const n = next() % 9;
+      for (let j = 0; j < n; j++) v += alphabet[next() % alphabet.length];
+      const r = parseContentRange(v);
+      if (r === null) continue;
+      if (r.kind === 'unsatisfied') {
+        assert.ok(Number.isSafeInteger(r.completeLength), v);
+        continue;
+      }
+      assert.ok(Number.isSafeInteger(r.start) && Number.isSafeInteger(r.end) && r.start <= r.end, v);
+      if (r.completeLength !== undefined) assert.ok(r.end < r.completeLength, v);
+    }
+  });
+
   it('parses what it formats', () => {
     for (const [start, end, size] of [
       [0, 0, 1],

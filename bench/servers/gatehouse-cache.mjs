@@ -2,30 +2,38 @@
 // route, /api -> the shared upstream (prefix stripped: /api/cached/1k -> upstream /cached/1k), and its
 // shared RFC 9111 cache on (memory store, defaults otherwise). The upstream marks /cached/1k
 // `public, max-age=3600`, so after the first request every answer comes from the cache; the harness checks
-// that with Cache-Status (RFC 9211) before timing.
+// that with Cache-Status (RFC 9211) before timing. gatehouse-cache-disk.mjs is the same with the disk store.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir, withCleanup } from '../lib/proc.mjs';
 import { gatehouseUnavailable, startGatehouse } from './gatehouse.mjs';
 
-/** The config file's content for an upstream base URL. */
-export const cacheConfig = (upstreamUrl) => ({
-  proxy: [{ prefix: '/api', upstream: upstreamUrl, cache: { enabled: true } }],
+/** The config file's content for an upstream base URL and a store. */
+export const cacheConfig = (upstreamUrl, store = 'memory') => ({
+  proxy: [{ prefix: '/api', upstream: upstreamUrl, cache: { enabled: true, store } }],
 });
 
-export default {
-  name: 'gatehouse-cache',
-  groups: ['cache'],
-  unavailable: gatehouseUnavailable,
-  /** A Cache-Status (RFC 9211 §2.1) whose entry has the `hit` parameter: served from the cache. */
-  hitHeaders: { 'cache-status': /;\s*hit\s*(?:[;,]|$)/i },
-  async start(_dir, { upstream }) {
-    const { url } = await upstream();
-    const tmp = tempDir('gatehouse-bench-cache-');
-    const root = join(tmp.path, 'www');
-    mkdirSync(root);
-    const config = join(tmp.path, 'gatehouse.config.json');
-    writeFileSync(config, `${JSON.stringify(cacheConfig(url), null, 2)}\n`);
-    return withCleanup(() => startGatehouse({ root, extraArgs: ['--config', config] }), tmp.remove);
-  },
-};
+/** A caching Gatehouse server for the bench with the given store. */
+export function cacheServer(name, store) {
+  return {
+    name,
+    groups: ['cache'],
+    unavailable: gatehouseUnavailable,
+    /** A Cache-Status (RFC 9211 §2.1) whose entry has the `hit` parameter: served from the cache. */
+    hitHeaders: { 'cache-status': /;\s*hit\s*(?:[;,]|$)/i },
+    async start(_dir, { upstream }) {
+      const { url } = await upstream();
+      const tmp = tempDir('gatehouse-bench-cache-');
+      const root = join(tmp.path, 'www');
+      mkdirSync(root);
+      const config = join(tmp.path, 'gatehouse.config.json');
+      const c = cacheConfig(url, store);
+      // The disk store's folder lives with the rest of the run's temp files.
+      if (store === 'disk') c.proxy[0].cache.dir = join(tmp.path, 'cache');
+      writeFileSync(config, `${JSON.stringify(c, null, 2)}\n`);
+      return withCleanup(() => startGatehouse({ root, extraArgs: ['--config', config] }), tmp.remove);
+    },
+  };
+}
+
+export default cacheServer('gatehouse-cache', 'memory');

@@ -11,6 +11,7 @@ import fastifyHttpProxy from './fastify-http-proxy.mjs';
 import fastifyStatic from './fastify-static.mjs';
 import gatehouse from './gatehouse.mjs';
 import gatehouseCache from './gatehouse-cache.mjs';
+import gatehouseCacheDisk from './gatehouse-cache-disk.mjs';
 import gatehouseCors from './gatehouse-cors.mjs';
 import gatehouseProxy from './gatehouse-proxy.mjs';
 import httpProxyMiddleware from './http-proxy-middleware.mjs';
@@ -34,5 +35,6 @@ export const servers = [
   fastifyHttpProxy,
   httpProxyMiddleware,
   gatehouseCache,
+  gatehouseCacheDisk,
   nginxCache,
 ];

@@ -108,9 +108,12 @@ async function serve(args: string[]): Promise<number> {
     ({ url } = await app.listen());
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    console.error(
-      `gatehouse: cannot listen on ${config.listen.host}:${config.listen.port}: ${e.code ?? e.message}`,
-    );
+    if (e.code === 'GATEHOUSE_CACHE_STORE') console.error(`gatehouse: ${e.message}`);
+    else
+      console.error(
+        `gatehouse: cannot listen on ${config.listen.host}:${config.listen.port}: ${e.code ?? e.message}`,
+      );
+    await app.close();
     return EXIT_FAILURE;
   }
   process.stdout.write(`listening on ${url}\n`);

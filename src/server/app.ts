@@ -148,16 +148,20 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     options,
     logger,
     static: staticHandler,
+    // A cache store that cannot be opened stops the start (like nginx with a bad proxy_cache_path).
     listen: () =>
-      new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(options.listen.port, options.listen.host, () => {
-          server.off('error', reject);
-          const a = server.address() as AddressInfo;
-          const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
-          resolve({ url: `http://${host}:${a.port}`, host: a.address, port: a.port });
-        });
-      }),
+      proxy.ready().then(
+        () =>
+          new Promise((resolve, reject) => {
+            server.once('error', reject);
+            server.listen(options.listen.port, options.listen.host, () => {
+              server.off('error', reject);
+              const a = server.address() as AddressInfo;
+              const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+              resolve({ url: `http://${host}:${a.port}`, host: a.address, port: a.port });
+            });
+          }),
+      ),
     close: () =>
       new Promise<void>((resolve) => {
         closing = true;

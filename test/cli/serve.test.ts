@@ -1,7 +1,7 @@
 // The CLI as users run it: node bin/gatehouse.js (built dist/), real processes, real sockets.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { get, makeSite, removeSite } from '../helpers/http.js';
@@ -108,6 +108,37 @@ describe('gatehouse serve', () => {
       }
     });
   }
+
+  it('a disk cache folder that cannot be made -> exit 1 naming it, at once (no hang)', () => {
+    const dir = makeSite({ 'index.html': 'x', 'a-file': 'not a folder' });
+    try {
+      symlinkSync(join(dir, 'missing-target'), join(dir, 'dangling'));
+      for (const cacheDir of [join(dir, 'dangling', 'cache'), join(dir, 'a-file', 'cache')]) {
+        const config = join(dir, 'c.json');
+        writeFileSync(
+          config,
+          JSON.stringify({
+            proxy: [
+              {
+                prefix: '/api',
+                upstream: 'http://127.0.0.1:9',
+                cache: { enabled: true, store: 'disk', dir: cacheDir },
+              },
+            ],
+          }),
+        );
+        const r = spawnSync(process.execPath, [BIN, 'serve', dir, '--port', '0', '--config', config], {
+          encoding: 'utf8',
+          timeout: 10_000,
+        });
+        assert.equal(r.status, 1, `${cacheDir}: ${r.stderr}`);
+        assert.ok(r.stderr.includes(`the disk cache store in ${cacheDir} cannot be opened`), r.stderr);
+        assert.doesNotMatch(r.stdout, /listening on/);
+      }
+    } finally {
+      removeSite(dir);
+    }
+  });
 
   it('--help and --version exit 0', () => {
     assert.match(

@@ -28,7 +28,7 @@ import {
   utimes,
   writeFile,
 } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import {
   bodyChunks,
   checkStoreOptions,
@@ -97,7 +97,7 @@ const READ_CHUNK_BYTES = 64 * 1024;
 export async function openDiskStore(options: DiskStoreOptions): Promise<DiskStore> {
   checkStoreOptions(options);
   const { dir } = options;
-  await mkdir(dir, { recursive: true });
+  await makeDir(dir);
   const metaNames: string[] = [];
   const bodyNames = new Set<string>();
   const garbage: string[] = [];
@@ -662,6 +662,35 @@ function isHeaderMap(value: unknown): boolean {
 
 function isNotFound(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}
+
+/**
+ * mkdir -p without `{ recursive: true }`, whose Node implementation never settles when a parent exists
+ * but its child cannot be made and reports ENOENT (a dangling symlink, a path under /proc): it walks up
+ * to the deepest existing folder, then creates downwards, and any error on the way is final.
+ */
+async function makeDir(dir: string): Promise<void> {
+  const missing: string[] = [];
+  for (let p = resolve(dir); ; ) {
+    try {
+      if ((await stat(p)).isDirectory()) break;
+      throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${p}'`), { code: 'ENOTDIR', path: p });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      const parent = dirname(p);
+      if (parent === p) throw error;
+      missing.push(p);
+      p = parent;
+    }
+  }
+  for (const p of missing.reverse()) {
+    try {
+      await mkdir(p);
+    } catch (error) {
+      // Made meanwhile by someone else is fine; anything else (ENOENT here included) is final.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !(await stat(p)).isDirectory()) throw error;
+    }
+  }
 }
 
 /** The first `size` bytes of an open file. */

@@ -127,6 +127,8 @@ export interface RouteCache {
    */
   tryHit(req: IncomingMessage, res: ServerResponse): boolean;
   handle(req: IncomingMessage, res: ServerResponse, ctx: CacheRequestContext): Promise<void>;
+  /** Opens the store now; rejects, naming the store, when it cannot be opened. */
+  open(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -1053,6 +1055,18 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
   return {
     tryHit,
     handle,
+    async open() {
+      try {
+        await getStore();
+      } catch (err) {
+        const where = o.store === 'disk' ? ` in ${o.dir ?? tempDir}` : '';
+        const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+        throw Object.assign(new Error(`the ${o.store} cache store${where} cannot be opened: ${why}`), {
+          code: 'GATEHOUSE_CACHE_STORE',
+          cause: err,
+        });
+      }
+    },
     async close() {
       if (storePromise !== undefined) {
         const store = await storePromise.catch(() => undefined);

@@ -65,6 +65,8 @@ export interface Proxy {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   /** Destroys tunnelled (upgraded) connections: they are invisible to server.close(). */
   closeTunnels(): void;
+  /** Opens the routes' cache stores; rejects when one cannot be opened (see RouteCache.open). */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -149,7 +151,13 @@ export function upstreamTarget(
 
 export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDeps): Proxy {
   if (routes.length === 0) {
-    return { step: undefined, upgrade: () => false, closeTunnels: () => {}, close: async () => {} };
+    return {
+      step: undefined,
+      upgrade: () => false,
+      closeTunnels: () => {},
+      ready: async () => {},
+      close: async () => {},
+    };
   }
   // Longest prefix first.
   const compiled: Route[] = routes
@@ -459,6 +467,9 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     },
     closeTunnels: () => {
       for (const t of tunnels) t.destroy();
+    },
+    ready: async () => {
+      await Promise.all(compiled.map((r) => r.cache?.open()));
     },
     close: async () => {
       for (const t of tunnels) t.destroy();

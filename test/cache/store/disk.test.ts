@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -212,6 +212,36 @@ describe('disk store', () => {
         await store.close();
       }));
   });
+
+  it('a folder that cannot be made rejects at once: under /proc, a dangling symlink, a file', () =>
+    withDir(async (dir) => {
+      await symlink(join(dir, 'missing-target'), join(dir, 'dangling'));
+      await writeFile(join(dir, 'a-file'), 'x');
+      for (const [where, code] of [
+        // Linux procfs answers ENOENT for a child that cannot exist; Node's mkdir({ recursive: true })
+        // then retries forever and never settles (the reason for makeDir).
+        ['/proc/gatehouse-no-such-folder/cache', 'ENOENT'],
+        [join(dir, 'dangling', 'cache'), 'ENOENT'],
+        [join(dir, 'a-file', 'cache'), 'ENOTDIR'],
+        [join(dir, 'a-file'), 'ENOTDIR'],
+      ] as const) {
+        const settled = await Promise.race([
+          openDiskStore(options(where, new TestClock())).then(
+            () => 'opened',
+            (e: NodeJS.ErrnoException) => e.code,
+          ),
+          new Promise((r) => setTimeout(() => r('still pending after 2 s'), 2000)),
+        ]);
+        assert.equal(settled, code, where);
+      }
+    }));
+
+  it('makes missing parent folders', () =>
+    withDir(async (dir) => {
+      const store = await openDiskStore(options(join(dir, 'a', 'b', 'c'), new TestClock()));
+      assert.ok((await stat(join(dir, 'a', 'b', 'c'))).isDirectory());
+      await store.close();
+    }));
 
   it('open removes temp files and bodies without meta, and leaves foreign files alone', () =>
     withDir(async (dir) => {

@@ -140,6 +140,13 @@ const COOKIE_SEP = '\n';
 /** RFC 5861 §4: the statuses after which stale-if-error may serve a stale response. */
 const ORIGIN_ERRORS = new Set([500, 502, 503, 504]);
 
+/** §4.1: the newest stored variant (stores list them newest first) whose Vary the request matches. */
+function selectVariant(variants: readonly StoredEntry[], reqHeaders: HeaderMap): StoredEntry | undefined {
+  return variants.find((v) =>
+    matchesVary(getHeader(v.meta.response.headers, 'vary'), v.meta.varyHeaders, reqHeaders),
+  );
+}
+
 /** Sets `fields` on `out`; an empty value removes the field (the HeadAction / ForwardHooks convention). */
 export function setFields(
   out: Record<string, string | string[]>,
@@ -336,9 +343,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     const key = primaryKey(req);
     if (key === undefined) return false;
     const variants = store.getVariantsSync(key);
-    const entry = variants.find((v) =>
-      matchesVary(getHeader(v.meta.response.headers, 'vary'), v.meta.varyHeaders, h),
-    );
+    const entry = selectVariant(variants, h);
     if (entry === undefined) return false;
     const response = entry.meta.response;
     // Only a response whose fields serveStored has worked out already (its first hit goes there).
@@ -459,9 +464,7 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
       return;
     }
     if (res.destroyed) return;
-    const entry = variants.find((v) =>
-      matchesVary(getHeader(v.meta.response.headers, 'vary'), v.meta.varyHeaders, reqHeaders),
-    );
+    const entry = selectVariant(variants, reqHeaders);
     const ranged = x.method === 'GET' && reqHeaders.range !== undefined;
     if (entry === undefined) {
       if (onlyIfCached(reqHeaders)) return gatewayTimeout(x);

@@ -13,6 +13,7 @@ import { parseCacheControl } from '../../src/http/cache-control.js';
 import { formatHttpDate } from '../../src/http/dates.js';
 import { splitList } from '../../src/http/lists.js';
 import { surrogateMemberTarget } from '../../src/http/surrogate-control.js';
+import { ITERATIONS, mulberry32, SEED_OFFSET } from '../helpers/random.js';
 
 const T0 = Date.UTC(2024, 0, 10, 12, 0, 0);
 const at = (offsetSec: number): string => formatHttpDate(T0 + offsetSec * 1000);
@@ -394,20 +395,7 @@ function check(headers: HeaderMap, opts: TargetedOptions, expected: string | typ
 }
 
 // --- fuzz -----------------------------------------------------------------------------------------
-// Seeded, as in test/http/fuzz.test.ts: FUZZ_SEED=7 FUZZ_ITERATIONS=100000 node scripts/run-tests.mjs ...
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const SEED_OFFSET = Number(process.env.FUZZ_SEED ?? 0) * 0x10000;
-const ITERATIONS = Number(process.env.FUZZ_ITERATIONS ?? 3000);
+// Seeded (test/helpers/random.ts): FUZZ_SEED=7 FUZZ_ITERATIONS=100000 node scripts/run-tests.mjs ...
 
 const PIECES = [
   'max-age',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { matchesVary, varyKey } from '../../src/cache/vary.js';
+import { mulberry32, SEED_OFFSET } from '../helpers/random.js';
 
 describe('varyKey (RFC 9111 §4.1)', () => {
   it('no Vary -> empty key', () => assert.equal(varyKey(undefined, { accept: 'x' }), ''));
@@ -145,11 +146,8 @@ describe('matchesVary agrees with comparing secondary keys (fuzzed)', () => {
   ];
   const values = [undefined, '', 'gzip', 'GZIP', 'gzip, br', 'br,gzip', 'br;q=0.5, gzip', 'a', 'A', ' a '];
   const names = ['accept-encoding', 'origin', 'x-a'];
-  let seed = 7;
-  const pick = <T>(xs: readonly T[]): T => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return xs[seed % xs.length]!;
-  };
+  const next = mulberry32(7 + SEED_OFFSET);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
   const headers = () => {
     const h: Record<string, string> = {};
     for (const n of names) {

@@ -26,21 +26,7 @@ import {
 } from '../../src/http/lists.js';
 import { negotiateEncoding, prefersHtml } from '../../src/http/negotiate.js';
 import { type ByteRange, parseRange, type RangeDecision } from '../../src/http/range.js';
-
-/** mulberry32: a tiny seeded PRNG, so failures reproduce. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const SEED_OFFSET = Number(process.env.FUZZ_SEED ?? 0) * 0x10000;
-const ITERATIONS = Number(process.env.FUZZ_ITERATIONS ?? 3000);
+import { ITERATIONS, mulberry32, SEED_OFFSET } from '../helpers/random.js';
 
 class Gen {
   private readonly next: () => number;

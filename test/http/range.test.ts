@@ -9,6 +9,7 @@ import {
   parseRange,
   type RangeDecision,
 } from '../../src/http/range.js';
+import { mulberry32, SEED_OFFSET } from '../helpers/random.js';
 
 const IGNORE: RangeDecision = { kind: 'ignore' };
 const UNSAT: RangeDecision = { kind: 'unsatisfiable' };
@@ -180,15 +181,12 @@ describe('Content-Range (RFC 9110 §14.4)', () => {
       '\t',
       'x',
     ];
-    let seed = 99;
-    const next = () => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed;
-    };
+    const next = mulberry32(99 + SEED_OFFSET);
+    const below = (n: number) => Math.floor(next() * n);
     for (let i = 0; i < 20_000; i++) {
       let v = '';
-      const n = next() % 9;
-      for (let j = 0; j < n; j++) v += alphabet[next() % alphabet.length];
+      const n = below(9);
+      for (let j = 0; j < n; j++) v += alphabet[below(alphabet.length)];
       const r = parseContentRange(v);
       if (r === null) continue;
       if (r.kind === 'unsatisfied') {

@@ -17,6 +17,7 @@ import {
   RedirectRuleError,
   type RedirectRuleInput,
 } from '../../src/http/redirect.js';
+import { mulberry32, SEED_OFFSET } from '../helpers/random.js';
 
 describe('path patterns (from)', () => {
   const cases: [string, string, string, Record<string, string | undefined> | null][] = [
@@ -238,11 +239,7 @@ describe('applyRedirect', () => {
 
   // Seeded fuzz: hostile paths through every from/to form never yield an unsafe Location.
   it('fuzz: Locations are URI text, stay on-site or on the literal host', () => {
-    let seed = Number(process.env.FUZZ_SEED ?? 20240601);
-    const rand = () => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed / 0x7fffffff;
-    };
+    const rand = mulberry32(20240601 + SEED_OFFSET);
     const atoms = [
       '/',
       '//',

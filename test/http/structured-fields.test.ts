@@ -6,6 +6,7 @@ import {
   type SfItem,
   type SfMember,
 } from '../../src/http/structured-fields.js';
+import { ITERATIONS, mulberry32, SEED_OFFSET } from '../helpers/random.js';
 
 /** A compact view: bare items as `type:value`, inner lists as arrays, parameters as `;k=v`. */
 function show(item: SfBareItem): string {
@@ -125,20 +126,7 @@ describe('parseSfDictionary (RFC 8941 §4.2.2)', () => {
 });
 
 // --- property tests ---------------------------------------------------------------------------------
-// Seeded, as in test/http/fuzz.test.ts: FUZZ_SEED=7 FUZZ_ITERATIONS=100000 node scripts/run-tests.mjs ...
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const SEED_OFFSET = Number(process.env.FUZZ_SEED ?? 0) * 0x10000;
-const ITERATIONS = Number(process.env.FUZZ_ITERATIONS ?? 3000);
+// Seeded (test/helpers/random.ts): FUZZ_SEED=7 FUZZ_ITERATIONS=100000 node scripts/run-tests.mjs ...
 
 describe('fuzz: parseSfDictionary', () => {
   const next = mulberry32(0x5f0d1c + SEED_OFFSET);

@@ -7,21 +7,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { type Origin, origin } from '../helpers/origin.js';
+import { mulberry32, SEED_OFFSET } from '../helpers/random.js';
 
 const CASES = 150;
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const random = rng(Number(process.env.FUZZ_SEED ?? 20261121));
+const random = mulberry32(20261121 + SEED_OFFSET);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 const httpDate = (offsetSec: number) => new Date(Date.now() + offsetSec * 1000).toUTCString();
 

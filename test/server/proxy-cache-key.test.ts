@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { describe, it } from 'node:test';
 import { primaryKey, primaryKeyOf } from '../../src/server/proxy/cache.js';
+import { mulberry32, SEED_OFFSET } from '../helpers/random.js';
 
 function viaUrl(proto: 'http' | 'https', host: string, url: string): string | undefined {
   if (!url.startsWith('/')) return undefined;
@@ -44,11 +45,8 @@ describe('primaryKeyOf', () => {
       '.a',
       'a..b',
     ];
-    let seed = 42;
-    const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
-    };
+    const next = mulberry32(42 + SEED_OFFSET);
+    const rand = (n: number) => Math.floor(next() * n);
     for (let i = 0; i < 5000; i++) {
       let url = '/';
       const len = rand(12);

@@ -7,21 +7,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { type Origin, origin } from '../helpers/origin.js';
+import { mulberry32, SEED_OFFSET } from '../helpers/random.js';
 
 const KEYS = 4;
 const CLIENTS = 24;
 const OPERATIONS = 60; // per client
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * How the origin marks its answers: fresh for a minute; always stale, so every read revalidates (304
@@ -41,7 +31,7 @@ for (const store of ['memory', 'disk'] as const)
       let gh: TestServer;
       /** The origin's current version of each key. */
       const version = new Array<number>(KEYS).fill(1);
-      const random = rng(store.length * 7 + mode.length);
+      const random = mulberry32(store.length * 7 + mode.length + SEED_OFFSET);
       const delay = () => new Promise((r) => setTimeout(r, Math.floor(random() * 6)));
       before(async () => {
         up = await origin({});

@@ -71,6 +71,16 @@ export interface ProxyCacheOptions {
 }
 
 /**
+ * Memoised per stored response: when it stops being fresh (RFC 9211 ttl), until when plain requests
+ * may take it without decideServe, and its corrected initial age (§4.2.3).
+ */
+interface Timing {
+  readonly endMs: number;
+  readonly plainUntilMs: number | null;
+  readonly initialAgeSec: number;
+}
+
+/**
  * A stored response's plain-hit fields (name, value, ...) and the last head list built from them, with
  * the Age seconds, ttl and status word it was built for.
  */
@@ -304,11 +314,8 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
    * Per stored response (never modified, only replaced): when it stops being fresh (freshEndMs, for
    * Cache-Status ttl) and until when plain requests may take it without decideServe (plainFreshUntilMs).
    */
-  const timings = new WeakMap<
-    StoredResponse,
-    { readonly endMs: number; readonly plainUntilMs: number | null; readonly initialAgeSec: number }
-  >();
-  const timingOf = (r: StoredResponse) => {
+  const timings = new WeakMap<StoredResponse, Timing>();
+  const timingOf = (r: StoredResponse): Timing => {
     let t = timings.get(r);
     if (t === undefined) {
       const v = policyView(r);
@@ -350,18 +357,17 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     const plain = sentFlat.get(response);
     if (plain === undefined) return false;
     const nowMs = Date.now();
-    const until = timingOf(response).plainUntilMs;
-    if (until === null || nowMs >= until) return false;
+    const t = timingOf(response);
+    if (t.plainUntilMs === null || nowMs >= t.plainUntilMs) return false;
     const body = store.openBodySync(entry);
     if (body?.whole === undefined) return false;
-    writePlainHit(res, key, response, plain, body.whole, 'hit', nowMs);
+    writePlainHit(res, key, response, t, plain, body.whole, 'hit', nowMs);
     return true;
   }
 
   /** RFC 9211 §2.6: ttl, the remaining freshness in seconds (negative when stale); none when unknown. */
-  function ttlOf(response: StoredResponse, nowMs: number): number | undefined {
-    const end = timingOf(response).endMs;
-    return Number.isFinite(end) ? Math.ceil((end - nowMs) / 1000) : undefined;
+  function ttlOf(t: Timing, nowMs: number): number | undefined {
+    return Number.isFinite(t.endMs) ? Math.ceil((t.endMs - nowMs) / 1000) : undefined;
   }
 
   /** Cache-Status (RFC 9211 §2.1) for a stored response served now; §2.7 key when configured. */
@@ -373,8 +379,8 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
   }
 
   /** Age (§5.1) in seconds: current_age (§4.2.3) from the memoised initial age plus the resident time. */
-  function ageSecOf(response: StoredResponse, nowMs: number): number {
-    return ageFieldSeconds(timingOf(response).initialAgeSec + (nowMs - response.responseTimeMs) / 1000);
+  function ageSecOf(response: StoredResponse, t: Timing, nowMs: number): number {
+    return ageFieldSeconds(t.initialAgeSec + (nowMs - response.responseTimeMs) / 1000);
   }
 
   /**
@@ -385,13 +391,14 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
     res: ServerResponse,
     key: string,
     response: StoredResponse,
+    t: Timing,
     plain: PlainHead,
     whole: Uint8Array,
     status: string,
     nowMs: number,
   ): void {
-    const ageSec = ageSecOf(response, nowMs);
-    const ttl = ttlOf(response, nowMs);
+    const ageSec = ageSecOf(response, t, nowMs);
+    const ttl = ttlOf(t, nowMs);
     let head = plain.last;
     if (
       head === undefined ||
@@ -1030,12 +1037,13 @@ export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCac
         flat = { fields, last: undefined, lastAgeSec: -1, lastTtl: undefined, lastWord: '', lastStatus: '' };
         sentFlat.set(response, flat);
       }
-      writePlainHit(res, x.key, response, flat, body.whole, status, nowMs);
+      writePlainHit(res, x.key, response, timingOf(response), flat, body.whole, status, nowMs);
       return true;
     }
     const out = { ...base };
-    out.age = String(ageSecOf(response, nowMs));
-    out['cache-status'] = cacheStatusOf(x.key, status, ttlOf(response, nowMs));
+    const t = timingOf(response);
+    out.age = String(ageSecOf(response, t, nowMs));
+    out['cache-status'] = cacheStatusOf(x.key, status, ttlOf(t, nowMs));
     logCacheStatus(res, out['cache-status']);
     try {
       await serveFromStore({

@@ -1,8 +1,8 @@
 // Config of JSONP paths and redirect rules. Rules compile here once, so a bad pattern is a config
 // error naming its key (`redirects[2].from: ...`) instead of a failure while serving.
 import { z } from 'zod';
+import { globToRegExp } from '../http/glob.js';
 import { compileRedirect, RedirectRuleError } from '../http/redirect.js';
-import { globToRegExp } from '../server/static/policy.js';
 
 /** A header value we write as given: visible ASCII, space and tab; never CR or LF. */
 const headerValue = z.string().regex(/^[\t\x20-\x7e]+$/, 'must be visible ASCII (no line breaks)');

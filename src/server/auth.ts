@@ -12,9 +12,9 @@ import {
   privateCacheControl,
 } from '../http/basic-auth.js';
 import { compileIpRanges, parseIp, parseIpRange } from '../http/ip.js';
+import type { Step, StepContext } from './context.js';
 import { ERRORS, sendError } from './errors.js';
 import { type RuleIssue, rulePath } from './headers.js';
-import type { Step, StepContext } from './pipeline.js';
 
 export interface BasicAuthOptions {
   /** The protection space shown by browsers (RFC 7617 §2); default "Gatehouse". */

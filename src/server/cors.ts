@@ -3,10 +3,10 @@
 // keep headers set earlier). The decisions are src/http/cors.ts; this file only applies them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type CorsHeader, compileCorsPolicy, decideCors } from '../http/cors.js';
-import type { Step, StepContext } from './pipeline.js';
+import { globToRegExp } from '../http/glob.js';
+import type { Step, StepContext } from './context.js';
 import { addResponseHeader, addResponseVary } from './response-headers.js';
 import { resolveRequestPath, targetPath } from './static/path.js';
-import { globToRegExp } from './static/policy.js';
 import { appendVary } from './vary.js';
 
 /** The resolved `cors` config section (src/config/cors.ts fills in the defaults). */

@@ -3,11 +3,11 @@
 // are flattened once and memoised, so a request does a few regex tests and setHeader calls.
 import type { IncomingMessage, OutgoingHttpHeader } from 'node:http';
 import { isFieldValueChar } from '../http/chars.js';
+import { globToRegExp } from '../http/glob.js';
 import { isToken } from '../http/lists.js';
-import type { Step, StepContext } from './pipeline.js';
+import type { Step, StepContext } from './context.js';
 import { addDefaultHeader } from './response-headers.js';
 import { resolveRequestPath, targetPath } from './static/path.js';
-import { globToRegExp } from './static/policy.js';
 
 export type HeaderPreset = 'security';
 

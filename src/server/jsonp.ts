@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { evaluatePreconditions } from '../http/conditional.js';
 import { formatHttpDate } from '../http/dates.js';
+import { globToRegExp } from '../http/glob.js';
 import {
   type CallbackDecision,
   callbackFromQuery,
@@ -16,11 +17,10 @@ import {
   JSONP_SUFFIX,
   jsonpPrefix,
 } from '../http/jsonp.js';
+import type { Step, StepContext } from './context.js';
 import { ERRORS, sendError } from './errors.js';
-import type { Step, StepContext } from './pipeline.js';
 import type { FileResource, FileView, Resource } from './static/files.js';
 import { resolveRequestPath, targetPath } from './static/path.js';
-import { globToRegExp } from './static/policy.js';
 import { writeHeadMerged } from './vary.js';
 
 export interface JsonpOptions {

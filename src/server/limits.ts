@@ -15,10 +15,23 @@ import {
   type TokenBucketPolicy,
   takeToken,
 } from '../http/rate-limit.js';
+import type { Step, StepContext } from './context.js';
 import { ERRORS, sendError } from './errors.js';
 import { compileGlobs, rulePath } from './headers.js';
-import type { LimitsOptions } from './options.js';
-import type { Step, StepContext } from './pipeline.js';
+
+export interface LimitsOptions {
+  maxUrlBytes: number;
+  maxHeaderBytes: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  shutdownTimeoutMs: number;
+  /** Request bodies over this get 413 on endpoints that read bodies. */
+  maxBodyBytes: number;
+  /** Open connections at most (0: no limit); more are refused. */
+  maxConnections: number;
+  rateLimit?: RateLimitOptions | undefined;
+}
 
 export interface RateLimitOptions {
   /** Sustained rate per client (tokens added per second); > 0, may be fractional (0.5 = one per 2 s). */

@@ -2,7 +2,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { pino as Pino } from 'pino';
-import type { LogOptions } from './options.js';
+
+export interface LogOptions {
+  format: 'json' | 'pretty' | 'off';
+  level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+}
 
 /** The part of a pino logger the server uses; pass any pino logger. */
 export interface Logger {

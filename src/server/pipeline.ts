@@ -1,18 +1,6 @@
-// Request steps run in order before the final handler. A step returns true when it has taken the
-// request (answered it or is answering it); false passes it on. Sync steps cost no promise.
+// Request steps run in order before the final handler (types in context.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from './log.js';
-
-export type Step = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
-export type Final = (req: IncomingMessage, res: ServerResponse) => void;
-
-/** What every step factory may use. */
-export interface StepContext {
-  readonly logger: Logger;
-  /** The client address that counts for this request (the socket peer, or X-Forwarded-For /
-   *  Forwarded from a trusted proxy). */
-  readonly clientAddress: (req: IncomingMessage) => string;
-}
+import type { Final, Step } from './context.js';
 
 /** Runs `steps` then `final`; a thrown or rejected step goes to `onError`. */
 export function compilePipeline(

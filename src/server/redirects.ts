@@ -12,9 +12,9 @@ import {
   RedirectRuleError,
   type RedirectStatus,
 } from '../http/redirect.js';
+import type { Step, StepContext } from './context.js';
 import { ERRORS, sendError } from './errors.js';
 import { queryOf } from './jsonp.js';
-import type { Step, StepContext } from './pipeline.js';
 import type { FileView, Resource } from './static/files.js';
 import { targetPath } from './static/path.js';
 import { writeHeadMerged } from './vary.js';

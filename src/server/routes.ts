@@ -6,10 +6,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { escapeJsonForScript, JSONP_SUFFIX, jsonpPrefix } from '../http/jsonp.js';
 import { parseParameters } from '../http/lists.js';
 import { compileFrom, matchPath, type PathMatcher, RedirectRuleError } from '../http/redirect.js';
+import type { Step, StepContext } from './context.js';
 import { ERRORS, type ErrorEntry, sendError } from './errors.js';
 import { compileJsonp, JSONP_CONTENT_TYPE, type JsonpOptions, queryOf } from './jsonp.js';
-import type { LimitsOptions } from './options.js';
-import type { Step, StepContext } from './pipeline.js';
+import type { LimitsOptions } from './limits.js';
 import { targetPath } from './static/path.js';
 import { writeHeadMerged } from './vary.js';
 

@@ -4,7 +4,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, parseConfig, toServerOptions } from '../../src/config/load.js';
-import { compilePipeline, type Step } from '../../src/server/pipeline.js';
+import type { Step } from '../../src/server/context.js';
+import { compilePipeline } from '../../src/server/pipeline.js';
 import {
   type CanonicalStepOptions,
   createCanonical,

@@ -11,10 +11,10 @@ import {
   stripHopByHop,
   upstreamRequestHeaders,
 } from '../../http/proxy-headers.js';
+import type { Step, StepContext } from '../context.js';
 import { ERRORS, type ErrorEntry, sendError } from '../errors.js';
 import { logCacheStatus } from '../log.js';
-import type { CacheRule } from '../options.js';
-import type { Step, StepContext } from '../pipeline.js';
+import type { CacheRule } from '../static/policy.js';
 import { compileRuleList } from '../static/policy.js';
 import { mergeVary } from '../vary.js';
 import {

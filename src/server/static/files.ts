@@ -9,10 +9,29 @@ import { promisify } from 'node:util';
 import { brotliCompress, gzip, constants as zc } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { formatHttpDate } from '../../http/dates.js';
-import type { StaticOptions } from '../options.js';
 import { mediaInfo } from './media.js';
 import { isInside, type PathResult, resolveRequestPath } from './path.js';
 import type { CachePolicy, PolicyInput } from './policy.js';
+
+export interface StaticOptions {
+  spa: boolean;
+  spaFallback: string;
+  assetsDir: string;
+  etag: 'strong' | 'weak';
+  lastModified: boolean;
+  index: string[];
+  dotfiles: 'ignore' | 'allow';
+  followSymlinks: boolean;
+  precompressed: boolean;
+  compress: boolean;
+  compressMinBytes: number;
+  notFoundPage: string;
+  memoryCacheBytes: number;
+  maxCachedFileBytes: number;
+  revalidateMs: number;
+  trailingSlash: 'add' | 'remove' | 'ignore';
+  indexRedirect: boolean;
+}
 
 export type Coding = 'br' | 'gzip';
 const CODING_EXT: Record<Coding, string> = { br: '.br', gzip: '.gz' };

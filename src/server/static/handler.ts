@@ -14,10 +14,11 @@ import {
   parseRange,
 } from '../../http/range.js';
 import { ERRORS, sendError } from '../errors.js';
-import type { CacheRule, StaticOptions } from '../options.js';
 import { writeHeadMerged } from '../vary.js';
+import type { StaticOptions } from './files.js';
 import { type Coding, type FileResource, FileView, type Resource, type Variant } from './files.js';
 import { targetPath } from './path.js';
+import type { CacheRule } from './policy.js';
 import { compilePolicy } from './policy.js';
 
 const ALLOW = 'GET, HEAD, OPTIONS';

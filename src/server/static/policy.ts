@@ -2,7 +2,17 @@
 // A file version is matched once; requests only read the precomputed result.
 
 import { deltaSeconds, parseCacheControl } from '../../http/cache-control.js';
-import type { CacheRule } from '../options.js';
+import { globToRegExp } from '../../http/glob.js';
+
+export interface CacheRule {
+  glob?: string | string[] | undefined;
+  regex?: string | undefined;
+  contentType?: string | string[] | undefined;
+  hashed?: boolean | undefined;
+  cacheControl: string;
+  expires?: boolean | undefined;
+  override?: boolean | undefined;
+}
 
 export interface CachePolicy {
   readonly cacheControl: string;
@@ -32,36 +42,6 @@ export const DEFAULT_RULES: readonly CacheRule[] = [
   { contentType: 'image/*', cacheControl: 'public, max-age=2592000' },
   { glob: '**', cacheControl: 'no-cache' },
 ];
-
-/** Translates a glob to an anchored RegExp: `*` within a segment, `**` across segments,
- *  `?` one character, `{a,b}` alternatives. A glob without `/` matches the file name. */
-export function globToRegExp(glob: string): RegExp {
-  const baseOnly = !glob.includes('/');
-  let re = '';
-  let inBraces = false;
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*') {
-      if (glob[i + 1] === '*') {
-        i++;
-        if (glob[i + 1] === '/') {
-          i++;
-          re += '(?:.*/)?';
-        } else re += '.*';
-      } else re += '[^/]*';
-    } else if (c === '?') re += '[^/]';
-    else if (c === '{') {
-      inBraces = true;
-      re += '(?:';
-    } else if (c === '}' && inBraces) {
-      inBraces = false;
-      re += ')';
-    } else if (c === ',' && inBraces) re += '|';
-    else re += c.replace(/[.+^$()|[\]\\]/g, '\\$&');
-  }
-  if (baseOnly) return new RegExp(`(?:^|/)${re}$`);
-  return new RegExp(`^${glob.startsWith('/') ? '' : '/'}${re}$`);
-}
 
 const CAMEL_WORD = /^[A-Z]?[a-z]+(?:[A-Z][a-z]+)*$/;
 const HASH_CHARS = /^[A-Za-z0-9_-]{8,64}$/;

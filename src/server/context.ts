@@ -1,0 +1,40 @@
+// The request context: the types every step shares and the facts steps record about a request.
+// A leaf module: it imports nothing from the steps, so any step may import it.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from './log.js';
+
+/** A request step: true when it has taken the request (answered it or is answering it); false
+ *  passes it on. Sync steps cost no promise. */
+export type Step = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
+export type Final = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** What every step factory may use. */
+export interface StepContext {
+  readonly logger: Logger;
+  /** The client address that counts for this request (the socket peer, or X-Forwarded-For /
+   *  Forwarded from a trusted proxy). */
+  readonly clientAddress: (req: IncomingMessage) => string;
+}
+
+/** Facts that earlier steps establish about one request and later steps read. */
+export interface RequestFacts {
+  /** An auth rule covered the request (credentials or address lists) and let it through: the
+   *  answer depends on who asked, so the shared cache must not mix it with others' (RFC 9111 §3.5). */
+  authorized?: boolean;
+  /** The user id of Basic credentials that were verified, when any. */
+  user?: string;
+}
+
+const FACTS = Symbol('gatehouse.requestFacts');
+type WithFacts = IncomingMessage & { [FACTS]?: RequestFacts };
+
+/** The facts recorded for `req` so far (created empty on first use). */
+export function requestFacts(req: IncomingMessage): RequestFacts {
+  const r = req as WithFacts;
+  let f = r[FACTS];
+  if (f === undefined) {
+    f = {};
+    r[FACTS] = f;
+  }
+  return f;
+}

@@ -20,6 +20,7 @@ import { type CorsOptions, compileCorsPreflight } from './cors.js';
 import { ERRORS, sendError } from './errors.js';
 import { type RuleIssue, rulePath } from './headers.js';
 import { bucketKey } from './limits.js';
+import type { Logger } from './log.js';
 import {
   checkThrottle,
   FAILURE_DEFAULTS,
@@ -378,6 +379,30 @@ export function makeResponsePrivate(res: ServerResponse): void {
 
 const UNAUTHORIZED_DETAIL = 'Valid credentials are required for this resource.';
 
+/** A full gate: this client's share of waiting checks is taken (429), or every place is (503). */
+const GATE_REFUSALS = {
+  'key-full': [ERRORS.tooManyRequests, 'Too many logins at once from this client.'],
+  'queue-full': [ERRORS.serviceUnavailable, 'Too many logins at once; retry shortly.'],
+} as const;
+
+/**
+ * The failure throttle of `client` under `b`: undefined to go on to the password check, else the
+ * seconds until its window ends. The first refusal of each window is logged.
+ */
+function throttled(b: CompiledBasic, client: string, nowMs: number, logger: Logger): number | undefined {
+  const t = checkThrottle(b.failures.get(client), nowMs, b.failurePolicy);
+  if (t.record === undefined) b.failures.delete(client);
+  else b.failures.set(client, t.record);
+  if (t.kind === 'allow') return undefined;
+  if (t.warn) {
+    logger.warn(
+      { client, failures: t.record.failures, retryAfterSec: t.retryAfterSec },
+      'password checks throttled: too many failed logins from this client',
+    );
+  }
+  return t.retryAfterSec;
+}
+
 /**
  * The access control step, or undefined without rules. Per request: a CORS preflight where CORS
  * applies -> pass; first rule whose prefix covers the path; deny list -> 403; allow list without a
@@ -447,33 +472,18 @@ export function createAuth(
     if (until !== undefined && until > now()) return pass();
 
     const client = bucketKey(ctx.clientAddress(req), CLIENT_IPV6_PREFIX);
-    const t = checkThrottle(b.failures.get(client), now(), b.failurePolicy);
-    if (t.record === undefined) b.failures.delete(client);
-    else b.failures.set(client, t.record);
-    if (t.kind === 'throttled') {
-      if (t.warn) {
-        ctx.logger.warn(
-          { client, failures: t.record.failures, retryAfterSec: t.retryAfterSec },
-          'password checks throttled: too many failed logins from this client',
-        );
-      }
+    const waitSec = throttled(b, client, now(), ctx.logger);
+    if (waitSec !== undefined) {
       // RFC 6585 §4: 429 with Retry-After; no scrypt run until the window ends.
       sendError(req, res, ERRORS.tooManyRequests, 'Too many failed logins; retry later.', {
-        'Retry-After': String(t.retryAfterSec),
+        'Retry-After': String(waitSec),
       });
       return true;
     }
     const pending = verify(b, client, key, creds.userId, creds.password);
-    if (pending === 'key-full') {
-      sendError(req, res, ERRORS.tooManyRequests, 'Too many logins at once from this client.', {
-        'Retry-After': '1',
-      });
-      return true;
-    }
-    if (pending === 'queue-full') {
-      sendError(req, res, ERRORS.serviceUnavailable, 'Too many logins at once; retry shortly.', {
-        'Retry-After': '1',
-      });
+    if (typeof pending === 'string') {
+      const [entry, detail] = GATE_REFUSALS[pending];
+      sendError(req, res, entry, detail, { 'Retry-After': '1' });
       return true;
     }
     return pending.then((ok) => {

@@ -82,7 +82,7 @@ describe('FairQueue', () => {
       ],
     ],
     [
-      'a key served moves to the back, behind keys that arrived meanwhile',
+      'a key served goes to the back of the ring; a key arriving later queues behind it',
       L,
       [
         ['+a1', 'run'],

@@ -6,6 +6,7 @@ import { parseIpRange } from '../http/ip.js';
 import { authRulesIssues, DEFAULT_REALM } from '../server/auth.js';
 import { headerRuleIssues } from '../server/headers.js';
 import { RATE_LIMIT_DEFAULTS } from '../server/limits.js';
+import { FAILURE_DEFAULTS } from '../server/login-guard.js';
 
 export const ipRangeEntry = z
   .string()
@@ -81,6 +82,26 @@ const authRuleSchema = z
         users: z
           .record(z.string(), z.string())
           .describe('user-id -> scrypt hash from `gatehouse hash-password`; plaintext is refused.'),
+        maxFailures: z
+          .number()
+          .int()
+          .min(1)
+          .max(86_400)
+          .optional()
+          .describe(
+            `Failed logins a client address (IPv6: its /64) may make per window; beyond them 429 with ` +
+              `Retry-After, without checking, until the window ends; a success resets the count ` +
+              `(default ${FAILURE_DEFAULTS.maxFailures}).`,
+          ),
+        failureWindowSec: z
+          .number()
+          .int()
+          .min(1)
+          .max(86_400)
+          .optional()
+          .describe(
+            `The failure window in seconds, from a client's first failure (default ${FAILURE_DEFAULTS.failureWindowSec}).`,
+          ),
       })
       .optional()
       .describe('HTTP Basic authentication (RFC 7617); answers 401 with a challenge until it succeeds.'),

@@ -410,6 +410,37 @@ function matchOrigin(policy: CorsPolicy, origin: string): string | undefined {
 }
 
 /**
+ * Fetch §3.2.2: a CORS-preflight request is an OPTIONS with Origin and Access-Control-Request-Method
+ * (an OPTIONS without the latter is an ordinary request). The shape alone does not make it one we
+ * answer as a preflight: that also needs CORS to apply to the path (corsApplies).
+ */
+export function isPreflightShaped(
+  method: string,
+  origin: string | undefined,
+  acrm: string | undefined,
+): boolean {
+  return method === 'OPTIONS' && origin !== undefined && acrm !== undefined;
+}
+
+/** Where a CORS policy applies: `paths` are compiled path globs, undefined meaning every path. */
+export interface CorsScope {
+  readonly paths: readonly RegExp[] | undefined;
+}
+
+/**
+ * Does CORS apply to a request for `path` (decoded, dot segments resolved; null when it cannot be)?
+ * No scope (CORS not configured): never. The one decision the CORS step and auth both use, so a
+ * request the CORS step does not answer as a preflight is never let past auth as one.
+ */
+export function corsApplies(scope: CorsScope | undefined, path: string | null): boolean {
+  if (scope === undefined) return false;
+  if (scope.paths === undefined) return true;
+  if (path === null) return false;
+  for (const re of scope.paths) if (re.test(path)) return true;
+  return false;
+}
+
+/**
  * Decides the CORS answer to one request. A preflight (Fetch §3.2.2) is OPTIONS with Origin and
  * Access-Control-Request-Method; OPTIONS without the latter is an ordinary request. The result depends
  * only on the input (Vary says which request fields), never on the clock or earlier requests.
@@ -417,7 +448,7 @@ function matchOrigin(policy: CorsPolicy, origin: string): string | undefined {
 export function decideCors(policy: CorsPolicy, req: CorsRequest): CorsDecision {
   const origin = req.origin;
   if (origin === undefined) return policy.none;
-  const preflight = req.method === 'OPTIONS' && req.acrm !== undefined;
+  const preflight = isPreflightShaped(req.method, origin, req.acrm);
 
   // Fetch §4.10 CORS check: the browser compares Access-Control-Allow-Origin byte for byte with its
   // serialisation of the request's origin, so an allowed origin is echoed as received.

@@ -73,7 +73,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     // CORS before the rate limit, so 429s carry CORS headers and preflights are not counted.
     createCors(options.cors, ctx),
     createRateLimit(options.limits, ctx),
-    createAuth(options.auth, ctx),
+    createAuth(options.auth, ctx, { cors: options.cors }),
     createRedirects(options.redirects, ctx),
     createCanonical(
       {

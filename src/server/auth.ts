@@ -1,6 +1,9 @@
 // Access control by path prefix: client address allow/deny lists and HTTP Basic authentication
 // (RFC 7617) against scrypt password hashes. Rules are ordered; the first whose prefix matches the
-// request path decides. CORS preflights pass untouched (they carry no credentials, Fetch §3.2.5).
+// request path decides. CORS preflights pass untouched where CORS applies (they carry no credentials,
+// Fetch §3.2.5); elsewhere a preflight-shaped OPTIONS is an ordinary request. Password checks are
+// shared fairly between client addresses and throttled per address after repeated failures
+// (login-guard.ts).
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
@@ -12,15 +15,30 @@ import {
   privateCacheControl,
 } from '../http/basic-auth.js';
 import { compileIpRanges, parseIp, parseIpRange } from '../http/ip.js';
-import type { Step, StepContext } from './context.js';
+import { requestFacts, type Step, type StepContext } from './context.js';
+import { type CorsOptions, compileCorsPreflight } from './cors.js';
 import { ERRORS, sendError } from './errors.js';
 import { type RuleIssue, rulePath } from './headers.js';
+import { bucketKey } from './limits.js';
+import type { Logger } from './log.js';
+import {
+  checkThrottle,
+  FAILURE_DEFAULTS,
+  type FailurePolicy,
+  type FailureRecord,
+  FairQueue,
+  recordFailure,
+} from './login-guard.js';
 
 export interface BasicAuthOptions {
   /** The protection space shown by browsers (RFC 7617 §2); default "Gatehouse". */
   realm?: string | undefined;
   /** user-id -> scrypt hash (`scrypt$N$r$p$salt$hash`, from `gatehouse hash-password`). */
   users: Record<string, string>;
+  /** Failed checks a client address (IPv6: its /64) may make per window before 429; default 10. */
+  maxFailures?: number | undefined;
+  /** The failure window, from the first failure; default 60. */
+  failureWindowSec?: number | undefined;
 }
 
 export interface AuthRule {
@@ -167,6 +185,11 @@ export function authRuleIssues(rule: AuthRule): RuleIssue[] {
       const h = parseScryptHash(String(rule.basic.users[name]));
       if (typeof h === 'string') issues.push({ path: at, message: h });
     }
+    for (const key of ['maxFailures', 'failureWindowSec'] as const) {
+      const v = rule.basic[key];
+      if (v !== undefined && !(Number.isInteger(v) && v >= 1 && v <= 86_400))
+        issues.push({ path: ['basic', key], message: 'must be a whole number from 1 to 86400' });
+    }
   }
   for (const list of ['allow', 'deny'] as const) {
     for (const [i, entry] of (rule[list] ?? []).entries()) {
@@ -214,7 +237,7 @@ export function authRulesIssues(rules: readonly AuthRule[]): RuleIssue[] {
 // The step.
 
 export interface AuthDeps {
-  /** The clock for the verified-credentials cache; default Date.now. */
+  /** The clock for the verified-credentials cache and the failure windows; default Date.now. */
   readonly nowMs?: () => number;
   /** How long verified credentials are remembered; default 60 s. */
   readonly cacheTtlMs?: number;
@@ -222,11 +245,20 @@ export interface AuthDeps {
   readonly maxConcurrentHashes?: number;
   /** scrypt runs waiting beyond that before new ones are refused with 503; default 64. */
   readonly maxQueuedHashes?: number;
+  /** scrypt runs one client address (IPv6: its /64) may have waiting before 429; default 2. */
+  readonly maxQueuedHashesPerClient?: number;
   /** The password check; default verifyPassword (scrypt). Tests count calls through it. */
   readonly verifyPassword?: (password: string, hash: ScryptHash) => Promise<boolean>;
+  /** The `cors` section: a preflight-shaped OPTIONS skips auth only where CORS applies to it (the
+   *  CORS step answers those). Without it, no request is a preflight to auth. */
+  readonly cors?: CorsOptions | undefined;
 }
 
 const CACHE_ENTRIES = 1024;
+/** Clients whose failures are remembered per rule (least recently failed dropped first). */
+const FAILURE_ENTRIES = 10_000;
+/** Password checks are keyed by client like the rate limit: IPv6 clients by their /64. */
+const CLIENT_IPV6_PREFIX = 64;
 
 interface CompiledBasic {
   readonly challenge: string;
@@ -236,6 +268,9 @@ interface CompiledBasic {
   /** sha256(Authorization) -> expiry (ms) of credentials verified recently. */
   readonly verified: LRUCache<string, number>;
   readonly inFlight: Map<string, Promise<boolean>>;
+  readonly failurePolicy: FailurePolicy;
+  /** Client key -> failed checks in its current window. */
+  readonly failures: LRUCache<string, FailureRecord>;
 }
 
 interface CompiledRule {
@@ -264,6 +299,11 @@ function compileRule(rule: AuthRule, index: number): CompiledRule {
       dummy: { ...model, salt: randomBytes(model.salt.length), hash: randomBytes(model.hash.length) },
       verified: new LRUCache({ max: CACHE_ENTRIES }),
       inFlight: new Map(),
+      failurePolicy: {
+        maxFailures: rule.basic.maxFailures ?? FAILURE_DEFAULTS.maxFailures,
+        windowMs: (rule.basic.failureWindowSec ?? FAILURE_DEFAULTS.failureWindowSec) * 1000,
+      },
+      failures: new LRUCache({ max: FAILURE_ENTRIES }),
     };
   }
   return {
@@ -274,36 +314,26 @@ function compileRule(rule: AuthRule, index: number): CompiledRule {
   };
 }
 
-/** A FIFO gate: at most `max` tasks run at once, at most `maxQueued` wait. */
-function createGate(max: number, maxQueued: number) {
-  let running = 0;
-  const queue: (() => void)[] = [];
-  const next = () => {
-    running--;
-    queue.shift()?.();
-  };
+type GateResult<T> = Promise<T> | 'key-full' | 'queue-full';
+
+/** The FairQueue driving real tasks: at most `maxRunning` at once, the rest served round-robin by key. */
+function createFairGate(limits: ConstructorParameters<typeof FairQueue>[0]) {
+  const queue = new FairQueue<() => void>(limits);
+  const done = () => queue.finish()?.();
   return {
-    /** Runs `task` when a slot frees; undefined when the queue is full. */
-    run<T>(task: () => Promise<T>): Promise<T> | undefined {
-      if (running >= max && queue.length >= maxQueued) return undefined;
-      return new Promise<T>((resolve, reject) => {
-        const start = () => {
-          running++;
-          task().then(resolve, reject).finally(next);
+    run<T>(key: string, task: () => Promise<T>): GateResult<T> {
+      let start!: () => void;
+      const p = new Promise<T>((resolve, reject) => {
+        start = () => {
+          task().then(resolve, reject).finally(done);
         };
-        if (running < max) start();
-        else queue.push(start);
       });
+      const a = queue.admit(key, start);
+      if (a.kind === 'refused') return a.reason;
+      if (a.kind === 'run') start();
+      return p;
     },
   };
-}
-
-function isPreflight(req: IncomingMessage): boolean {
-  return (
-    req.method === 'OPTIONS' &&
-    req.headers.origin !== undefined &&
-    req.headers['access-control-request-method'] !== undefined
-  );
 }
 
 /**
@@ -349,12 +379,37 @@ export function makeResponsePrivate(res: ServerResponse): void {
 
 const UNAUTHORIZED_DETAIL = 'Valid credentials are required for this resource.';
 
+/** A full gate: this client's share of waiting checks is taken (429), or every place is (503). */
+const GATE_REFUSALS = {
+  'key-full': [ERRORS.tooManyRequests, 'Too many logins at once from this client.'],
+  'queue-full': [ERRORS.serviceUnavailable, 'Too many logins at once; retry shortly.'],
+} as const;
+
 /**
- * The access control step, or undefined without rules. Per request: CORS preflight -> pass; first rule
- * whose prefix covers the path; deny list -> 403; allow list without a match -> 403; Basic:
- * missing/malformed/wrong credentials -> 401 with the challenge (one message for every case), right
- * -> pass, with the response made private (RFC 9111 §3.5). A path that cannot be decoded -> 400, so an
- * odd encoding cannot slip past a prefix.
+ * The failure throttle of `client` under `b`: undefined to go on to the password check, else the
+ * seconds until its window ends. The first refusal of each window is logged.
+ */
+function throttled(b: CompiledBasic, client: string, nowMs: number, logger: Logger): number | undefined {
+  const t = checkThrottle(b.failures.get(client), nowMs, b.failurePolicy);
+  if (t.record === undefined) b.failures.delete(client);
+  else b.failures.set(client, t.record);
+  if (t.kind === 'allow') return undefined;
+  if (t.warn) {
+    logger.warn(
+      { client, failures: t.record.failures, retryAfterSec: t.retryAfterSec },
+      'password checks throttled: too many failed logins from this client',
+    );
+  }
+  return t.retryAfterSec;
+}
+
+/**
+ * The access control step, or undefined without rules. Per request: a CORS preflight where CORS
+ * applies -> pass; first rule whose prefix covers the path; deny list -> 403; allow list without a
+ * match -> 403; Basic: missing/malformed/wrong credentials -> 401 with the challenge (one message for
+ * every case), too many failures from this client -> 429, right -> pass, with the response made
+ * private (RFC 9111 §3.5). A path that cannot be decoded -> 400, so an odd encoding cannot slip past
+ * a prefix.
  */
 export function createAuth(
   rules: readonly AuthRule[],
@@ -365,8 +420,13 @@ export function createAuth(
   const compiled = rules.map(compileRule);
   const now = deps.nowMs ?? Date.now;
   const ttlMs = deps.cacheTtlMs ?? 60_000;
-  const gate = createGate(deps.maxConcurrentHashes ?? 2, deps.maxQueuedHashes ?? 64);
+  const gate = createFairGate({
+    maxRunning: deps.maxConcurrentHashes ?? 2,
+    maxQueued: deps.maxQueuedHashes ?? 64,
+    maxQueuedPerKey: deps.maxQueuedHashesPerClient ?? 2,
+  });
   const check = deps.verifyPassword ?? verifyPassword;
+  const isPreflight = compileCorsPreflight(deps.cors);
 
   const challenge = (req: IncomingMessage, res: ServerResponse, b: CompiledBasic): true => {
     sendError(req, res, ERRORS.unauthorized, UNAUTHORIZED_DETAIL, { 'WWW-Authenticate': b.challenge });
@@ -375,27 +435,71 @@ export function createAuth(
 
   const verify = (
     b: CompiledBasic,
+    client: string,
     key: string,
     userId: string,
     password: string,
-  ): Promise<boolean> | undefined => {
+  ): GateResult<boolean> => {
     const pending = b.inFlight.get(key);
     if (pending !== undefined) return pending;
     const stored = b.users.get(userId);
-    const run = gate.run(async () => {
+    const run = gate.run(client, async () => {
       // Unknown user-ids run scrypt too, so timing does not tell which user-ids exist.
       const ok = await check(password, stored ?? b.dummy);
       return ok && stored !== undefined;
     });
-    if (run === undefined) return undefined;
+    if (typeof run === 'string') return run;
     const p = run.finally(() => b.inFlight.delete(key));
     b.inFlight.set(key, p);
     return p;
   };
 
+  /** Basic credentials under rule `b`: true when answered (401/429/503), false to pass. */
+  const basic = (req: IncomingMessage, res: ServerResponse, b: CompiledBasic): boolean | Promise<boolean> => {
+    const header = req.headers.authorization;
+    const creds = parseBasicAuthorization(header);
+    if (creds.kind !== 'credentials') return challenge(req, res, b);
+    const pass = (): false => {
+      makeResponsePrivate(res);
+      requestFacts(req).authorized = true;
+      requestFacts(req).user = creds.userId;
+      return false;
+    };
+    const key = createHash('sha256').update(header!).digest('base64');
+    const until = b.verified.get(key);
+    // Credentials verified recently pass even from a throttled client: no check runs, and whoever
+    // sends them knows the password already.
+    if (until !== undefined && until > now()) return pass();
+
+    const client = bucketKey(ctx.clientAddress(req), CLIENT_IPV6_PREFIX);
+    const waitSec = throttled(b, client, now(), ctx.logger);
+    if (waitSec !== undefined) {
+      // RFC 6585 §4: 429 with Retry-After; no scrypt run until the window ends.
+      sendError(req, res, ERRORS.tooManyRequests, 'Too many failed logins; retry later.', {
+        'Retry-After': String(waitSec),
+      });
+      return true;
+    }
+    const pending = verify(b, client, key, creds.userId, creds.password);
+    if (typeof pending === 'string') {
+      const [entry, detail] = GATE_REFUSALS[pending];
+      sendError(req, res, entry, detail, { 'Retry-After': '1' });
+      return true;
+    }
+    return pending.then((ok) => {
+      if (!ok) {
+        b.failures.set(client, recordFailure(b.failures.get(client), now(), b.failurePolicy));
+        return challenge(req, res, b);
+      }
+      b.failures.delete(client); // a success resets the client's count
+      b.verified.set(key, now() + ttlMs);
+      return pass();
+    });
+  };
+
   return (req, res) => {
     // A preflight carries no credentials; `OPTIONS *` (RFC 9112 §3.2.4) names no resource.
-    if (isPreflight(req) || req.url === '*') return false;
+    if (req.url === '*' || isPreflight(req)) return false;
     const path = rulePath(req.url);
     if (path === null) {
       sendError(req, res, ERRORS.badRequest, 'The request path cannot be decoded.');
@@ -422,29 +526,9 @@ export function createAuth(
     const b = rule.basic;
     if (b === undefined) {
       makeResponsePrivate(res); // the answer depends on the client address
+      requestFacts(req).authorized = true;
       return false;
     }
-    const header = req.headers.authorization;
-    const creds = parseBasicAuthorization(header);
-    if (creds.kind !== 'credentials') return challenge(req, res, b);
-    const key = createHash('sha256').update(header!).digest('base64');
-    const until = b.verified.get(key);
-    if (until !== undefined && until > now()) {
-      makeResponsePrivate(res);
-      return false;
-    }
-    const pending = verify(b, key, creds.userId, creds.password);
-    if (pending === undefined) {
-      sendError(req, res, ERRORS.serviceUnavailable, 'Too many logins at once; retry shortly.', {
-        'Retry-After': '1',
-      });
-      return true;
-    }
-    return pending.then((ok) => {
-      if (!ok) return challenge(req, res, b);
-      b.verified.set(key, now() + ttlMs);
-      makeResponsePrivate(res);
-      return false;
-    });
+    return basic(req, res, b);
   };
 }

@@ -2,7 +2,14 @@
 // answering handlers run, so they survive on 200, 304, 404, 405 and 500 alike (handlers merge Vary and
 // keep headers set earlier). The decisions are src/http/cors.ts; this file only applies them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type CorsHeader, compileCorsPolicy, decideCors } from '../http/cors.js';
+import {
+  type CorsHeader,
+  type CorsScope,
+  compileCorsPolicy,
+  corsApplies,
+  decideCors,
+  isPreflightShaped,
+} from '../http/cors.js';
 import { globToRegExp } from '../http/glob.js';
 import type { Step, StepContext } from './context.js';
 import { addResponseHeader, addResponseVary } from './response-headers.js';
@@ -31,18 +38,33 @@ export interface CorsOptions {
   paths?: string[] | undefined;
 }
 
-/** A path predicate from globs, matched against the decoded, dot-normalised path the handlers serve. */
-function compileScope(globs: readonly string[] | undefined): ((url: string) => boolean) | undefined {
-  if (globs === undefined) return undefined;
-  const res = globs.map(globToRegExp);
-  return (url) => {
-    const raw = targetPath(url);
-    if (raw === null) return false;
-    const r = resolveRequestPath(raw, true);
-    if (r.kind !== 'ok') return false;
-    const path = r.trailingSlash ? `${r.path}/` : r.path;
-    return res.some((re) => re.test(path));
-  };
+/** The path CORS `paths` are matched against: decoded and dot-normalised as the handlers serve it
+ *  (a trailing slash kept), or null when the target cannot be resolved. */
+function corsPath(url: string): string | null {
+  const raw = targetPath(url);
+  if (raw === null) return null;
+  const r = resolveRequestPath(raw, true);
+  if (r.kind !== 'ok') return null;
+  return r.trailingSlash ? `${r.path}/` : r.path;
+}
+
+/** Does CORS apply to a request target? Built once from the `cors` section (undefined: never). */
+export function compileCorsApplies(opts: CorsOptions | undefined): (url: string) => boolean {
+  if (opts === undefined) return () => false;
+  const scope: CorsScope = { paths: opts.paths?.map(globToRegExp) };
+  if (scope.paths === undefined) return () => true;
+  return (url) => corsApplies(scope, corsPath(url));
+}
+
+/**
+ * Is this request a CORS preflight that the CORS step answers (Fetch §3.2.2 shape, on a path CORS
+ * applies to)? Auth lets exactly these pass; any other OPTIONS is an ordinary request to it.
+ */
+export function compileCorsPreflight(opts: CorsOptions | undefined): (req: IncomingMessage) => boolean {
+  const applies = compileCorsApplies(opts);
+  return (req) =>
+    isPreflightShaped(req.method!, req.headers.origin, req.headers['access-control-request-method']) &&
+    applies(req.url!);
 }
 
 function setAll(res: ServerResponse, headers: readonly CorsHeader[]): void {
@@ -55,10 +77,10 @@ function setAll(res: ServerResponse, headers: readonly CorsHeader[]): void {
 export function createCors(opts: CorsOptions | undefined, _ctx: StepContext): Step | undefined {
   if (opts === undefined) return undefined;
   const policy = compileCorsPolicy(opts);
-  const inScope = compileScope(opts.paths);
+  const applies = compileCorsApplies(opts);
 
   return (req: IncomingMessage, res: ServerResponse): boolean => {
-    if (inScope !== undefined && !inScope(req.url!)) return false;
+    if (!applies(req.url!)) return false;
     const h = req.headers;
     const method = req.method!;
     const options = method === 'OPTIONS';

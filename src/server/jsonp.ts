@@ -33,8 +33,9 @@ export interface JsonpOptions {
 }
 
 export const JSONP_CONTENT_TYPE = 'text/javascript; charset=utf-8';
-/** JSONP answers GET and HEAD only (DESIGN.md); HEAD is GET without the body (RFC 9110 §9.3.2). */
-export const JSONP_ALLOW = 'GET, HEAD';
+/** JSONP answers GET and HEAD only (DESIGN.md); HEAD is GET without the body (RFC 9110 §9.3.2);
+ *  OPTIONS is answered as on any other path (by the static handler). */
+export const JSONP_ALLOW = 'GET, HEAD, OPTIONS';
 
 /** JSONP options compiled once; shared by the static JSONP step and library routes. */
 export interface CompiledJsonp {
@@ -109,7 +110,8 @@ function scriptSafeJson(file: FileResource, bytes: Buffer): Buffer {
 }
 
 /**
- * The JSONP step: on a JSONP path, other methods get 405; a valid callback gets the wrapped file;
+ * The JSONP step: on a JSONP path, OPTIONS passes on (answered as elsewhere), methods other than GET
+ * and HEAD get 405; a valid callback gets the wrapped file;
  * an invalid one 400; no callback passes the request on to the static handler.
  */
 export function createJsonp(
@@ -217,6 +219,8 @@ export function createJsonp(
     const rawPath = targetPath(url);
     if (rawPath === null || !jsonp.matches(rawPath)) return false;
     const method = req.method;
+    // RFC 9110 §9.3.7: OPTIONS asks what the resource supports; answered like any other path.
+    if (method === 'OPTIONS') return false;
     if (method !== 'GET' && method !== 'HEAD') {
       // RFC 9110 §15.5.6: 405 names the methods the resource supports.
       sendError(req, res, ERRORS.methodNotAllowed, `${method} is not allowed on a JSONP path.`, {

@@ -17,6 +17,7 @@ import {
   verifyPassword,
 } from '../../src/server/auth.js';
 import { createClientAddress } from '../../src/server/client-address.js';
+import { type RequestFacts, requestFacts } from '../../src/server/context.js';
 import { createLogger } from '../../src/server/log.js';
 import { compilePipeline } from '../../src/server/pipeline.js';
 import { get, makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
@@ -127,6 +128,39 @@ describe('auth config is checked at load (issues name the key)', () => {
         { prefix: '/admin/super', deny: ['private'] },
       ]),
       /auth\[1\]\.prefix: never used: auth\[0\]/,
+    );
+  });
+  it('maxFailures and failureWindowSec: whole numbers from 1, named in the error; optional', () => {
+    for (const [key, value] of [
+      ['maxFailures', 0],
+      ['maxFailures', 2.5],
+      ['failureWindowSec', -1],
+      ['failureWindowSec', 100_000],
+    ] as const) {
+      assert.throws(
+        load([{ prefix: '/a', basic: { users: { alice: hash }, [key]: value } }]),
+        new RegExp(`auth\\[0\\]\\.basic\\.${key}`),
+        `${key} ${value}`,
+      );
+    }
+    const ok = parseConfig({
+      auth: [{ prefix: '/a', basic: { users: { alice: hash }, maxFailures: 5, failureWindowSec: 300 } }],
+    });
+    assert.equal(ok.auth[0]!.basic!.maxFailures, 5);
+    assert.equal(
+      parseConfig({ auth: [{ prefix: '/a', basic: { users: { alice: hash } } }] }).auth[0]!.basic!
+        .maxFailures,
+      undefined,
+    );
+  });
+  it('library callers get the same checks (createAuth throws naming the key)', () => {
+    const ctx = {
+      logger: createLogger({ format: 'off', level: 'info' }),
+      clientAddress: createClientAddress([]),
+    };
+    assert.throws(
+      () => createAuth([{ prefix: '/a', basic: { users: { alice: hash }, maxFailures: 0 } }], ctx),
+      /auth\[0\]\.basic\.maxFailures: must be a whole number/,
     );
   });
   it('unknown keys are refused', () => {
@@ -256,13 +290,12 @@ describe('access control on a real server', () => {
       assert.notEqual(rawStatus(text), 401);
     });
 
-    it('a CORS preflight is never blocked; a plain OPTIONS is', async () => {
+    it('without CORS configured, a preflight-shaped OPTIONS is an ordinary OPTIONS -> 401', async () => {
       const pre = await get(s.url, '/admin/secret.txt', {
         method: 'OPTIONS',
         headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' },
       });
-      assert.notEqual(pre.status, 401);
-      assert.ok(pre.status < 400, String(pre.status));
+      assert.equal(pre.status, 401);
       assert.equal((await get(s.url, '/admin/secret.txt', { method: 'OPTIONS' })).status, 401);
     });
   });
@@ -339,6 +372,7 @@ describe('verified-credentials cache and the scrypt gate', () => {
   let delayMs = 0;
   let hash: string;
   const alice = formatBasicAuthorization('alice', 'pw');
+  let lastFacts: RequestFacts | undefined;
 
   before(async () => {
     hash = await hashPassword('pw', { N: 16384, r: 8, p: 1 });
@@ -359,7 +393,10 @@ describe('verified-credentials cache and the scrypt gate', () => {
     })!;
     const pipeline = compilePipeline(
       [step],
-      (_req, res) => res.end('ok'),
+      (req, res) => {
+        lastFacts = { ...requestFacts(req) };
+        res.end('ok');
+      },
       (_err, _req, res) => {
         res.statusCode = 500;
         res.end();
@@ -384,6 +421,16 @@ describe('verified-credentials cache and the scrypt gate', () => {
     clock += 61_000;
     assert.equal((await get(url, '/', { headers: { authorization: alice } })).status, 200);
     assert.equal(calls, 2);
+  });
+
+  it('a request let through records the facts: authorized, and the verified user-id', async () => {
+    lastFacts = undefined;
+    assert.equal((await get(url, '/', { headers: { authorization: alice } })).status, 200);
+    assert.deepEqual(lastFacts, { authorized: true, user: 'alice' });
+    clock += 61_000; // again through a fresh scrypt run
+    lastFacts = undefined;
+    assert.equal((await get(url, '/', { headers: { authorization: alice } })).status, 200);
+    assert.deepEqual(lastFacts, { authorized: true, user: 'alice' });
   });
 
   it('failures are not cached, and unknown users cost a scrypt run too (constant-ish time)', async () => {

@@ -9,6 +9,8 @@ import type { z } from 'zod';
 import type { corsSchema } from '../../src/config/cors.js';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
+import { corsApplies, isPreflightShaped } from '../../src/http/cors.js';
+import { hashPassword } from '../../src/server/auth.js';
 import type { CorsOptions } from '../../src/server/cors.js';
 import { get, makeSite, type Res, removeSite, startServer, type TestServer } from '../helpers/http.js';
 
@@ -468,6 +470,63 @@ describe('CORS', () => {
       assert.equal(r.status, 200);
       assert.equal(r.headers['access-control-allow-origin'], A);
     });
+  });
+
+  describe('paths and auth decide "is this a preflight" alike', () => {
+    let s: TestServer;
+    let none: TestServer;
+    before(async () => {
+      const hash = await hashPassword('pw', { N: 16384, r: 8, p: 1 });
+      const auth = [{ prefix: '/', basic: { users: { alice: hash } } }];
+      s = await start({ origins: [A], paths: ['/api/**'] }, { auth });
+      none = await startServer(dir, { auth });
+      servers.push(none);
+    });
+
+    it('preflight on a CORS path under auth -> answered by CORS, no credentials asked', async () => {
+      const p = await preflight(s, '/api/data.json', A, 'PUT');
+      assert.equal(p.status, 200);
+      assert.equal(p.headers['access-control-allow-origin'], A);
+      const denied = await preflight(s, '/api/data.json', 'https://evil.example', 'PUT');
+      assert.equal(denied.status, 200, 'a failing preflight is answered by CORS too');
+      assert.deepEqual(ac(denied), {});
+    });
+
+    it('preflight-shaped OPTIONS outside cors.paths -> an ordinary OPTIONS: 401', async () => {
+      const p = await preflight(s, '/notes.txt', A, 'PUT');
+      assert.equal(p.status, 401);
+      assert.ok(p.headers['www-authenticate']);
+    });
+
+    it('preflight-shaped OPTIONS without cors configured -> 401', async () => {
+      const p = await preflight(none, '/api/data.json', A, 'PUT');
+      assert.equal(p.status, 401);
+    });
+  });
+
+  describe('corsApplies and the preflight shape (pure)', () => {
+    const api = { paths: [/^\/api\//] };
+    const cases: [string, Parameters<typeof corsApplies>[0], string | null, boolean][] = [
+      ['CORS not configured -> never', undefined, '/api/x', false],
+      ['no paths -> every path', { paths: undefined }, '/x', true],
+      ['no paths, undecodable path -> still applies', { paths: undefined }, null, true],
+      ['path inside the globs -> applies', api, '/api/x', true],
+      ['path outside the globs -> does not', api, '/x', false],
+      ['undecodable path with globs -> does not', api, null, false],
+    ];
+    for (const [name, scope, path, want] of cases) {
+      it(name, () => assert.equal(corsApplies(scope, path), want));
+    }
+    const shapes: [string, string, string | undefined, string | undefined, boolean][] = [
+      ['OPTIONS + Origin + ACRM -> preflight shape', 'OPTIONS', A, 'PUT', true],
+      ['OPTIONS without ACRM -> ordinary', 'OPTIONS', A, undefined, false],
+      ['OPTIONS without Origin -> ordinary', 'OPTIONS', undefined, 'PUT', false],
+      ['GET with Origin + ACRM -> ordinary', 'GET', A, 'PUT', false],
+      ['lowercase options -> ordinary (methods are case-sensitive)', 'options', A, 'PUT', false],
+    ];
+    for (const [name, method, origin, acrm, want] of shapes) {
+      it(name, () => assert.equal(isPreflightShaped(method, origin, acrm), want));
+    }
   });
 
   describe('config', () => {

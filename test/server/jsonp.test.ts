@@ -188,13 +188,24 @@ describe('JSONP (static .json files)', () => {
     assert.equal(JSON.parse(r.text).code, 'bad_request');
   });
 
-  it('POST, PUT, DELETE, OPTIONS on a JSONP path -> 405 with Allow: GET, HEAD (callback or not)', async () => {
-    for (const method of ['POST', 'PUT', 'DELETE', 'OPTIONS']) {
+  it('POST, PUT, DELETE on a JSONP path -> 405 with Allow: GET, HEAD, OPTIONS (callback or not)', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE']) {
       for (const path of ['/data/a.json?callback=a', '/data/a.json']) {
         const r = await get(s.url, path, { method, body: method === 'POST' ? '{}' : undefined });
         assert.equal(r.status, 405, `${method} ${path}`);
-        assert.equal(r.headers.allow, 'GET, HEAD');
+        assert.equal(r.headers.allow, 'GET, HEAD, OPTIONS');
       }
+    }
+  });
+
+  it('OPTIONS on a JSONP path -> 204 with Allow, as on any other path (callback or not)', async () => {
+    const elsewhere = await get(s.url, '/secret.json', { method: 'OPTIONS' });
+    for (const path of ['/data/a.json?callback=a', '/data/a.json']) {
+      const r = await get(s.url, path, { method: 'OPTIONS' });
+      assert.equal(r.status, 204, path);
+      assert.equal(r.headers.allow, elsewhere.headers.allow, path);
+      assert.match(String(r.headers.allow), /\bOPTIONS\b/);
+      assert.equal(r.body.length, 0);
     }
   });
 

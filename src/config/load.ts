@@ -16,12 +16,12 @@ export class ConfigError extends Error {
   }
 }
 
-/** `a.b[0].c`; a key that is not a plain name (empty, or holding `.`, `[`, spaces) is quoted: `a["x.y"]`. */
+/** `a.b[0].c`; a key the path could not show (empty, or holding `.`, `[`, `]`, `"`, controls) is quoted: `a["x.y"]`. */
 function keyPath(path: readonly PropertyKey[]): string {
   let s = '';
   for (const p of path) {
     if (typeof p === 'number') s += `[${p}]`;
-    else if (!/^[A-Za-z_$][\w$-]*$/.test(String(p))) s += `[${JSON.stringify(String(p))}]`;
+    else if (p === '' || /[.[\]"\u0000-\u001f\u007f]/.test(String(p))) s += `[${JSON.stringify(String(p))}]`;
     else s += s ? `.${String(p)}` : String(p);
   }
   return s;

@@ -169,7 +169,7 @@ function mutatedConfig(g: Gen): Json {
 /** Splits `a.b[2]["x.y"]` into segments; null when the text is not a key path. */
 function pathSegments(text: string): (string | number)[] | null {
   const out: (string | number)[] = [];
-  const re = /(?:^|\.)([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/y;
+  const re = /(?:^|\.)([^.[\]"]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/y;
   for (re.lastIndex = 0; re.lastIndex < text.length; ) {
     const m = re.exec(text);
     if (!m) return null;

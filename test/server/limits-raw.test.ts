@@ -32,7 +32,8 @@ describe('limits through a raw socket', () => {
       sock.on('error', reject);
       sock.on('close', () => resolve(out));
       sock.write('GET /a.txt HTTP/1.1\r\nHost: x\r\n'); // ...and nothing more
-      setTimeout(() => sock.destroy(), 4000);
+      // A deadline for a server that never answers (the bug), not a wait: headersTimeoutMs is 300.
+      setTimeout(() => sock.destroy(), 15_000).unref();
     });
     assert.equal(rawStatus(text), 408, text);
     assert.match(text, /application\/problem\+json/);
@@ -68,13 +69,15 @@ describe('limits.maxConnections', () => {
   it('a connection past the limit is dropped while the open ones keep being served', async () => {
     const site = makeSite({ 'a.txt': 'a' });
     const s = await startServer(site, { limits: { maxConnections: 1 } });
+    const accepted = new Promise((r) => s.app.server.once('connection', r));
+    const dropped = new Promise((r) => s.app.server.once('drop', r));
     const first = connect(s.port, '127.0.0.1');
     try {
-      await new Promise((r) => first.once('connect', r));
-      await new Promise((r) => setTimeout(r, 50));
+      await accepted; // the server counts it before the second one comes
       // The second connection is accepted by the kernel and closed by Node without an answer.
-      const second = await raw(s.port, 'GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 1000);
+      const second = await raw(s.port, 'GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
       assert.equal(second, '');
+      await dropped; // Node says so (net.Server 'drop')
       const answer = await new Promise<string>((resolve) => {
         let out = '';
         first.on('data', (d) => {

@@ -219,12 +219,11 @@ describe("Node's limits answered by handleClientError", () => {
   const headOf = (text: string) => text.slice(0, text.indexOf('\r\n\r\n'));
   const bodyOf = (text: string) => text.slice(text.indexOf('\r\n\r\n') + 4);
 
-  it('a slow request head -> 408 problem+json with Connection: close, within 2 s', async () => {
-    const t0 = Date.now();
-    const text = await raw(port, 'GET / HTTP/1.1\r\nHost: x\r\n', 3000);
-    const ms = Date.now() - t0;
+  it('a slow request head -> 408 problem+json with Connection: close, the server closing the socket', async () => {
+    // raw reads until the server closes; only headersTimeout (500 ms) can make it answer a head that
+    // never ends, so a 408 here is the timeout at work however slow the machine is.
+    const text = await raw(port, 'GET / HTTP/1.1\r\nHost: x\r\n');
     assert.equal(rawStatus(text), 408);
-    assert.ok(ms < 2000, `took ${ms} ms`);
     assert.match(headOf(text), /\r\nConnection: close/);
     assert.match(headOf(text), /\r\nContent-Type: application\/problem\+json/);
     const body = JSON.parse(bodyOf(text));
@@ -318,11 +317,13 @@ describe('maxConnections (server.maxConnections)', () => {
     server.maxConnections = 1;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
+    const accepted = new Promise((r) => server.once('connection', r));
+    const dropped = new Promise((r) => server.once('drop', r));
     const first = connect(port, '127.0.0.1');
-    await new Promise((r) => first.once('connect', r));
-    await new Promise((r) => setTimeout(r, 50)); // let the server accept it
-    const text = await raw(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n', 2000);
+    await accepted; // the server counts it before the second one comes
+    const text = await raw(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
     assert.equal(text, '');
+    await dropped; // Node says so (net.Server 'drop')
     first.destroy();
     server.closeAllConnections();
     await new Promise((r) => server.close(r));

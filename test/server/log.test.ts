@@ -7,6 +7,7 @@ import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
 import { type Logger, prettyLine } from '../../src/server/log.js';
 import { makeSite, raw, rawStatus, removeSite } from '../helpers/http.js';
 import { type Origin, origin, text } from '../helpers/origin.js';
+import { waitUntil } from '../helpers/wait.js';
 
 describe('prettyLine', () => {
   const time = Date.UTC(2026, 10, 21, 12, 0, 1);
@@ -50,14 +51,8 @@ describe('access log records', () => {
     isLevelEnabled: () => true,
   };
   /** The record of the request for `url`, once its response has closed. */
-  const recordOf = async (url: string) => {
-    for (let i = 0; i < 50; i++) {
-      const r = records.find((x) => x.url === url);
-      if (r !== undefined) return r;
-      await new Promise((res) => setTimeout(res, 10));
-    }
-    throw new Error(`no record for ${url}`);
-  };
+  const recordOf = (url: string) =>
+    waitUntil(`a log record for ${url}`, () => records.find((x) => x.url === url));
   /** One request on its own connection; the whole response as received. */
   const fetchRaw = (path: string, extra = '') =>
     raw(port, `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}Connection: close\r\n\r\n`);

@@ -6,8 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { type Origin, origin, text } from '../helpers/origin.js';
-
-const settle = (ms = 30) => new Promise((r) => setTimeout(r, ms));
+import { holdsFor, probeStore, waitUntil, waitUntilElapsed, waitUntilStored } from '../helpers/wait.js';
 
 describe('proxy cache features', () => {
   let up: Origin;
@@ -112,13 +111,22 @@ describe('proxy cache features', () => {
 
   /** Waits until the origin holds `n` responses, then releases them all. */
   async function release(n: number): Promise<void> {
-    for (let i = 0; i < 200 && held.length < n; i++) await settle(10);
+    await waitUntil(`the origin holds ${n} responses`, () => held.length >= n);
     for (const r of held.splice(0)) r();
   }
 
+  /** Requests that reached the gateway so far (its server's 'request' events). */
+  function arrivals(server: TestServer): () => number {
+    let n = 0;
+    server.app.server.on('request', () => n++);
+    return () => n;
+  }
+
   it('coalesces 100 concurrent misses into one origin request', async () => {
+    const arrived = arrivals(gh);
     const all = Promise.all(Array.from({ length: 100 }, () => get(gh.url, '/slow')));
-    await settle(100);
+    // Every client is waiting on the one origin request before the origin answers it.
+    await waitUntil('100 requests reached the gateway', () => arrived() === 100);
     await release(1);
     const rs = await all;
     assert.equal(up.count('/slow'), 1);
@@ -133,12 +141,17 @@ describe('proxy cache features', () => {
 
   it('does not store an answer to a request sent before an invalidation of its URL (§4.4)', async () => {
     const early = get(gh.url, '/changing'); // reaches the origin while version 1 is current
-    for (let i = 0; i < 200 && held.length < 1; i++) await settle(10);
+    await waitUntil('the origin holds the early request', () => held.length >= 1);
     const change = await get(gh.url, '/changing', { method: 'POST', body: 'x' });
     assert.equal(change.status, 204);
     await release(1);
     assert.equal((await early).text, 'version 1');
-    await settle(20);
+    // Its put began before the invalidation; it must never land (watched, since a late put is the bug).
+    await holdsFor(
+      '/changing is not stored',
+      async () => (await probeStore(gh.url, '/changing')).status === 504,
+      200,
+    );
     const later = get(gh.url, '/changing');
     await release(1);
     const r = await later;
@@ -153,7 +166,7 @@ describe('proxy cache features', () => {
     });
     // Release whatever the origin holds until every client has its answer.
     while (!done) {
-      await settle(20);
+      await waitUntil('a held response or every answer', () => done || held.length > 0);
       for (const r of held.splice(0)) r();
     }
     const rs = await all;
@@ -166,10 +179,10 @@ describe('proxy cache features', () => {
 
   it('a Range request during a miss of the same URL waits for it and is answered from the store', async () => {
     const full = get(gh.url, '/slow-ranged');
-    await release(0); // let the first request reach the origin and be held
-    for (let i = 0; i < 100 && up.count('/slow-ranged') === 0; i++) await settle(10);
+    await waitUntil('the origin holds the full request', () => held.length >= 1);
+    const arrived = arrivals(gh);
     const part = get(gh.url, '/slow-ranged', { headers: { range: 'bytes=0-2' } });
-    await settle(50);
+    await waitUntil('the Range request reached the gateway', () => arrived() === 1);
     for (const r of held.splice(0)) r();
     assert.equal((await full).text, 'abcdef-1');
     const p = await part;
@@ -179,8 +192,9 @@ describe('proxy cache features', () => {
   });
 
   it('serves stale within stale-while-revalidate and revalidates in the background (RFC 5861 §3)', async () => {
+    const t0 = Date.now();
     assert.equal((await get(gh.url, '/swr')).text, 'swr 1');
-    await settle(1100); // max-age=1 passes
+    await waitUntilElapsed(t0, 1100); // max-age=1 passes
     const stale = await get(gh.url, '/swr');
     assert.equal(stale.text, 'swr 1');
     assert.match(
@@ -188,11 +202,11 @@ describe('proxy cache features', () => {
       /^gatehouse; hit; detail=stale-while-revalidate; ttl=-?\d+$/,
     );
     // The background request reaches the origin, and its answer replaces the stored one.
-    let fresh = await get(gh.url, '/swr');
-    for (let i = 0; i < 100 && fresh.text !== 'swr 2'; i++) {
-      await settle(20);
-      fresh = await get(gh.url, '/swr');
-    }
+    await waitUntil(
+      'the background answer is stored',
+      async () => (await probeStore(gh.url, '/swr')).text === 'swr 2',
+    );
+    const fresh = await get(gh.url, '/swr');
     assert.equal(fresh.text, 'swr 2');
     assert.match(String(fresh.headers['cache-status']), /^gatehouse; hit; ttl=\d+$/);
     assert.equal(up.count('/swr'), 2);
@@ -201,7 +215,7 @@ describe('proxy cache features', () => {
 
   it('purges one URL, a prefix and tags, from loopback only', async () => {
     for (const p of ['/tagged/a', '/tagged/b', '/other']) await get(gh.url, p);
-    await settle();
+    for (const p of ['/tagged/a', '/tagged/b', '/other']) await waitUntilStored(gh.url, p);
     const one = await get(gh.url, '/other', { method: 'PURGE' });
     assert.equal(one.status, 200);
     assert.deepEqual(JSON.parse(one.text), { purged: 1 });
@@ -210,7 +224,7 @@ describe('proxy cache features', () => {
     assert.deepEqual(JSON.parse(byTag.text), { purged: 2 });
     assert.equal((await get(gh.url, '/tagged/a')).text, 'a 2');
     assert.equal((await get(gh.url, '/tagged/b')).text, 'b 2');
-    await settle();
+    for (const p of ['/tagged/a', '/tagged/b']) await waitUntilStored(gh.url, p);
     const prefix = await get(gh.url, '/tagged/*', { method: 'PURGE' });
     assert.deepEqual(JSON.parse(prefix.text), { purged: 2 });
     assert.match(String((await get(gh.url, '/other')).headers['cache-status']), /^gatehouse; hit; ttl=\d+$/);
@@ -246,7 +260,7 @@ describe('proxy cache features', () => {
     });
     try {
       await get(keyed.url, '/keyed');
-      await settle();
+      await waitUntilStored(keyed.url, '/keyed');
       const r = await get(keyed.url, '/keyed?k');
       assert.match(String(r.headers['cache-status']), /^gatehouse; fwd=uri-miss/);
       const hit = String((await get(keyed.url, '/keyed')).headers['cache-status']);
@@ -260,7 +274,7 @@ describe('proxy cache features', () => {
 
   it('answers Range requests from a complete stored response (RFC 9110 §14)', async () => {
     assert.equal((await get(gh.url, '/digits')).text, '0123456789-1');
-    await settle();
+    await waitUntilStored(gh.url, '/digits');
     const one = await get(gh.url, '/digits', { headers: { range: 'bytes=2-4' } });
     assert.equal(one.status, 206);
     assert.equal(one.text, '234');
@@ -284,7 +298,7 @@ describe('proxy cache features', () => {
     assert.equal(first.headers['content-range'], 'bytes 0-17/18');
     assert.equal(first.text, 'media-1-0123456789');
     assert.match(String(first.headers['cache-status']), /fwd=uri-miss; fwd-status=206; stored/);
-    await settle();
+    await waitUntilStored(gh.url, '/media?a');
     const part = await get(gh.url, '/media?a', { headers: { range: 'bytes=8-11' } });
     assert.equal(part.status, 206);
     assert.equal(part.text, '0123');
@@ -318,7 +332,7 @@ describe('proxy cache features', () => {
     const first = await get(gh.url, '/digits?r', { headers: { range: 'bytes=0-3' } });
     assert.equal(first.status, 200);
     assert.match(String(first.headers['cache-status']), /fwd-status=200; stored/);
-    await settle();
+    await waitUntilStored(gh.url, '/digits?r');
     const part = await get(gh.url, '/digits?r', { headers: { range: 'bytes=0-3' } });
     assert.equal(part.status, 206);
     assert.equal(part.text, first.text.slice(0, 4));
@@ -330,30 +344,33 @@ describe('proxy cache features', () => {
     assert.equal(a.headers['x-capability'], 'gatehouse="Surrogate/1.0"');
     // Our directives are consumed; the ones for other devices go on.
     assert.equal(a.headers['surrogate-control'], 'foo;other');
-    await settle();
+    await waitUntilStored(gh.url, '/surrogate');
     const b = await get(gh.url, '/surrogate');
     assert.equal(b.text, 'sur 1');
     assert.match(String(b.headers['cache-status']), /^gatehouse; hit; ttl=\d+$/);
   });
 
   it('obeys CDN-Cache-Control over Cache-Control (RFC 9213)', async () => {
-    await get(gh.url, '/cdn');
-    await settle();
+    // Decided before the head goes out: nothing stored, so nothing to wait for.
+    assert.doesNotMatch(String((await get(gh.url, '/cdn')).headers['cache-status']), /stored/);
     assert.equal((await get(gh.url, '/cdn')).text, 'cdn 2');
   });
 
   it('treats a response with an unusable Age as stale', async () => {
     await get(gh.url, '/badage');
-    await settle();
+    await waitUntilStored(gh.url, '/badage'); // stored, but never fresh
     assert.equal((await get(gh.url, '/badage')).text, 'age 2');
   });
 
   it('freshens a stored GET with a 200 to HEAD (RFC 9111 §4.3.5)', async () => {
     assert.equal((await get(gh.url, '/headfresh')).headers['x-n'], '1');
-    await settle();
+    await waitUntilStored(gh.url, '/headfresh');
     const h = await get(gh.url, '/headfresh', { method: 'HEAD' });
     assert.equal(h.headers['x-n'], '2');
-    await settle();
+    await waitUntil(
+      'the stored GET is freshened',
+      async () => (await probeStore(gh.url, '/headfresh')).headers['x-n'] === '2',
+    );
     const g = await get(gh.url, '/headfresh');
     assert.match(String(g.headers['cache-status']), /^gatehouse; hit; ttl=\d+$/);
     assert.equal(g.headers['x-n'], '2');
@@ -374,9 +391,11 @@ describe('proxy cache while the origin is unreachable (RFC 9111 §4.2.4)', () =>
       proxy: [{ prefix: '/', upstream: up.url, cacheControl: null, retry: false, cache: { enabled: true } }],
     });
     try {
+      const t0 = Date.now();
       await get(gh.url, '/a');
       await get(gh.url, '/m');
-      await settle(1100);
+      await waitUntilStored(gh.url, '/a');
+      await waitUntilElapsed(t0, 1100); // max-age=1 passes
       await up.close();
       const a = await get(gh.url, '/a');
       assert.equal(a.status, 200);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { type Origin, origin, text } from '../helpers/origin.js';
+import { waitUntilGone, waitUntilStored } from '../helpers/wait.js';
 
 describe('proxy cache', () => {
   let up: Origin;
@@ -76,7 +77,7 @@ describe('proxy cache', () => {
     assert.equal(a.status, 200);
     assert.equal(a.text, 'fresh 1');
     assert.match(String(a.headers['cache-status']), /^gatehouse; fwd=uri-miss; fwd-status=200; stored$/);
-    await new Promise((r) => setTimeout(r, 20)); // the store write completes after the response
+    await waitUntilStored(gh.url, '/fresh'); // the store write completes after the response
     const b = await get(gh.url, '/fresh');
     assert.equal(b.status, 200);
     assert.equal(b.text, 'fresh 1');
@@ -96,8 +97,10 @@ describe('proxy cache', () => {
   });
 
   it('does not store no-store responses', async () => {
-    assert.equal((await get(gh.url, '/nostore')).text, 'nostore 1');
-    await new Promise((r) => setTimeout(r, 20));
+    const a = await get(gh.url, '/nostore');
+    assert.equal(a.text, 'nostore 1');
+    // Whether to store is decided before the head goes out: Cache-Status says so, no need to wait.
+    assert.doesNotMatch(String(a.headers['cache-status']), /stored/);
     const b = await get(gh.url, '/nostore');
     assert.equal(b.text, 'nostore 2');
     assert.doesNotMatch(String(b.headers['cache-status']), /stored|hit/);
@@ -105,15 +108,16 @@ describe('proxy cache', () => {
   });
 
   it('does not store private responses in the shared cache', async () => {
-    await get(gh.url, '/private');
-    await new Promise((r) => setTimeout(r, 20));
+    assert.doesNotMatch(String((await get(gh.url, '/private')).headers['cache-status']), /stored/);
     assert.equal((await get(gh.url, '/private')).text, 'private 2');
   });
 
   it('does not store responses to requests with Authorization without public/s-maxage/must-revalidate', async () => {
     const h = { authorization: 'Basic dTpw' };
-    await get(gh.url, '/auth', { headers: h });
-    await new Promise((r) => setTimeout(r, 20));
+    assert.doesNotMatch(
+      String((await get(gh.url, '/auth', { headers: h })).headers['cache-status']),
+      /stored/,
+    );
     assert.equal((await get(gh.url, '/auth', { headers: h })).text, 'auth 2');
   });
 
@@ -121,11 +125,11 @@ describe('proxy cache', () => {
     const en = { 'accept-language': 'en' };
     const de = { 'accept-language': 'de' };
     assert.equal((await get(gh.url, '/vary', { headers: en })).text, 'en 1');
-    await new Promise((r) => setTimeout(r, 20));
+    await waitUntilStored(gh.url, '/vary', en);
     const deRes = await get(gh.url, '/vary', { headers: de });
     assert.equal(deRes.text, 'de 2');
     assert.match(String(deRes.headers['cache-status']), /fwd=vary-miss/);
-    await new Promise((r) => setTimeout(r, 20));
+    await waitUntilStored(gh.url, '/vary', de);
     assert.equal((await get(gh.url, '/vary', { headers: en })).text, 'en 1');
     assert.equal((await get(gh.url, '/vary', { headers: de })).text, 'de 2');
     assert.equal((await get(gh.url, '/vary')).text, 'none 3');
@@ -134,7 +138,7 @@ describe('proxy cache', () => {
 
   it('revalidates a stale response: the origin sees If-None-Match, the client gets 200 from the store', async () => {
     assert.equal((await get(gh.url, '/reval')).text, 'reval 1');
-    await new Promise((r) => setTimeout(r, 20));
+    await waitUntilStored(gh.url, '/reval');
     const b = await get(gh.url, '/reval');
     assert.equal(b.status, 200);
     assert.equal(b.text, 'reval 1');
@@ -167,18 +171,18 @@ describe('proxy cache', () => {
 
   it('invalidates a stored response after a successful POST to its URI', async () => {
     assert.equal((await get(gh.url, '/item')).text, 'item 1');
-    await new Promise((r) => setTimeout(r, 20));
+    await waitUntilStored(gh.url, '/item');
     assert.equal((await get(gh.url, '/item')).text, 'item 1');
     const post = await get(gh.url, '/item', { method: 'POST', body: 'x' });
     assert.equal(post.status, 204);
     assert.match(String(post.headers['cache-status']), /fwd=method/);
-    await new Promise((r) => setTimeout(r, 20));
+    await waitUntilGone(gh.url, '/item');
     assert.equal((await get(gh.url, '/item')).text, 'item 3');
   });
 
   it('freshens with a 304 that carries no validator', async () => {
     assert.equal((await get(gh.url, '/bare304')).text, 'bare 1');
-    await new Promise((r) => setTimeout(r, 20));
+    await waitUntilStored(gh.url, '/bare304');
     const b = await get(gh.url, '/bare304');
     assert.equal(b.status, 200);
     assert.equal(b.text, 'bare 1');
@@ -190,7 +194,7 @@ describe('proxy cache', () => {
 
   it('serves a stale response when the origin fails and stale-if-error allows it', async () => {
     assert.equal((await get(gh.url, '/sie')).text, 'sie 1');
-    await new Promise((r) => setTimeout(r, 20));
+    await waitUntilStored(gh.url, '/sie');
     const b = await get(gh.url, '/sie');
     assert.equal(b.status, 200);
     assert.equal(b.text, 'sie 1');
@@ -199,7 +203,7 @@ describe('proxy cache', () => {
 
   it('answers HEAD from a stored GET without a body', async () => {
     await get(gh.url, '/head');
-    await new Promise((r) => setTimeout(r, 20));
+    await waitUntilStored(gh.url, '/head');
     const h = await get(gh.url, '/head', { method: 'HEAD' });
     assert.equal(h.status, 200);
     assert.equal(h.text, '');
@@ -215,7 +219,7 @@ describe('proxy cache', () => {
     try {
       const before = up.count('/head');
       assert.equal((await get(disk.url, '/head')).status, 200);
-      await new Promise((r) => setTimeout(r, 50));
+      await waitUntilStored(disk.url, '/head');
       const b = await get(disk.url, '/head');
       assert.match(String(b.headers['cache-status']), /^gatehouse; hit; ttl=\d+$/);
       assert.equal(b.text, `head body ${before + 1}`);

@@ -28,7 +28,7 @@ async function startWithRoutes(
  * closes or `untilMs`. Write errors (EPIPE, ECONNRESET once the server has answered and closed)
  * are expected when the server refuses a body early, so they end the writing, not the test.
  */
-function rawSend(port: number, parts: (string | Buffer)[], untilMs = 2000): Promise<string> {
+function rawSend(port: number, parts: (string | Buffer)[], untilMs = 10_000): Promise<string> {
   return new Promise((resolve) => {
     const sock = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];

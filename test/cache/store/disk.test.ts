@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type DiskStoreOptions, openDiskStore } from '../../../src/cache/store/disk.js';
+import { WAIT_DEADLINE_MS } from '../../helpers/wait.js';
 import { bytes, meta, readBody, storeContract, streamed, TestClock } from './contract.js';
 
 async function tempDir(): Promise<string> {
@@ -230,7 +231,10 @@ describe('disk store', () => {
             () => 'opened',
             (e: NodeJS.ErrnoException) => e.code,
           ),
-          new Promise((r) => setTimeout(() => r('still pending after 2 s'), 2000)),
+          // A deadline for a hang (the bug), not a wait: a right answer comes at once.
+          new Promise((r) =>
+            setTimeout(() => r(`still pending after ${WAIT_DEADLINE_MS} ms`), WAIT_DEADLINE_MS).unref(),
+          ),
         ]);
         assert.equal(settled, code, where);
       }

@@ -1,0 +1,79 @@
+// Waiting for something to happen without guessing how long it takes: poll a condition until it holds
+// or a deadline passes. The deadline only turns a hang into a failure; a slow, shared machine makes
+// the wait longer, never the test wrong. (No fixed sleeps in tests: see the README, "Tests".)
+import { get, type Res } from './http.js';
+
+/** Long enough for a loaded 2-core machine; a condition that never comes true fails after it. */
+export const WAIT_DEADLINE_MS = 15_000;
+
+/**
+ * Resolves with the first truthy value `probe` returns, polling every `intervalMs`; rejects naming
+ * `what` after `deadlineMs`.
+ */
+export async function waitUntil<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  o: { deadlineMs?: number; intervalMs?: number } = {},
+): Promise<Exclude<T, undefined | null | false | 0 | ''>> {
+  const deadline = Date.now() + (o.deadlineMs ?? WAIT_DEADLINE_MS);
+  for (;;) {
+    const v = await probe();
+    if (v) return v as Exclude<T, undefined | null | false | 0 | ''>;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${o.deadlineMs ?? WAIT_DEADLINE_MS} ms waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, o.intervalMs ?? 5));
+  }
+}
+
+/**
+ * A request the proxy cache answers from the store or not at all: `only-if-cached` (RFC 9111
+ * §5.2.1.7) never reaches the origin and gets 504 on a miss; `max-stale` (§5.2.1.2) lets a stale entry
+ * answer too. Counts as a use of the entry, nothing else.
+ */
+export function probeStore(base: string, path: string, headers: Record<string, string> = {}): Promise<Res> {
+  return get(base, path, { headers: { ...headers, 'cache-control': 'only-if-cached, max-stale' } });
+}
+
+/** Waits until the proxy cache at `base` holds a response for `path` (with these request headers). */
+export function waitUntilStored(
+  base: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<Res> {
+  return waitUntil(`${path} is stored`, async () => {
+    const r = await probeStore(base, path, headers);
+    return r.status !== 504 ? r : undefined;
+  });
+}
+
+/** Waits until the proxy cache at `base` holds no response for `path` (after an invalidation). */
+export async function waitUntilGone(
+  base: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<void> {
+  await waitUntil(
+    `${path} is gone from the store`,
+    async () => (await probeStore(base, path, headers)).status === 504,
+  );
+}
+
+/** Waits until `ms` have passed on the wall clock (for freshness lifetimes: time itself is the event). */
+export async function waitUntilElapsed(sinceMs: number, ms: number): Promise<void> {
+  for (let left = sinceMs + ms - Date.now(); left > 0; left = sinceMs + ms - Date.now()) {
+    await new Promise((r) => setTimeout(r, left));
+  }
+}
+
+/**
+ * Asserts that `probe` stays truthy for `ms` (a thing that must not happen, such as a late store
+ * write): polls throughout and throws at the first falsy answer. A slow machine can only make the
+ * check weaker, never fail it when the code is right.
+ */
+export async function holdsFor(what: string, probe: () => unknown, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  do {
+    if (!(await probe())) throw new Error(`no longer true: ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  } while (Date.now() < end);
+}

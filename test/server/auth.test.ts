@@ -21,6 +21,7 @@ import { type RequestFacts, requestFacts } from '../../src/server/context.js';
 import { createLogger } from '../../src/server/log.js';
 import { compilePipeline } from '../../src/server/pipeline.js';
 import { get, makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /** Cheap but accepted parameters (N*r*p = 2^17), so each scrypt run takes milliseconds. */
 const FAST = ['--n', '16384', '--r', '8', '--p', '1'];
@@ -369,7 +370,9 @@ describe('verified-credentials cache and the scrypt gate', () => {
   let url: string;
   let clock = 1_000_000;
   let calls = 0;
-  let delayMs = 0;
+  /** While set, every password check waits for it: the test decides when checks finish. */
+  let hold: Promise<void> | undefined;
+  let arrivals = 0;
   let hash: string;
   const alice = formatBasicAuthorization('alice', 'pw');
   let lastFacts: RequestFacts | undefined;
@@ -387,7 +390,7 @@ describe('verified-credentials cache and the scrypt gate', () => {
       maxQueuedHashes: 1,
       verifyPassword: async (password, h) => {
         calls++;
-        if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+        if (hold) await hold;
         return verifyPassword(password, h);
       },
     })!;
@@ -403,6 +406,7 @@ describe('verified-credentials cache and the scrypt gate', () => {
       },
     );
     server = createServer(pipeline);
+    server.on('request', () => arrivals++);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -446,11 +450,19 @@ describe('verified-credentials cache and the scrypt gate', () => {
   it('concurrent requests with the same new credentials share one scrypt run', async () => {
     calls = 0;
     clock += 120_000;
-    delayMs = 100;
-    const rs = await Promise.all(
+    let release!: () => void;
+    hold = new Promise((r) => {
+      release = r;
+    });
+    arrivals = 0;
+    const pending = Promise.all(
       Array.from({ length: 5 }, () => get(url, '/', { headers: { authorization: alice } })),
     );
-    delayMs = 0;
+    // All five are in before the one check finishes.
+    await waitUntil('five requests arrived', () => arrivals === 5);
+    hold = undefined;
+    release();
+    const rs = await pending;
     assert.deepEqual(
       rs.map((r) => r.status),
       [200, 200, 200, 200, 200],
@@ -459,13 +471,24 @@ describe('verified-credentials cache and the scrypt gate', () => {
   });
 
   it('more distinct logins than the gate holds -> 503 with Retry-After', async () => {
-    delayMs = 150;
-    const rs = await Promise.all(
+    let release!: () => void;
+    hold = new Promise((r) => {
+      release = r;
+    });
+    let answered = 0;
+    const pending = Promise.all(
       ['a', 'b', 'c', 'd'].map((p) =>
-        get(url, '/', { headers: { authorization: formatBasicAuthorization('alice', p) } }),
+        get(url, '/', { headers: { authorization: formatBasicAuthorization('alice', p) } }).then((r) => {
+          answered++;
+          return r;
+        }),
       ),
     );
-    delayMs = 0;
+    // The two refusals come back while the running and the queued check are held.
+    await waitUntil('two refusals answered', () => answered === 2);
+    hold = undefined;
+    release();
+    const rs = await pending;
     const codes = rs.map((r) => r.status).sort();
     assert.deepEqual(codes, [401, 401, 503, 503]); // one running, one queued, two refused
     assert.equal(rs.find((r) => r.status === 503)!.headers['retry-after'], '1');

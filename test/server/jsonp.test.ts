@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runInNewContext } from 'node:vm';
 import { get, makeSite, type Res, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const DATA = {
   msg: 'hi </script><script>alert(1)</script>',
@@ -261,8 +262,11 @@ describe('JSONP (static .json files)', () => {
   it('a changed file gives a new body and ETag', async () => {
     const before = await get(s.url, '/data/sub/x.json?callback=a');
     writeFileSync(join(dir, 'data/sub/x.json'), '{"x":2,"more":true}');
-    await new Promise((r) => setTimeout(r, 600)); // static.revalidateMs
-    const after = await get(s.url, '/data/sub/x.json?callback=a');
+    // The file is re-checked after static.revalidateMs: wait for the change, not for a fixed time.
+    const after = await waitUntil('the changed file is served', async () => {
+      const r = await get(s.url, '/data/sub/x.json?callback=a');
+      return r.headers.etag !== before.headers.etag ? r : undefined;
+    });
     assert.notEqual(after.headers.etag, before.headers.etag);
     assert.deepEqual(runJsonp(after.text, 'a'), { x: 2, more: true });
   });

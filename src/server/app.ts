@@ -18,6 +18,7 @@ import type { ServerOptions } from './options.js';
 import { compilePipeline } from './pipeline.js';
 import { createProxy } from './proxy/handler.js';
 import { createCanonical, createHttpsRedirect, createRedirects } from './redirects.js';
+import { checkRequestHead } from './request-head.js';
 import { createRoutes, type Route } from './routes.js';
 import { createStaticHandler, type StaticHandler } from './static/handler.js';
 import { createWebSocketEndpoints, type WebSocketHandler } from './websocket.js';
@@ -110,6 +111,12 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (logAccess) logAccess(req, res);
     if (closing) res.setHeader('Connection', 'close');
+    // RFC 9112 §3.2: Host and target validated; req.url and Host rewritten to the canonical values.
+    const head = checkRequestHead(req);
+    if (head.kind === 'reject') {
+      sendError(req, res, ERRORS.badRequest, head.detail, { Connection: 'close' });
+      return;
+    }
     // RFC 9110 §15.5.15: 414 for a target longer than we are willing to interpret.
     if (req.url!.length > limits.maxUrlBytes) {
       sendError(

@@ -138,6 +138,8 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       // Header and request timeouts are checked every second (408 within ~1 s of the limit).
       connectionsCheckingInterval: 1000,
+      // A missing Host gets its 400 from request-head.ts (problem+json), not Node's bare one.
+      requireHostHeader: false,
     },
     onRequest,
   );

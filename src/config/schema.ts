@@ -151,6 +151,14 @@ const limitsSchema = z
       .default(1024 * 1024)
       .describe('Request bodies over this get 413 on endpoints that read bodies.'),
     maxConnections: z.number().int().min(0).default(0).describe('Open connections at most; 0: no limit.'),
+    maxPipelinedRequests: z
+      .number()
+      .int()
+      .min(1)
+      .default(16)
+      .describe(
+        'Pipelined requests accepted and not yet answered per connection; the socket is not read beyond.',
+      ),
     rateLimit: rateLimitSchema.optional(),
   })
   .describe('Request limits.');

@@ -16,6 +16,7 @@ import { createRateLimit } from './limits.js';
 import { accessLogger, createLogger, type Logger } from './log.js';
 import type { ServerOptions } from './options.js';
 import { compilePipeline } from './pipeline.js';
+import { limitPipelining } from './pipelining.js';
 import { createProxy } from './proxy/handler.js';
 import { createCanonical, createHttpsRedirect, createRedirects } from './redirects.js';
 import { checkRequestHead } from './request-head.js';
@@ -145,6 +146,8 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
   );
   // 400/408/413/431 from Node's parser and timers, as problem+json (RFC 9457).
   server.on('clientError', handleClientError);
+  // At most limits.maxPipelinedRequests outstanding requests per connection; the socket waits beyond.
+  limitPipelining(server, limits.maxPipelinedRequests);
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());

@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import { compileCorsPolicy, isOriginAllowed } from '../http/cors.js';
 import { createAuth } from './auth.js';
 import { createClientAddress, createIsSecure, createTrustedPeer } from './client-address.js';
-import { handleClientError } from './client-error.js';
+import { CLIENT_ERROR_LINGER_MS, handleClientError } from './client-error.js';
 import type { Step, StepContext } from './context.js';
 import { createCors } from './cors.js';
 import { ERRORS, sendError } from './errors.js';
@@ -23,6 +23,9 @@ import { checkRequestHead } from './request-head.js';
 import { createRoutes, type Route } from './routes.js';
 import { createStaticHandler, type StaticHandler } from './static/handler.js';
 import { createWebSocketEndpoints, type WebSocketHandler } from './websocket.js';
+
+/** The answer to requests still waiting when the shutdown deadline hits. */
+const SHUTDOWN_HEADERS = { 'Retry-After': '5', Connection: 'close' } as const;
 
 export interface Gatehouse {
   readonly server: Server;
@@ -147,7 +150,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
   // 400/408/413/431 from Node's parser and timers, as problem+json (RFC 9457).
   server.on('clientError', handleClientError);
   // At most limits.maxPipelinedRequests outstanding requests per connection; the socket waits beyond.
-  limitPipelining(server, limits.maxPipelinedRequests);
+  const pipelined = limitPipelining(server, limits.maxPipelinedRequests);
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
@@ -185,8 +188,23 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
           return;
         }
         const timer = setTimeout(() => {
-          server.closeAllConnections();
-          proxy.closeTunnels();
+          // Requests not started by the deadline: 503 + Retry-After + Connection: close (RFC 9110
+          // §15.6.4) instead of a reset; started ones are cut. Sockets close after a short linger.
+          for (const res of pipelined.outstanding()) {
+            if (res.headersSent) res.destroy();
+            else
+              sendError(
+                res.req,
+                res,
+                ERRORS.serviceUnavailable,
+                'The server is shutting down.',
+                SHUTDOWN_HEADERS,
+              );
+          }
+          setTimeout(() => {
+            server.closeAllConnections();
+            proxy.closeTunnels();
+          }, CLIENT_ERROR_LINGER_MS).unref();
         }, limits.shutdownTimeoutMs);
         timer.unref();
         server.close(() => {

@@ -118,27 +118,36 @@ function installGate(socket: HttpSocket, maxPipelined: number): void {
   gates.set(socket, gate);
 }
 
+export interface PipeliningTracker {
+  /** Requests accepted and not yet answered on every connection, oldest first. */
+  outstanding(): IterableIterator<ServerResponse>;
+}
+
 /**
  * Bounds pipelined requests per connection of `server` to `maxPipelined` (>= 1) accepted and not
  * yet answered; the socket is not read while that many are outstanding.
  */
-export function limitPipelining(server: Server, maxPipelined: number): void {
+export function limitPipelining(server: Server, maxPipelined: number): PipeliningTracker {
   if (!Number.isInteger(maxPipelined) || maxPipelined < 1) {
     throw new TypeError('limits.maxPipelinedRequests must be an integer >= 1');
   }
+  const open = new Set<ServerResponse>();
   server.on('connection', (socket: Socket) => installGate(socket, maxPipelined));
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const gate = gates.get(req.socket);
-    if (gate === undefined) return;
-    gate.inFlight++;
+    open.add(res);
+    if (gate !== undefined) gate.inFlight++;
     let counted = true;
     const release = () => {
       if (!counted) return;
       counted = false;
+      open.delete(res);
+      if (gate === undefined) return;
       gate.inFlight--;
       gate.pump();
     };
     res.once('finish', release);
     res.once('close', release);
   });
+  return { outstanding: () => open.values() };
 }

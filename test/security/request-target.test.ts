@@ -115,6 +115,7 @@ describe('request-target', () => {
     const text = await send('/index.html', 'FOOBAR');
     assert.equal(rawStatus(text), 400);
     assert.match(text, /application\/problem\+json/);
+    assert.match(text, /The request method is not one this server accepts/);
   });
   it('attack: CONNECT (authority-form) never reaches a handler or an upstream', async () => {
     const text = await raw(

@@ -124,15 +124,17 @@ export interface PipeliningTracker {
 }
 
 /**
- * Bounds pipelined requests per connection of `server` to `maxPipelined` (>= 1) accepted and not
- * yet answered; the socket is not read while that many are outstanding.
+ * Bounds pipelined requests per connection of `server` to `maxPipelined` accepted and not yet
+ * answered; the socket is not read while that many are outstanding. 0: no bound (Node reads on its
+ * C++ fast path; only for a server behind a proxy that bounds pipelining itself). Outstanding
+ * responses are tracked either way (for the shutdown deadline).
  */
 export function limitPipelining(server: Server, maxPipelined: number): PipeliningTracker {
-  if (!Number.isInteger(maxPipelined) || maxPipelined < 1) {
-    throw new TypeError('limits.maxPipelinedRequests must be an integer >= 1');
+  if (!Number.isInteger(maxPipelined) || maxPipelined < 0) {
+    throw new TypeError('limits.maxPipelinedRequests must be an integer >= 0');
   }
   const open = new Set<ServerResponse>();
-  server.on('connection', (socket: Socket) => installGate(socket, maxPipelined));
+  if (maxPipelined > 0) server.on('connection', (socket: Socket) => installGate(socket, maxPipelined));
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const gate = gates.get(req.socket);
     open.add(res);

@@ -154,10 +154,11 @@ const limitsSchema = z
     maxPipelinedRequests: z
       .number()
       .int()
-      .min(1)
+      .min(0)
       .default(16)
       .describe(
-        'Pipelined requests accepted and not yet answered per connection; the socket is not read beyond.',
+        'Pipelined requests accepted and not yet answered per connection; the socket is not read beyond. ' +
+          '0: no bound (faster reads; only behind a proxy that bounds pipelining).',
       ),
     rateLimit: rateLimitSchema.optional(),
   })

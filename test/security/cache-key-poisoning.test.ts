@@ -126,12 +126,25 @@ describe('cache key poisoning through Host and request-target', () => {
     });
   });
 
+  it('HTTP/1.0 without Host: served, never stored, never answered from another URL', async () => {
+    const before = seen.length;
+    for (let i = 0; i < 2; i++) {
+      const text = await raw(gh.port, 'GET /api/http10/victim HTTP/1.0\r\n\r\n', 5000);
+      assert.equal(rawStatus(text), 200, text.slice(0, 300));
+      assert.doesNotMatch(text, /cache-status: gatehouse; hit/i);
+    }
+    assert.equal(seen.length, before + 2, 'both went upstream');
+    const r = await clean('example.com', '/api/http10/victim');
+    assert.deepEqual(JSON.parse(r.body), { host: 'example.com', url: '/api/http10/victim' });
+  });
+
   it('everything the upstream received was a canonical target with a valid Host', () => {
     assert.ok(seen.length > cases.length);
     for (const s of seen) {
       const t = canonicalOriginForm(s.url);
       assert.deepEqual(t, { kind: 'ok', path: s.url }, s.url);
-      const a = parseAuthority(s.host ?? '', 80);
+      if (s.host === undefined) continue; // the HTTP/1.0 request without Host
+      const a = parseAuthority(s.host, 80);
       assert.equal(a.kind === 'ok' && a.authority, s.host);
     }
   });

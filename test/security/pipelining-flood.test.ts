@@ -119,4 +119,22 @@ describe('pipelining flood', () => {
     assert.equal((await done).length, 40);
     s.destroy();
   });
+
+  it('limits.maxPipelinedRequests 0 turns the bound off (Node reads whole chunks)', async () => {
+    const off = await startServer(site, { limits: { maxPipelinedRequests: 0 } });
+    const counts = new Map<Socket, number>();
+    off.app.server.on('request', (req) =>
+      counts.set(req.socket as Socket, (counts.get(req.socket as Socket) ?? 0) + 1),
+    );
+    try {
+      const s = await open(off.port);
+      s.on('error', () => {});
+      s.pause();
+      s.write('GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(200));
+      await until(() => Math.max(0, ...counts.values()) > 16 + MAX, 'more than the bound to be accepted');
+      s.destroy();
+    } finally {
+      await off.close();
+    }
+  });
 });

@@ -151,6 +151,15 @@ const limitsSchema = z
       .default(1024 * 1024)
       .describe('Request bodies over this get 413 on endpoints that read bodies.'),
     maxConnections: z.number().int().min(0).default(0).describe('Open connections at most; 0: no limit.'),
+    maxPipelinedRequests: z
+      .number()
+      .int()
+      .min(0)
+      .default(16)
+      .describe(
+        'Pipelined requests accepted and not yet answered per connection; the socket is not read beyond. ' +
+          '0: no bound (faster reads; only behind a proxy that bounds pipelining).',
+      ),
     rateLimit: rateLimitSchema.optional(),
   })
   .describe('Request limits.');

@@ -59,3 +59,5 @@ export {
   multipartByterangesParts,
   parseRange,
 } from './range.js';
+export type { AuthorityResult, TargetResult } from './target.js';
+export { canonicalOriginForm, parseAuthority, parseRequestTarget } from './target.js';

@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import { compileCorsPolicy, isOriginAllowed } from '../http/cors.js';
 import { createAuth } from './auth.js';
 import { createClientAddress, createIsSecure, createTrustedPeer } from './client-address.js';
-import { handleClientError } from './client-error.js';
+import { CLIENT_ERROR_LINGER_MS, handleClientError } from './client-error.js';
 import type { Step, StepContext } from './context.js';
 import { createCors } from './cors.js';
 import { ERRORS, sendError } from './errors.js';
@@ -16,11 +16,16 @@ import { createRateLimit } from './limits.js';
 import { accessLogger, createLogger, type Logger } from './log.js';
 import type { ServerOptions } from './options.js';
 import { compilePipeline } from './pipeline.js';
+import { limitPipelining } from './pipelining.js';
 import { createProxy } from './proxy/handler.js';
 import { createCanonical, createHttpsRedirect, createRedirects } from './redirects.js';
+import { checkRequestHead } from './request-head.js';
 import { createRoutes, type Route } from './routes.js';
 import { createStaticHandler, type StaticHandler } from './static/handler.js';
 import { createWebSocketEndpoints, type WebSocketHandler } from './websocket.js';
+
+/** The answer to requests still waiting when the shutdown deadline hits. */
+const SHUTDOWN_HEADERS = { 'Retry-After': '5', Connection: 'close' } as const;
 
 export interface Gatehouse {
   readonly server: Server;
@@ -110,6 +115,12 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (logAccess) logAccess(req, res);
     if (closing) res.setHeader('Connection', 'close');
+    // RFC 9112 §3.2: Host and target validated; req.url and Host rewritten to the canonical values.
+    const head = checkRequestHead(req);
+    if (head.kind === 'reject') {
+      sendError(req, res, ERRORS.badRequest, head.detail, { Connection: 'close' });
+      return;
+    }
     // RFC 9110 §15.5.15: 414 for a target longer than we are willing to interpret.
     if (req.url!.length > limits.maxUrlBytes) {
       sendError(
@@ -131,11 +142,15 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       // Header and request timeouts are checked every second (408 within ~1 s of the limit).
       connectionsCheckingInterval: 1000,
+      // A missing Host gets its 400 from request-head.ts (problem+json), not Node's bare one.
+      requireHostHeader: false,
     },
     onRequest,
   );
   // 400/408/413/431 from Node's parser and timers, as problem+json (RFC 9457).
   server.on('clientError', handleClientError);
+  // At most limits.maxPipelinedRequests outstanding requests per connection; the socket waits beyond.
+  const pipelined = limitPipelining(server, limits.maxPipelinedRequests);
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
@@ -173,8 +188,23 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
           return;
         }
         const timer = setTimeout(() => {
-          server.closeAllConnections();
-          proxy.closeTunnels();
+          // Requests not started by the deadline: 503 + Retry-After + Connection: close (RFC 9110
+          // §15.6.4) instead of a reset; started ones are cut. Sockets close after a short linger.
+          for (const res of pipelined.outstanding()) {
+            if (res.headersSent) res.destroy();
+            else
+              sendError(
+                res.req,
+                res,
+                ERRORS.serviceUnavailable,
+                'The server is shutting down.',
+                SHUTDOWN_HEADERS,
+              );
+          }
+          setTimeout(() => {
+            server.closeAllConnections();
+            proxy.closeTunnels();
+          }, CLIENT_ERROR_LINGER_MS).unref();
         }, limits.shutdownTimeoutMs);
         timer.unref();
         server.close(() => {

@@ -31,13 +31,21 @@ const DETAIL: Record<number, string> = {
   431: 'The request header block is too large.',
 };
 
-const responses = new Map<number, Buffer>();
+/** Details by Node error code, where the status alone does not say what was wrong. */
+const CODE_DETAIL: Record<string, string> = {
+  // llhttp knows a fixed list of methods (http.METHODS); any other token, e.g. FOOBAR, stops here.
+  HPE_INVALID_METHOD: 'The request method is not one this server accepts.',
+};
 
-/** The whole response, built once per status. */
-export function clientErrorResponse(entry: ErrorEntry): Buffer {
-  let r = responses.get(entry.status);
+const responses = new Map<string, Buffer>();
+
+/** The whole response, built once per status (and per code with its own detail). */
+export function clientErrorResponse(entry: ErrorEntry, code?: string): Buffer {
+  const detail = (code !== undefined ? CODE_DETAIL[code] : undefined) ?? DETAIL[entry.status];
+  const key = `${entry.status} ${detail}`;
+  let r = responses.get(key);
   if (r === undefined) {
-    const { body, contentType } = renderError(entry, DETAIL[entry.status], undefined);
+    const { body, contentType } = renderError(entry, detail, undefined);
     r = Buffer.from(
       `HTTP/1.1 ${entry.status} ${entry.title}\r\n` +
         `Content-Type: ${contentType}\r\n` +
@@ -48,7 +56,7 @@ export function clientErrorResponse(entry: ErrorEntry): Buffer {
         body,
       'latin1',
     );
-    responses.set(entry.status, r);
+    responses.set(key, r);
   }
   return r;
 }
@@ -93,7 +101,7 @@ export function handleClientError(err: Error & { code?: string }, socket: Duplex
   const timer = setTimeout(() => s.destroy(), CLIENT_ERROR_LINGER_MS);
   timer.unref();
   s.once('close', () => clearTimeout(timer));
-  s.end(clientErrorResponse(clientErrorEntry(err.code)));
+  s.end(clientErrorResponse(clientErrorEntry(err.code), err.code));
   // Keep reading (and dropping) what the client still sends until it closes or the linger ends.
   s.resume();
 }

@@ -30,6 +30,9 @@ export interface LimitsOptions {
   maxBodyBytes: number;
   /** Open connections at most (0: no limit); more are refused. */
   maxConnections: number;
+  /** Requests accepted and not yet answered per connection at most; the socket is not read beyond
+   *  (0: no bound). */
+  maxPipelinedRequests: number;
   rateLimit?: RateLimitOptions | undefined;
 }
 

@@ -10,7 +10,7 @@ import { brotliCompress, gzip, constants as zc } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { formatHttpDate } from '../../http/dates.js';
 import { mediaInfo } from './media.js';
-import { isInside, type PathResult, resolveRequestPath } from './path.js';
+import { isInside, type PathResult, resolveFilePath } from './path.js';
 import type { CachePolicy, PolicyInput } from './policy.js';
 
 export interface StaticOptions {
@@ -195,7 +195,7 @@ export class FileView {
 
   private async resolve(rawPath: string): Promise<Entry> {
     const checkedAtMs = this.now();
-    const r: PathResult = resolveRequestPath(rawPath, this.opts.dotfiles === 'allow');
+    const r: PathResult = resolveFilePath(rawPath, this.opts.dotfiles === 'allow');
     if (r.kind !== 'ok') return { resource: r, checkedAtMs, sizeBytes: ENTRY_OVERHEAD, watch: [] };
     const abs = r.path === '/' ? this.root : join(this.root, r.path);
     const st = await statOrUndefined(abs);

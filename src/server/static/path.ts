@@ -10,6 +10,7 @@ const BAD_ENCODING: PathResult = { kind: 'bad', reason: 'malformed percent-encod
 const BAD_NUL: PathResult = { kind: 'bad', reason: 'NUL byte in the path' };
 const BAD_BACKSLASH: PathResult = { kind: 'bad', reason: 'backslash in the path' };
 const BAD_ABOVE_ROOT: PathResult = { kind: 'bad', reason: 'path climbs above the root' };
+const BAD_ENCODED_SLASH: PathResult = { kind: 'bad', reason: 'encoded slash (%2F) in the path' };
 const HIDDEN: PathResult = { kind: 'hidden' };
 
 /** The path part of a request target (origin-form or absolute-form, RFC 9112 §3.2). */
@@ -69,6 +70,17 @@ export function resolveRequestPath(rawPath: string, allowDotfiles: boolean): Pat
     }
   }
   return { kind: 'ok', path: `/${out.join('/')}`, trailingSlash };
+}
+
+/**
+ * resolveRequestPath for the file system: an encoded slash (`%2F`) is 'bad' too. A file name cannot
+ * hold `/`, and decoding it into a separator would give one file several URLs (RFC 3986 §2.2: `%2F` is
+ * data, not a delimiter). Rule matching (headers, CORS, JSONP) keeps resolveRequestPath, which decodes.
+ */
+export function resolveFilePath(rawPath: string, allowDotfiles: boolean): PathResult {
+  const p = rawPath.indexOf('%');
+  if (p !== -1 && /%2f/i.test(rawPath.slice(p))) return BAD_ENCODED_SLASH;
+  return resolveRequestPath(rawPath, allowDotfiles);
 }
 
 /** True when `child` (absolute, normalised) is `root` or inside it. Checked with a separator,

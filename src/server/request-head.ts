@@ -1,0 +1,67 @@
+// The first check of every request: Host and request-target (RFC 9112 §3.2) validated, then
+// `req.url` rewritten to the canonical origin-form target and `req.headers.host` to the validated
+// authority (http/target.ts), so routing, auth, the cache key and what goes upstream read one value.
+import type { IncomingMessage } from 'node:http';
+import { type AuthorityResult, parseAuthority, parseRequestTarget } from '../http/target.js';
+
+export type RequestHeadCheck =
+  | { readonly kind: 'ok' }
+  | { readonly kind: 'reject'; readonly status: 400; readonly detail: string };
+
+const OK: RequestHeadCheck = { kind: 'ok' };
+const reject = (detail: string): RequestHeadCheck => ({ kind: 'reject', status: 400, detail });
+
+/** Validated Host values by scheme (bounded; cleared when full): the per-request path only looks up. */
+const hostMemo = { http: new Map<string, AuthorityResult>(), https: new Map<string, AuthorityResult>() };
+const HOST_MEMO_MAX = 1000;
+
+function authorityOf(value: string, secure: boolean): AuthorityResult {
+  const memo = secure ? hostMemo.https : hostMemo.http;
+  let r = memo.get(value);
+  if (r === undefined) {
+    r = parseAuthority(value, secure ? 443 : 80);
+    if (memo.size >= HOST_MEMO_MAX) memo.clear();
+    memo.set(value, r);
+  }
+  return r;
+}
+
+/** Host field lines in the raw head (Node keeps only the first of several in `req.headers`). */
+function hostLines(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') n++;
+  }
+  return n;
+}
+
+/**
+ * Checks the request head and, when it is acceptable, rewrites `req.url` (canonical origin-form, or
+ * `*` for `OPTIONS *`) and `req.headers.host` (validated authority). Nothing else is touched.
+ * - RFC 9112 §3.2: 400 for an HTTP/1.1 request without Host, for more than one Host line and for an
+ *   invalid Host. An HTTP/1.0 request without Host is accepted and keeps no Host (nothing is cached
+ *   for it: the cache key needs an authority).
+ * - RFC 9112 §3.2.2: an absolute-form target's authority replaces Host (Host must still be valid).
+ */
+export function checkRequestHead(req: IncomingMessage): RequestHeadCheck {
+  const lines = hostLines(req.rawHeaders);
+  if (lines > 1) return reject('More than one Host header field.');
+  const secure = (req.socket as { encrypted?: boolean } | null)?.encrypted === true;
+  let authority: string | undefined;
+  if (lines === 0) {
+    if (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) return reject('Host header field missing.');
+  } else {
+    const a = authorityOf(req.headers.host ?? '', secure);
+    if (a.kind === 'bad') return reject(`Invalid Host header field: ${a.reason}.`);
+    authority = a.authority;
+  }
+  const t = parseRequestTarget(req.method ?? 'GET', req.url ?? '', secure ? 443 : 80);
+  if (t.kind === 'bad') return reject(`Invalid request target: ${t.reason}.`);
+  if (t.kind === 'origin') {
+    if (t.authority !== undefined) authority = t.authority;
+    if (req.url !== t.path) req.url = t.path;
+  }
+  if (authority !== undefined && req.headers.host !== authority) req.headers.host = authority;
+  return OK;
+}

@@ -22,6 +22,7 @@ import {
   type WebSocketEndpoint,
   type WebSocketEndpoints,
 } from '../../src/server/websocket.js';
+import { bindTunnel } from '../../src/server/entry.js';
 import { raw, rawStatus } from '../helpers/http.js';
 
 const ALLOWED_ORIGIN = 'https://app.example';
@@ -77,7 +78,9 @@ async function start(
     res.end();
   });
   server.on('upgrade', (req, s, h) => {
-    if (!endpoints.handleUpgrade(req, s, h)) s.destroy();
+    s.on('error', () => s.destroy());
+    const { res, tunnel } = bindTunnel(req, s, h);
+    if (!endpoints.handleUpgrade(req, res, tunnel)) s.destroy();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;

@@ -111,7 +111,6 @@ export function proxyUpgrade(
     }
     answered = true;
     const h = stripHopByHop(upRes.headers);
-    delete h['content-length'];
     res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage || undefined, h);
     upRes.pipe(res);
   });

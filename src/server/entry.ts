@@ -183,9 +183,7 @@ export function createEntry(server: Server, o: EntryOptions): Entry {
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
-    const route = offersWebSocket(req.headers.upgrade)
-      ? o.tunnels.find((t) => t.owns(req))
-      : undefined;
+    const route = offersWebSocket(req.headers.upgrade) ? o.tunnels.find((t) => t.owns(req)) : undefined;
     whenSocketFree(socket, () => {
       if (socket.destroyed) return;
       if (route === undefined) {
@@ -198,7 +196,10 @@ export function createEntry(server: Server, o: EntryOptions): Entry {
         });
         socket.unshift(Buffer.concat([Buffer.from(again, 'latin1'), head]));
         // The HTTP layer's connection listener: 'secureConnection' on a TLS server.
-        server.emit((socket as { encrypted?: boolean }).encrypted ? 'secureConnection' : 'connection', socket);
+        server.emit(
+          (socket as { encrypted?: boolean }).encrypted ? 'secureConnection' : 'connection',
+          socket,
+        );
         return;
       }
       const { res, tunnel } = bindTunnel(req, socket, head, logSwitch(req));

@@ -15,7 +15,12 @@ import { makeSite, raw, rawStatus, removeSite } from '../helpers/http.js';
 
 const T = { timeout: 20_000 };
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
-const WS_HEADERS = ['Upgrade: websocket', 'Connection: Upgrade', `Sec-WebSocket-Key: ${KEY}`, 'Sec-WebSocket-Version: 13'];
+const WS_HEADERS = [
+  'Upgrade: websocket',
+  'Connection: Upgrade',
+  `Sec-WebSocket-Key: ${KEY}`,
+  'Sec-WebSocket-Version: 13',
+];
 const ALICE = `Authorization: Basic ${Buffer.from('alice:pw').toString('base64')}`;
 
 /** A request head; `lines` are extra header lines. */
@@ -155,21 +160,29 @@ describe('attack: Upgrade as a way around the request steps', () => {
   ] as const;
 
   for (const [what, path] of targets) {
-    it(`attack: handshake without credentials to a ${what} under auth -> 401 with WWW-Authenticate`, T, async () => {
-      const before = up.handshakes.length + up.requests.length;
-      const r = await handshake(s.port, path);
-      assert.equal(rawStatus(r), 401, r);
-      assert.match(field(r, 'WWW-Authenticate') ?? '', /^Basic realm="Private"/);
-      assert.equal(up.handshakes.length + up.requests.length, before, 'nothing reached the upstream');
-    });
+    it(
+      `attack: handshake without credentials to a ${what} under auth -> 401 with WWW-Authenticate`,
+      T,
+      async () => {
+        const before = up.handshakes.length + up.requests.length;
+        const r = await handshake(s.port, path);
+        assert.equal(rawStatus(r), 401, r);
+        assert.match(field(r, 'WWW-Authenticate') ?? '', /^Basic realm="Private"/);
+        assert.equal(up.handshakes.length + up.requests.length, before, 'nothing reached the upstream');
+      },
+    );
     it(`attack: plain request without credentials to a ${what} under auth -> 401`, T, async () => {
       const r = await raw(s.port, head(path, ['Connection: close']));
       assert.equal(rawStatus(r), 401, r);
     });
-    it(`attack: handshake from a denied address to a ${what.replace('under auth', '')} -> 403`, T, async () => {
-      const r = await handshake(s.port, path.replace('/private', '/blocked'));
-      assert.equal(rawStatus(r), 403, r);
-    });
+    it(
+      `attack: handshake from a denied address to a ${what.replace('under auth', '')} -> 403`,
+      T,
+      async () => {
+        const r = await handshake(s.port, path.replace('/private', '/blocked'));
+        assert.equal(rawStatus(r), 403, r);
+      },
+    );
   }
 
   it('with credentials the WebSocket endpoint switches (101)', T, async () => {
@@ -192,12 +205,16 @@ describe('attack: Upgrade as a way around the request steps', () => {
     assert.equal(line?.status, 401);
   });
 
-  it('attack: cross-site handshake to the pass-through (Origin not allowed) -> 403, upstream untouched', T, async () => {
-    const before = up.handshakes.length;
-    const r = await handshake(s.port, '/up/ws', ['Origin: https://evil.example']);
-    assert.equal(rawStatus(r), 403, r);
-    assert.equal(up.handshakes.length, before);
-  });
+  it(
+    'attack: cross-site handshake to the pass-through (Origin not allowed) -> 403, upstream untouched',
+    T,
+    async () => {
+      const before = up.handshakes.length;
+      const r = await handshake(s.port, '/up/ws', ['Origin: https://evil.example']);
+      assert.equal(rawStatus(r), 403, r);
+      assert.equal(up.handshakes.length, before);
+    },
+  );
 
   it('attack: cross-site handshake to the endpoint (Origin not allowed) -> 403', T, async () => {
     const r = await handshake(s.port, '/open/ws', ['Origin: https://evil.example']);
@@ -209,16 +226,24 @@ describe('attack: Upgrade as a way around the request steps', () => {
     assert.equal(rawStatus(await handshake(s.port, '/up/ws', ['Origin: http://127.0.0.1'])), 101);
   });
 
-  it('attack: handshake to a redirected path under the pass-through -> the redirect, not the upstream', T, async () => {
-    const before = up.handshakes.length;
-    const r = await handshake(s.port, '/up/old');
-    assert.equal(rawStatus(r), 308, r);
-    assert.equal(field(r, 'Location'), '/up/new');
-    assert.equal(up.handshakes.length, before);
-  });
+  it(
+    'attack: handshake to a redirected path under the pass-through -> the redirect, not the upstream',
+    T,
+    async () => {
+      const before = up.handshakes.length;
+      const r = await handshake(s.port, '/up/old');
+      assert.equal(rawStatus(r), 308, r);
+      assert.equal(field(r, 'Location'), '/up/new');
+      assert.equal(up.handshakes.length, before);
+    },
+  );
 
   it('attack: GET with Upgrade: h2c is served normally (RFC 9110 §7.8), keep-alive intact', T, async () => {
-    const h2c = ['Connection: Upgrade, HTTP2-Settings', 'Upgrade: h2c', 'HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA'];
+    const h2c = [
+      'Connection: Upgrade, HTTP2-Settings',
+      'Upgrade: h2c',
+      'HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA',
+    ];
     const r = await raw(s.port, head('/', h2c) + head('/', ['Connection: close']));
     const answers = r.split('HTTP/1.1 ').slice(1);
     assert.equal(answers.length, 2, r);
@@ -231,7 +256,10 @@ describe('attack: Upgrade as a way around the request steps', () => {
     const json = 'Content-Type: application/json';
     const lines = ['Connection: Upgrade', 'Upgrade: h2c', json, 'Content-Length: 5'];
     const chunked = ['Connection: Upgrade, close', 'Upgrade: h2c', json, 'Transfer-Encoding: chunked'];
-    const a = await raw(s.port, `${head('/echo-body', lines, 'POST')}[1,2]${head('/', ['Connection: close'])}`);
+    const a = await raw(
+      s.port,
+      `${head('/echo-body', lines, 'POST')}[1,2]${head('/', ['Connection: close'])}`,
+    );
     assert.equal(rawStatus(a), 200, a);
     assert.match(a, /\{"body":\[1,2\],"upgrade":null\}/);
     assert.equal(a.split('HTTP/1.1 ').length - 1, 2, 'the next request on the connection is answered too');

@@ -152,7 +152,10 @@ describe('attack: more upgraded connections than an upstream should hold', () =>
 describe('proxy[].maxUpgrades config', () => {
   it('defaults to 10000 and must be an integer >= 1', async () => {
     const { parseConfig } = await import('../../src/config/load.js');
-    assert.equal(parseConfig({ proxy: [{ prefix: '/a', upstream: 'http://x' }] }).proxy[0]!.maxUpgrades, 10_000);
+    assert.equal(
+      parseConfig({ proxy: [{ prefix: '/a', upstream: 'http://x' }] }).proxy[0]!.maxUpgrades,
+      10_000,
+    );
     assert.throws(
       () => parseConfig({ proxy: [{ prefix: '/a', upstream: 'http://x', maxUpgrades: 0 }] }),
       /proxy\[0\]\.maxUpgrades/,

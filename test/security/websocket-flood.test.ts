@@ -61,13 +61,17 @@ describe('attack: message flood on a WebSocket endpoint (the real server)', () =
     removeSite(site);
   });
 
-  it('attack: a client over websocket[].rateLimit is closed with 1008; the extra message is not echoed', T, async () => {
-    const c = await open(`ws://127.0.0.1:${s.port}/limited`);
-    for (let i = 1; i <= 10; i++) c.ws.send(`m${i}`);
-    const { code } = await c.closed;
-    assert.equal(code, 1008);
-    assert.deepEqual(c.got, ['m1', 'm2', 'm3']);
-  });
+  it(
+    'attack: a client over websocket[].rateLimit is closed with 1008; the extra message is not echoed',
+    T,
+    async () => {
+      const c = await open(`ws://127.0.0.1:${s.port}/limited`);
+      for (let i = 1; i <= 10; i++) c.ws.send(`m${i}`);
+      const { code } = await c.closed;
+      assert.equal(code, 1008);
+      assert.deepEqual(c.got, ['m1', 'm2', 'm3']);
+    },
+  );
 
   it('each connection has its own bucket', T, async () => {
     const c = await open(`ws://127.0.0.1:${s.port}/limited`);
@@ -142,7 +146,8 @@ describe('attack: message flood, token bucket with an injected clock', () => {
       /messagesPerSec/,
     );
     assert.throws(
-      () => websocketSchema.parse([{ path: '/a', mode: 'echo', rateLimit: { messagesPerSec: 1, burst: 0.5 } }]),
+      () =>
+        websocketSchema.parse([{ path: '/a', mode: 'echo', rateLimit: { messagesPerSec: 1, burst: 0.5 } }]),
       /burst/,
     );
   });

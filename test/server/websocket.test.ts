@@ -9,6 +9,7 @@ import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { formatIssues } from '../../src/config/load.js';
 import { type WebSocketConfigInput, websocketSchema } from '../../src/config/websocket.js';
+import { bindTunnel } from '../../src/server/entry.js';
 import type { Logger } from '../../src/server/log.js';
 import {
   checkHandshake,
@@ -22,7 +23,6 @@ import {
   type WebSocketEndpoint,
   type WebSocketEndpoints,
 } from '../../src/server/websocket.js';
-import { bindTunnel } from '../../src/server/entry.js';
 import { raw, rawStatus } from '../helpers/http.js';
 
 const ALLOWED_ORIGIN = 'https://app.example';

@@ -186,8 +186,9 @@ describe('attack: Upgrade as a way around the request steps', () => {
   }
 
   it('with credentials the WebSocket endpoint switches (101)', T, async () => {
-    const r = await handshake(s.port, '/private/ws', [ALICE]);
+    const r = await handshake(s.port, '/private/ws?switched=1', [ALICE]);
     assert.equal(rawStatus(r), 101, r);
+    assert.equal(s.logs.find((l) => l.url === '/private/ws?switched=1')?.status, 101, 'the switch is logged');
   });
 
   it('with credentials the pass-through switches and the upstream sees the handshake once', T, async () => {

@@ -9,7 +9,7 @@ import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { formatIssues } from '../../src/config/load.js';
 import { type WebSocketConfigInput, websocketSchema } from '../../src/config/websocket.js';
-import { bindTunnel } from '../../src/server/entry.js';
+import { bindTunnel, headWithoutUpgrade, offersWebSocket } from '../../src/server/entry.js';
 import type { Logger } from '../../src/server/log.js';
 import {
   checkHandshake,
@@ -23,7 +23,7 @@ import {
   type WebSocketEndpoint,
   type WebSocketEndpoints,
 } from '../../src/server/websocket.js';
-import { raw, rawStatus } from '../helpers/http.js';
+import { makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
 
 const ALLOWED_ORIGIN = 'https://app.example';
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
@@ -743,4 +743,112 @@ describe('websocket close()', () => {
       await h.close(); // idempotent
     },
   );
+});
+
+// ---------- the one way in (src/server/entry.ts) ----------
+
+describe('offersWebSocket (RFC 9110 §7.8: Upgrade is a list)', () => {
+  const cases: [string, string | undefined, boolean][] = [
+    ['no Upgrade', undefined, false],
+    ['websocket', 'websocket', true],
+    ['another case', 'WebSocket', true],
+    ['second in the list', 'h2c, websocket', true],
+    ['h2c only', 'h2c', false],
+    ['a versioned token is another protocol', 'websocket/13', false],
+    ['empty', '', false],
+  ];
+  for (const [name, upgrade, want] of cases) it(name, () => assert.equal(offersWebSocket(upgrade), want));
+});
+
+describe('headWithoutUpgrade: the head re-parsed when an Upgrade is ignored', () => {
+  const base = { method: 'POST', url: '/a?b', httpVersion: '1.1' };
+  const cases: [string, string[], string][] = [
+    [
+      'Upgrade dropped, other fields kept in order',
+      ['Host', 'x', 'Upgrade', 'h2c', 'X-A', '1'],
+      'Host: x\r\nX-A: 1\r\n',
+    ],
+    [
+      'the upgrade option dropped from Connection',
+      ['Connection', 'Upgrade, HTTP2-Settings'],
+      'Connection: HTTP2-Settings\r\n',
+    ],
+    ['a Connection of only upgrade dropped', ['Connection', 'upgrade', 'Host', 'x'], 'Host: x\r\n'],
+    ['repeated fields kept', ['Host', 'x', 'Host', 'y'], 'Host: x\r\nHost: y\r\n'],
+  ];
+  for (const [name, rawHeaders, want] of cases) {
+    it(name, () =>
+      assert.equal(headWithoutUpgrade({ ...base, rawHeaders }), `POST /a?b HTTP/1.1\r\n${want}\r\n`),
+    );
+  }
+});
+
+describe('the entry with the real server', () => {
+  let site: string;
+  let s: TestServer;
+  before(async () => {
+    site = makeSite({ 'a.txt': 'a' });
+    s = await startServer(site, { websocket: [{ path: '/ws', mode: 'echo' }] });
+  });
+  after(async () => {
+    await s.close();
+    removeSite(site);
+  });
+
+  it('a handshake pipelined behind a request is answered after it', T, async () => {
+    const out = await new Promise<string>((resolve) => {
+      const sock = connect(s.port, '127.0.0.1');
+      let got = '';
+      sock.on('data', (c: Buffer) => {
+        got += c.toString('latin1');
+        if (got.includes('101 Switching Protocols') && got.endsWith('\r\n\r\n')) {
+          sock.destroy();
+          resolve(got);
+        }
+      });
+      sock.write(`GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n${handshake('/ws', VALID)}`);
+    });
+    assert.equal(rawStatus(out), 200);
+    assert.match(out, /\r\n\r\naHTTP\/1\.1 101 /);
+  });
+
+  it('an h2c request pipelined behind a request: both answered in order', T, async () => {
+    const h2c = ['Upgrade: h2c', 'Connection: Upgrade, close'];
+    const out = await raw(s.port, `GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n${handshake('/nothing', h2c)}`);
+    assert.deepEqual(
+      [...out.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]),
+      ['200', '404'],
+    );
+  });
+
+  it('a refused handshake closes its connection (the parser is gone)', T, async () => {
+    const out = await raw(s.port, handshake('/ws', UPGRADE), 5000);
+    assert.equal(rawStatus(out), 400);
+    assert.match(out, /^connection: close$/im);
+  });
+});
+
+describe('limits.maxConnections counts handshakes', () => {
+  it('an open WebSocket holds its place: the next connection past the limit is dropped', T, async () => {
+    const site = makeSite({});
+    const s = await startServer(site, {
+      limits: { maxConnections: 1 },
+      websocket: [{ path: '/ws', mode: 'echo' }],
+    });
+    try {
+      const p = await open(`ws://127.0.0.1:${s.port}/ws`);
+      assert.equal(await raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 1000), '');
+      p.ws.close();
+      await p.closed;
+      const until = Date.now() + 5000;
+      let again = '';
+      while (again === '' && Date.now() < until) {
+        again = await raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 1000);
+      }
+      assert.equal(rawStatus(again), 404);
+    } finally {
+      await s.close();
+      removeSite(site);
+    }
+  });
 });

@@ -461,6 +461,22 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
         return true;
       }
       upgrades.set(u, open + 1);
+      const headers = upstreamRequestHeaders({
+        headers: req.headers,
+        peer: req.socket.remoteAddress,
+        peerTrusted: deps.isTrustedPeer(req),
+        proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+        upstreamHost: u.url.host,
+        changeOrigin: route.o.changeOrigin,
+        xForwarded: route.o.xForwarded,
+        forwarded: route.o.forwarded,
+        via: route.o.via ? VIA_NAME : undefined,
+        upgrade: true,
+      });
+      // Only the WebSocket protocol is tunnelled: the upstream is offered exactly that (RFC 9110 §7.8),
+      // never another protocol the client listed beside it.
+      headers.upgrade = 'websocket';
+      headers.connection = 'Upgrade';
       const { socket } = tunnel;
       tunnels.add(socket);
       socket.once('close', () => tunnels.delete(socket));
@@ -471,18 +487,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
           basePath: u.basePath,
           rewrite: route.rewrite,
         }),
-        headers: upstreamRequestHeaders({
-          headers: req.headers,
-          peer: req.socket.remoteAddress,
-          peerTrusted: deps.isTrustedPeer(req),
-          proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
-          upstreamHost: u.url.host,
-          changeOrigin: route.o.changeOrigin,
-          xForwarded: route.o.xForwarded,
-          forwarded: route.o.forwarded,
-          via: route.o.via ? VIA_NAME : undefined,
-          upgrade: true,
-        }),
+        headers,
         timeoutMs: route.o.timeouts.connectMs + route.o.timeouts.headersMs,
         logger,
         onFailure: () => route.upstreams.failed(u),

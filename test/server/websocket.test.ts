@@ -413,6 +413,7 @@ describe('websocket endpoints', () => {
       await p.send('q');
       assert.equal((await p.next()).text, 'q');
       p.ws.close();
+      await p.closed;
     });
 
     it('{"type":"ping"} gets {"type":"pong"} and is not echoed', T, async () => {
@@ -422,6 +423,7 @@ describe('websocket endpoints', () => {
       assert.deepEqual(await p.nextJson(), { type: 'pong' });
       assert.equal((await p.next()).text, 'after');
       p.ws.close();
+      await p.closed;
     });
 
     it('a message over maxPayloadBytes closes the connection with 1009', T, async () => {
@@ -433,6 +435,8 @@ describe('websocket endpoints', () => {
     });
 
     it('clients(path) counts open connections', T, async () => {
+      // The server hears of earlier tests' closes a moment after their clients do.
+      await eventually(() => h.endpoints.clients('/echo') === 0, 2000, 'earlier clients to be gone');
       const before = h.endpoints.clients('/echo');
       const p = await open(h.url('/echo'));
       assert.equal(h.endpoints.clients('/echo'), before + 1);

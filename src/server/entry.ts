@@ -60,7 +60,7 @@ export interface Entry {
 }
 
 const TUNNEL = Symbol('gatehouse.tunnel');
-type WithTunnel = IncomingMessage & { [TUNNEL]?: { route: TunnelRoute; tunnel: Tunnel } };
+type WithTunnel = IncomingMessage & { [TUNNEL]?: Tunnel };
 
 /** True when the Upgrade field offers `websocket` (RFC 9110 §7.8: a list of protocols). */
 export function offersWebSocket(upgrade: string | undefined): boolean {
@@ -147,14 +147,18 @@ export function bindTunnel(
 export function createEntry(server: Server, o: EntryOptions): Entry {
   const { logger, maxUrlBytes, logAccess, checkTarget } = o;
   const handlers = compilePipeline(o.handlers, o.final, o.onError);
-  /** The fixed handoff point: after the gate, a handshake goes to its tunnel, anything else on. */
+  /**
+   * The fixed handoff point: after the gate, a handshake goes to the tunnel that owns its (possibly
+   * canonicalised) target; one that no tunnel owns any more is served like any request (Upgrade
+   * ignored, RFC 9110 §7.8) on the bound response. Anything else goes on to the handlers.
+   */
   const dispatch: Final = (req, res) => {
-    const t = (req as WithTunnel)[TUNNEL];
-    if (t === undefined) {
-      handlers(req, res);
-      return;
+    const tunnel = (req as WithTunnel)[TUNNEL];
+    if (tunnel !== undefined) {
+      const route = o.tunnels.find((t) => t.owns(req));
+      if (route?.handle(req, res, tunnel)) return;
     }
-    if (!t.route.handle(req, res, t.tunnel)) sendError(req, res, ERRORS.notFound);
+    handlers(req, res);
   };
   const gate = compilePipeline(o.gate, dispatch, o.onError);
   let closing = false;
@@ -203,7 +207,7 @@ export function createEntry(server: Server, o: EntryOptions): Entry {
         return;
       }
       const { res, tunnel } = bindTunnel(req, socket, head, logSwitch(req));
-      (req as WithTunnel)[TUNNEL] = { route, tunnel };
+      (req as WithTunnel)[TUNNEL] = tunnel;
       enter(req, res);
     });
   };

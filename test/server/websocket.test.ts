@@ -9,7 +9,8 @@ import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { formatIssues } from '../../src/config/load.js';
 import { type WebSocketConfigInput, websocketSchema } from '../../src/config/websocket.js';
-import { bindTunnel, headWithoutUpgrade, offersWebSocket } from '../../src/server/entry.js';
+import { bindTunnel, createEntry, headWithoutUpgrade, offersWebSocket } from '../../src/server/entry.js';
+import { ERRORS } from '../../src/server/errors.js';
 import type { Logger } from '../../src/server/log.js';
 import {
   checkHandshake,
@@ -854,5 +855,62 @@ describe('limits.maxConnections counts handshakes', () => {
       await s.close();
       removeSite(site);
     }
+  });
+});
+
+describe('createEntry: the request-target check runs first, for handshakes too', () => {
+  const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {}, isLevelEnabled: () => false };
+  let port = 0;
+  const server = createServer();
+  const endpoints = createWebSocketEndpoints(websocketSchema.parse([{ path: '/ws', mode: 'echo' }]), {
+    originAllowed: () => false,
+    logger: quiet,
+  });
+  const entry = createEntry(server, {
+    logger: quiet,
+    maxUrlBytes: 8192,
+    gate: [],
+    handlers: [],
+    final: (_req, res) => res.end('served'),
+    tunnels: [{ owns: endpoints.owns, handle: endpoints.handleUpgrade }],
+    onError: () => {},
+    logAccess: undefined,
+    // A stand-in for the Host / target validation: refuses /bad, rewrites /ws/elsewhere.
+    checkTarget: (req) => {
+      if (req.url === '/bad') return { entry: ERRORS.badRequest, detail: 'bad target' };
+      if (req.url === '/ws?moved') req.url = '/elsewhere';
+      return undefined;
+    },
+  });
+  server.on('request', entry.onRequest);
+  server.on('upgrade', entry.onUpgrade);
+  before(async () => {
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(async () => {
+    await endpoints.close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it('a refused target gets 400 for a plain request and for a handshake', T, async () => {
+    assert.equal(rawStatus(await raw(port, handshake('/bad', ['Connection: close']))), 400);
+    assert.equal(
+      rawStatus(await raw(port, handshake('/bad', ['Upgrade: h2c', 'Connection: Upgrade, close']))),
+      400,
+    );
+  });
+
+  it('a handshake whose canonical target has no tunnel is served like any request', T, async () => {
+    const out = await raw(port, handshake('/ws?moved', VALID), 5000);
+    assert.equal(rawStatus(out), 200, out);
+    assert.match(out, /served$/);
+  });
+
+  it('a handshake to the tunnel switches', T, async () => {
+    const p = await open(`ws://127.0.0.1:${port}/ws`);
+    p.ws.close();
+    await p.closed;
   });
 });

@@ -60,6 +60,10 @@ export interface Entry {
 }
 
 const TUNNEL = Symbol('gatehouse.tunnel');
+const guarded = new WeakSet<Duplex>();
+function destroyOnError(this: Duplex): void {
+  this.destroy();
+}
 type WithTunnel = IncomingMessage & { [TUNNEL]?: Tunnel };
 
 /** True when the Upgrade field offers `websocket` (RFC 9110 §7.8: a list of protocols). */
@@ -186,11 +190,17 @@ export function createEntry(server: Server, o: EntryOptions): Entry {
   };
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    socket.on('error', () => socket.destroy());
-    const route = offersWebSocket(req.headers.upgrade) ? o.tunnels.find((t) => t.owns(req)) : undefined;
+    // Node's own error listener left with the parser: a reset must not crash the process. Once per
+    // socket: a keep-alive connection may ignore many Upgrades in a row.
+    if (!guarded.has(socket)) {
+      guarded.add(socket);
+      socket.on('error', destroyOnError);
+    }
+    // A WebSocket handshake for a path with a tunnel; the tunnel is chosen again after the steps.
+    const handshake = offersWebSocket(req.headers.upgrade) && o.tunnels.some((t) => t.owns(req));
     whenSocketFree(socket, () => {
       if (socket.destroyed) return;
-      if (route === undefined) {
+      if (!handshake) {
         // RFC 9110 §7.8: a server MAY ignore Upgrade. Parse the request again without it.
         const again = headWithoutUpgrade({
           method: req.method!,

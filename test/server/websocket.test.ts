@@ -826,6 +826,34 @@ describe('the entry with the real server', () => {
     );
   });
 
+  it(
+    '30 ignored Upgrades in a row on one connection: all answered, listeners do not pile up',
+    T,
+    async () => {
+      let serverSide: Socket | undefined;
+      const onConnection = (c: Socket) => {
+        serverSide ??= c;
+      };
+      s.app.server.on('connection', onConnection);
+      const n = 30;
+      const one = handshake('/a.txt', ['Upgrade: h2c', 'Connection: Upgrade']);
+      const sock = connect(s.port, '127.0.0.1');
+      let got = '';
+      sock.on('data', (c: Buffer) => {
+        got += c.toString('latin1');
+      });
+      sock.write(one.repeat(n));
+      await eventually(() => (got.match(/HTTP\/1\.1 200 /g) ?? []).length === n, 5000, `${n} answers`);
+      s.app.server.off('connection', onConnection);
+      assert.ok(
+        serverSide!.listenerCount('error') <= 2,
+        `${serverSide!.listenerCount('error')} error listeners`,
+      );
+      assert.ok(serverSide!.listenerCount('data') <= 1);
+      sock.destroy();
+    },
+  );
+
   it('a refused handshake closes its connection (the parser is gone)', T, async () => {
     const out = await raw(s.port, handshake('/ws', UPGRADE), 5000);
     assert.equal(rawStatus(out), 400);

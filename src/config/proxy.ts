@@ -41,6 +41,12 @@ export const proxyRouteSchema = z
       .default(false)
       .describe('Rewrite Set-Cookie Domain/Path for the public address.'),
     websocket: z.boolean().default(true).describe('Pass WebSocket upgrades under the prefix through.'),
+    maxUpgrades: z
+      .number()
+      .int()
+      .min(1)
+      .default(10_000)
+      .describe('WebSocket connections open to one upstream at most; more handshakes get 503.'),
     balance: z.enum(['round-robin', 'least-busy']).default('round-robin'),
     timeouts: z
       .strictObject({

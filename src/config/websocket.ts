@@ -60,6 +60,23 @@ export const websocketEndpointSchema = z
         'Subprotocols this endpoint speaks, preferred first. The first one of these the client offers ' +
           'is selected; none is selected when the client offers none of them.',
       ),
+    rateLimit: z
+      .strictObject({
+        messagesPerSec: z
+          .number()
+          .positive()
+          .describe('Sustained messages per second per connection (token bucket refill; may be fractional).'),
+        burst: z
+          .number()
+          .int()
+          .min(1)
+          .describe('Messages a connection may send at once after being quiet (bucket size).'),
+      })
+      .optional()
+      .describe(
+        'Per-connection message rate limit, off when absent. A client over it is closed with 1008 ' +
+          '(policy violation, RFC 6455 §7.4.1); the message over the limit is not delivered.',
+      ),
   })
   .describe('One WebSocket endpoint.');
 

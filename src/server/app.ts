@@ -2,27 +2,26 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import { compileCorsPolicy, isOriginAllowed } from '../http/cors.js';
 import { createAuth } from './auth.js';
 import { createClientAddress, createIsSecure, createTrustedPeer } from './client-address.js';
 import { CLIENT_ERROR_LINGER_MS, handleClientError } from './client-error.js';
 import type { Step, StepContext } from './context.js';
 import { createCors } from './cors.js';
+import { createEntry } from './entry.js';
 import { ERRORS, sendError } from './errors.js';
 import { createHeaderRules } from './headers.js';
 import { createJsonp } from './jsonp.js';
 import { createRateLimit } from './limits.js';
 import { accessLogger, createLogger, type Logger } from './log.js';
 import type { ServerOptions } from './options.js';
-import { compilePipeline } from './pipeline.js';
 import { limitPipelining } from './pipelining.js';
 import { createProxy } from './proxy/handler.js';
 import { createCanonical, createHttpsRedirect, createRedirects } from './redirects.js';
 import { checkRequestHead } from './request-head.js';
 import { createRoutes, type Route } from './routes.js';
 import { createStaticHandler, type StaticHandler } from './static/handler.js';
-import { createWebSocketEndpoints, type WebSocketHandler } from './websocket.js';
+import { createWebSocketEndpoints, isSameOrigin, type WebSocketHandler } from './websocket.js';
 
 /** The answer to requests still waiting when the shutdown deadline hits. */
 const SHUTDOWN_HEADERS = { 'Retry-After': '5', Connection: 'close' } as const;
@@ -62,16 +61,21 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     isTrustedPeer: createTrustedPeer(options.trustProxy),
   });
   const wsCors = options.cors ? compileCorsPolicy(options.cors) : undefined;
+  // Cross-origin handshakes need the CORS allow-list, never `*`: a handshake carries cookies.
+  const originAllowed = (origin: string): boolean =>
+    wsCors !== undefined && !wsCors.wildcard && isOriginAllowed(wsCors, origin);
+  const handshakeOriginAllowed = (origin: string, req: IncomingMessage): boolean =>
+    isSameOrigin(origin, req.headers.host) || originAllowed(origin);
   const websocket = createWebSocketEndpoints(options.websocket, {
-    // Cross-origin handshakes need the CORS allow-list, never `*`: a handshake carries cookies.
-    originAllowed: (origin) => wsCors !== undefined && !wsCors.wildcard && isOriginAllowed(wsCors, origin),
+    originAllowed,
     handlers: deps.websocketHandlers,
     logger,
   });
   // Order matters: headers that must survive errors first, then refusals, then CORS preflights
   // (before auth, RFC: a preflight carries no credentials), then the answering handlers.
+  // `gate` is what every request passes, WebSocket handshakes included; `handlers` answer the rest.
   const httpsOnly = options.listen.redirectToHttps;
-  const steps = [
+  const gate = [
     // A plain-HTTP listener that only points browsers at HTTPS (header rules still apply, e.g. HSTS off).
     httpsOnly ? createHttpsRedirect({ httpsPort: httpsOnly.port, hosts: httpsOnly.hosts }) : undefined,
     createHeaderRules(options.headers, ctx, { isSecure: createIsSecure(options.trustProxy) }),
@@ -80,6 +84,8 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     createRateLimit(options.limits, ctx),
     createAuth(options.auth, ctx, { cors: options.cors }),
     createRedirects(options.redirects, ctx),
+  ].filter((s): s is Step => s !== undefined);
+  const handlers = [
     createCanonical(
       {
         trailingSlash: options.static.trailingSlash,
@@ -108,56 +114,57 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
       },
     );
   };
-  const pipeline = compilePipeline(steps, staticHandler, onError);
-  const logAccess = accessLogger(logger);
-  let closing = false;
 
-  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    if (logAccess) logAccess(req, res);
-    if (closing) res.setHeader('Connection', 'close');
-    // RFC 9112 §3.2: Host and target validated; req.url and Host rewritten to the canonical values.
-    const head = checkRequestHead(req);
-    if (head.kind === 'reject') {
-      sendError(req, res, ERRORS.badRequest, head.detail, { Connection: 'close' });
-      return;
-    }
-    // RFC 9110 §15.5.15: 414 for a target longer than we are willing to interpret.
-    if (req.url!.length > limits.maxUrlBytes) {
-      sendError(
-        req,
-        res,
-        ERRORS.uriTooLong,
-        `The request target is longer than ${limits.maxUrlBytes} bytes.`,
-      );
-      return;
-    }
-    pipeline(req, res);
-  };
-
-  const server = createServer(
-    {
-      maxHeaderSize: limits.maxHeaderBytes,
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      // Header and request timeouts are checked every second (408 within ~1 s of the limit).
-      connectionsCheckingInterval: 1000,
-      // A missing Host gets its 400 from request-head.ts (problem+json), not Node's bare one.
-      requireHostHeader: false,
+  const server = createServer({
+    maxHeaderSize: limits.maxHeaderBytes,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // Header and request timeouts are checked every second (408 within ~1 s of the limit).
+    connectionsCheckingInterval: 1000,
+    // A missing Host gets its 400 from request-head.ts (problem+json), not Node's bare one.
+    requireHostHeader: false,
+  });
+  // The one way in: both events go through the same entry and the same steps (src/server/entry.ts).
+  const entry = createEntry(server, {
+    logger,
+    maxUrlBytes: limits.maxUrlBytes,
+    gate,
+    handlers,
+    final: staticHandler,
+    onError,
+    logAccess: accessLogger(logger),
+    // RFC 9112 §3.2: Host and target validated first; req.url and Host rewritten to the canonical values.
+    checkTarget: (req) => {
+      const head = checkRequestHead(req);
+      if (head.kind === 'ok') return undefined;
+      return { entry: ERRORS.badRequest, detail: head.detail, headers: { Connection: 'close' } };
     },
-    onRequest,
-  );
+    tunnels: [
+      { owns: websocket.owns, handle: websocket.handleUpgrade },
+      {
+        owns: proxy.ownsUpgrade,
+        // Cross-site WebSocket hijacking (RFC 6455 §10.2): a proxied handshake's Origin passes the
+        // same check as an endpoint's.
+        handle: (req, res, tunnel) => {
+          const origin = req.headers.origin;
+          if (origin !== undefined && !handshakeOriginAllowed(origin, req)) {
+            sendError(req, res, ERRORS.forbidden, 'The Origin of this WebSocket handshake is not allowed.');
+            return true;
+          }
+          return proxy.upgrade(req, res, tunnel);
+        },
+      },
+    ],
+  });
+  server.on('request', entry.onRequest);
+  server.on('upgrade', entry.onUpgrade);
   // 400/408/413/431 from Node's parser and timers, as problem+json (RFC 9457).
   server.on('clientError', handleClientError);
   // At most limits.maxPipelinedRequests outstanding requests per connection; the socket waits beyond.
   const pipelined = limitPipelining(server, limits.maxPipelinedRequests);
+  // Upgraded sockets stay counted until they close: handshakes count against the limit too.
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on('error', () => socket.destroy());
-    if (websocket.handleUpgrade(req, socket, head)) return;
-    if (proxy.upgrade(req, socket, head)) return;
-    socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-  });
 
   return {
     server,
@@ -180,7 +187,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
       ),
     close: () =>
       new Promise<void>((resolve) => {
-        closing = true;
+        entry.setClosing();
         // WebSockets first: upgraded sockets would keep server.close() waiting (1001 Going Away).
         const wsClosed = websocket.close();
         if (!server.listening) {

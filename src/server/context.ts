@@ -1,12 +1,28 @@
 // The request context: the types every step shares and the facts steps record about a request.
 // A leaf module: it imports nothing from the steps, so any step may import it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from './log.js';
 
 /** A request step: true when it has taken the request (answered it or is answering it); false
  *  passes it on. Sync steps cost no promise. */
 export type Step = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 export type Final = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * A WebSocket handshake that passed every step (src/server/entry.ts): the raw socket and the bytes
+ * read after its head. Until `accept()` the step's ServerResponse is bound to the socket, so a
+ * refusal is an ordinary response (sendError); `accept()` takes the socket from it (RFC 6455 §4.2.2:
+ * the handler then writes the 101 itself) and logs the switch.
+ */
+export interface Tunnel {
+  readonly socket: Duplex;
+  readonly head: Buffer;
+  accept(): void;
+}
+
+/** Takes a handshake for a path it owns: true when it did (answered, refused or switched). */
+export type TunnelHandler = (req: IncomingMessage, res: ServerResponse, tunnel: Tunnel) => boolean;
 
 /** What every step factory may use. */
 export interface StepContext {

@@ -1,10 +1,12 @@
 // Per-client rate limiting: a token bucket per client address (http/rate-limit.ts does the math),
 // kept in a bounded LRU. Over the limit: 429 with Retry-After and the RateLimit fields of
-// draft-ietf-httpapi-ratelimit-headers-11; allowed responses carry RateLimit too.
+// draft-ietf-httpapi-ratelimit-headers-11; allowed responses carry RateLimit too. WebSocket
+// handshakes run this step like any request (src/server/entry.ts), so each one costs a token.
 //
 // The other limits (URL, header block, timeouts, connections) are Node server options set in app.ts;
 // client-error.ts turns Node's refusals into proper 400/408/431 answers, and `maxConnections`
-// (server.maxConnections) makes Node drop sockets beyond the limit at accept time, without a response.
+// (server.maxConnections) makes Node drop sockets beyond the limit at accept time, without a response;
+// an upgraded (WebSocket) socket keeps its place until it closes.
 import type { IncomingMessage } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import { formatIp, isIpv4Mapped, maskIp, parseIp } from '../http/ip.js';

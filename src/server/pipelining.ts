@@ -24,6 +24,8 @@ interface Gate {
   inFlight: number;
   /** Pumps waiting bytes into the parser (called when a response finishes). */
   pump: () => void;
+  /** Hands over the bytes not yet given to the parser (to an upgrade handler), leaving none. */
+  take: () => Buffer | undefined;
 }
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
@@ -37,13 +39,23 @@ function installGate(socket: HttpSocket, maxPipelined: number): void {
   const foundData = named(socket, 'data', 'socketOnData');
   const foundEnd = named(socket, 'end', 'socketOnEnd');
   if (foundData === undefined || foundEnd === undefined) return;
+  const parser = socket.parser;
   const onData: Listener = foundData;
   const onEnd: Listener = foundEnd;
   let waiting: Buffer | undefined;
   let endSeen = false;
   let gatePaused = false;
   let done = false;
-  const gate: Gate = { inFlight: 0, pump: () => {} };
+  const gate: Gate = {
+    inFlight: 0,
+    pump: () => {},
+    take: () => {
+      const rest = waiting;
+      waiting = undefined;
+      detach();
+      return rest;
+    },
+  };
 
   /** The parser is inside a message (its body still arriving): its bytes must go on. */
   const midMessage = () => socket.parser?.incoming != null && socket.parser.incoming.complete === false;
@@ -68,8 +80,11 @@ function installGate(socket: HttpSocket, maxPipelined: number): void {
       const piece = cut === waiting.length ? waiting : waiting.subarray(0, cut);
       waiting = cut === waiting.length ? undefined : waiting.subarray(cut);
       onData(piece);
-      if (socket.parser == null) {
-        // An upgrade (or a freed parser): the socket belongs to the upgrade handler now.
+      // An upgrade listener took the socket and the rest of the bytes (takeUnparsed).
+      if (done) return;
+      if (socket.parser !== parser) {
+        // An upgrade (or a freed parser): the socket belongs to the upgrade handler now, which may
+        // already have given it a new parser (an ignored Upgrade is parsed again: entry.ts).
         detach();
         if (waiting !== undefined && !socket.destroyed) socket.unshift(waiting);
         waiting = undefined;
@@ -116,6 +131,14 @@ function installGate(socket: HttpSocket, maxPipelined: number): void {
     if (waiting !== undefined) setImmediate(pump);
   });
   gates.set(socket, gate);
+}
+
+/**
+ * The bytes read from `socket` but not yet given to its parser. An 'upgrade' listener, which Node
+ * calls while the gate is feeding the parser, takes them so they follow the upgrade's own head.
+ */
+export function takeUnparsed(socket: object): Buffer | undefined {
+  return gates.get(socket as Socket)?.take();
 }
 
 export interface PipeliningTracker {

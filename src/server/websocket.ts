@@ -1,14 +1,16 @@
 // WebSocket endpoints (RFC 6455) on the `ws` package: our own handshake guards, heartbeat, echo /
 // broadcast (with rooms) / custom modes, slow-consumer protection and a graceful close.
 //
-// The HTTP server's 'upgrade' event calls handleUpgrade() first; it returns false for paths that are not
-// ours and leaves the socket alone. Everything that does not depend on the request (the path table, one
-// WebSocketServer per endpoint, the subprotocol choice) is built in the factory.
-import type { IncomingMessage } from 'node:http';
+// The entry (src/server/entry.ts) calls handleUpgrade() only after every request step let the
+// handshake through; refusals are ordinary responses on the step's ServerResponse (sendError).
+// Everything that does not depend on the request (the path table, one WebSocketServer per endpoint,
+// the subprotocol choice, the message rate policy) is built in the factory.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
-import { ERRORS, type ErrorEntry, renderError } from './errors.js';
+import { type BucketState, type TokenBucketPolicy, takeToken } from '../http/rate-limit.js';
+import type { Tunnel } from './context.js';
+import { ERRORS, type ErrorEntry, sendError } from './errors.js';
 import type { Logger } from './log.js';
 
 // RFC 6455 readyState values (ws's WebSocket.OPEN / CLOSED).
@@ -34,6 +36,8 @@ export interface WebSocketEndpoint {
   perMessageDeflate: boolean;
   /** Subprotocols spoken here, preferred first. */
   subprotocols: string[];
+  /** Per-connection message rate (token bucket); a client over it is closed with 1008. Off when absent. */
+  rateLimit?: { messagesPerSec: number; burst: number } | undefined;
 }
 
 /** A `custom` endpoint's connection handler (the library onConnection API). */
@@ -47,12 +51,16 @@ export interface WebSocketDeps {
   logger: Logger;
   /** How long close() waits for close handshakes before terminating (default 1000 ms). */
   closeGraceMs?: number;
+  /** The clock of the message rate limit; default Date.now. */
+  nowMs?: () => number;
 }
 
 export interface WebSocketEndpoints {
-  /** Takes an upgrade request whose path is ours (then returns true); returns false and leaves the
-   *  socket untouched otherwise. */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Whether the request's path is one of ours (decides which handshakes become tunnels). */
+  owns(req: IncomingMessage): boolean;
+  /** Takes a handshake whose path is ours (then returns true): refuses it on `res`, or accepts the
+   *  tunnel and switches protocols. Returns false and touches nothing otherwise. */
+  handleUpgrade(req: IncomingMessage, res: ServerResponse, tunnel: Tunnel): boolean;
   /** Closes every connection with 1001, terminates stragglers after the grace, stops the heartbeats. */
   close(): Promise<void>;
   /** Connections on `path` that are not fully closed yet (0 for a path that is not ours). */
@@ -75,6 +83,7 @@ const UPGRADE_REQUIRED: ErrorEntry = { status: 426, code: 'upgrade_required', ti
 /** RFC 6455 §7.4.1 close codes we send. */
 export const CLOSE_CODES = {
   goingAway: 1001,
+  policyViolation: 1008,
   tooBig: 1009,
   internalError: 1011,
   tryAgainLater: 1013,
@@ -226,6 +235,31 @@ interface Client {
   rooms: Set<string> | undefined;
 }
 
+/**
+ * Wraps the socket's emit so that a 'message' over the endpoint's rate never reaches a listener
+ * (ours or a custom handler's): the first one over closes the connection with 1008 (RFC 6455
+ * §7.4.1, policy violation) and later ones are dropped. Token bucket: `burst` at once, then
+ * `messagesPerSec`.
+ */
+function limitMessages(socket: WebSocket, policy: TokenBucketPolicy, nowMs: () => number): void {
+  let state: BucketState | undefined;
+  let over = false;
+  const emit = socket.emit;
+  socket.emit = function (this: WebSocket, event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'message') {
+      if (over) return false;
+      const r = takeToken(state, policy, nowMs());
+      state = r.state;
+      if (r.kind === 'limited') {
+        over = true;
+        this.close(CLOSE_CODES.policyViolation, 'message rate exceeded');
+        return false;
+      }
+    }
+    return emit.call(this, event, ...args);
+  } as WebSocket['emit'];
+}
+
 interface Endpoint {
   readonly config: WebSocketEndpoint;
   readonly wss: WebSocketServer;
@@ -234,6 +268,8 @@ interface Endpoint {
   readonly rooms: Map<string, Set<Client>>;
   readonly handler: WebSocketHandler | undefined;
   timer: NodeJS.Timeout | undefined;
+  /** The per-connection message rate, when configured. */
+  readonly messagePolicy: TokenBucketPolicy | undefined;
 }
 
 function toBuffer(data: RawData): Buffer {
@@ -256,6 +292,7 @@ export function createWebSocketEndpoints(
 ): WebSocketEndpoints {
   const { logger } = deps;
   const closeGraceMs = deps.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
+  const nowMs = deps.nowMs ?? Date.now;
   const byPath = new Map<string, Endpoint>();
   for (const [i, config] of endpoints.entries()) {
     if (byPath.has(config.path)) {
@@ -274,7 +311,21 @@ export function createWebSocketEndpoints(
       perMessageDeflate: config.perMessageDeflate,
       handleProtocols: protocolChooser(config.subprotocols),
     });
-    const ep: Endpoint = { config, wss, clients: new Map(), rooms: new Map(), handler, timer: undefined };
+    const rl = config.rateLimit;
+    if (rl !== undefined && (!(rl.messagesPerSec > 0) || !Number.isInteger(rl.burst) || rl.burst < 1)) {
+      throw new WebSocketConfigError(
+        `websocket[${i}].rateLimit: messagesPerSec must be > 0 and burst an integer >= 1`,
+      );
+    }
+    const ep: Endpoint = {
+      config,
+      wss,
+      clients: new Map(),
+      rooms: new Map(),
+      handler,
+      timer: undefined,
+      messagePolicy: rl ? { ratePerSec: rl.messagesPerSec, burst: rl.burst } : undefined,
+    };
     if (config.heartbeatIntervalMs > 0) {
       ep.timer = setInterval(() => heartbeat(ep), config.heartbeatIntervalMs);
       ep.timer.unref();
@@ -284,17 +335,13 @@ export function createWebSocketEndpoints(
 
   let closing: Promise<void> | undefined;
 
-  const onRawSocketError = function (this: Duplex): void {
-    // ECONNRESET and friends before the upgrade completed: nothing to answer, just let go.
-    this.destroy();
-  };
+  const owns = (req: IncomingMessage): boolean => byPath.has(pathOf(req.url ?? '/'));
 
-  function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+  function handleUpgrade(req: IncomingMessage, res: ServerResponse, tunnel: Tunnel): boolean {
     const ep = byPath.get(pathOf(req.url ?? '/'));
     if (ep === undefined) return false;
-    socket.on('error', onRawSocketError);
     if (closing) {
-      refuse(req, socket, ERRORS.serviceUnavailable, 'The server is shutting down.');
+      sendError(req, res, ERRORS.serviceUnavailable, 'The server is shutting down.');
       return true;
     }
     const decision = checkHandshake({
@@ -307,14 +354,12 @@ export function createWebSocketEndpoints(
       originAllowed: (origin) => isSameOrigin(origin, req.headers.host) || deps.originAllowed(origin, req),
     });
     if (decision.kind === 'refuse') {
-      refuse(req, socket, decision.entry, decision.detail, decision.headers);
+      sendError(req, res, decision.entry, decision.detail, decision.headers);
       return true;
     }
-    ep.wss.handleUpgrade(req, socket, head, (ws) => {
-      // ws has its own error handling on the socket from here on.
-      socket.off('error', onRawSocketError);
-      onConnection(ep, ws, req);
-    });
+    tunnel.accept();
+    // ws has its own error handling on the socket once it has taken it.
+    ep.wss.handleUpgrade(req, tunnel.socket, tunnel.head, (ws) => onConnection(ep, ws, req));
     return true;
   }
 
@@ -322,6 +367,7 @@ export function createWebSocketEndpoints(
     const { path, maxBufferedBytes } = ep.config;
     const client: Client = { socket, path, maxBufferedBytes, alive: true, rooms: undefined };
     ep.clients.set(socket, client);
+    if (ep.messagePolicy !== undefined) limitMessages(socket, ep.messagePolicy, nowMs);
     socket.on('pong', () => {
       client.alive = true;
     });
@@ -476,6 +522,7 @@ export function createWebSocketEndpoints(
   }
 
   return {
+    owns,
     handleUpgrade,
     close,
     clients: (path) => byPath.get(path)?.clients.size ?? 0,
@@ -493,28 +540,4 @@ function pathOf(target: string): string {
   }
   const q = target.indexOf('?');
   return q === -1 ? target : target.slice(0, q);
-}
-
-/** A small raw HTTP response on the upgrade socket, then the socket is destroyed once it is written. */
-function refuse(
-  req: IncomingMessage,
-  socket: Duplex,
-  entry: ErrorEntry,
-  detail: string,
-  headers?: Record<string, string>,
-): void {
-  if (socket.destroyed) return;
-  const { body, contentType } = renderError(entry, detail, req.headers.accept);
-  const fields: Record<string, string> = {
-    Connection: 'close',
-    'Content-Type': contentType,
-    'Content-Length': String(Buffer.byteLength(body)),
-    'Cache-Control': 'no-cache',
-    'X-Content-Type-Options': 'nosniff',
-    ...headers,
-  };
-  let head = `HTTP/1.1 ${entry.status} ${entry.title}\r\n`;
-  for (const [k, v] of Object.entries(fields)) head += `${k}: ${v}\r\n`;
-  socket.once('finish', () => socket.destroy());
-  socket.end(req.method === 'HEAD' ? `${head}\r\n` : `${head}\r\n${body}`);
 }

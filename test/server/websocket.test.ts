@@ -9,6 +9,8 @@ import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { formatIssues } from '../../src/config/load.js';
 import { type WebSocketConfigInput, websocketSchema } from '../../src/config/websocket.js';
+import { bindTunnel, createEntry, headWithoutUpgrade, offersWebSocket } from '../../src/server/entry.js';
+import { ERRORS } from '../../src/server/errors.js';
 import type { Logger } from '../../src/server/log.js';
 import {
   checkHandshake,
@@ -22,7 +24,7 @@ import {
   type WebSocketEndpoint,
   type WebSocketEndpoints,
 } from '../../src/server/websocket.js';
-import { raw, rawStatus } from '../helpers/http.js';
+import { makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
 
 const ALLOWED_ORIGIN = 'https://app.example';
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
@@ -77,7 +79,9 @@ async function start(
     res.end();
   });
   server.on('upgrade', (req, s, h) => {
-    if (!endpoints.handleUpgrade(req, s, h)) s.destroy();
+    s.on('error', () => s.destroy());
+    const { res, tunnel } = bindTunnel(req, s, h);
+    if (!endpoints.handleUpgrade(req, res, tunnel)) s.destroy();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -410,6 +414,7 @@ describe('websocket endpoints', () => {
       await p.send('q');
       assert.equal((await p.next()).text, 'q');
       p.ws.close();
+      await p.closed;
     });
 
     it('{"type":"ping"} gets {"type":"pong"} and is not echoed', T, async () => {
@@ -419,6 +424,7 @@ describe('websocket endpoints', () => {
       assert.deepEqual(await p.nextJson(), { type: 'pong' });
       assert.equal((await p.next()).text, 'after');
       p.ws.close();
+      await p.closed;
     });
 
     it('a message over maxPayloadBytes closes the connection with 1009', T, async () => {
@@ -742,4 +748,197 @@ describe('websocket close()', () => {
       await h.close(); // idempotent
     },
   );
+});
+
+// ---------- the one way in (src/server/entry.ts) ----------
+
+describe('offersWebSocket (RFC 9110 §7.8: Upgrade is a list)', () => {
+  const cases: [string, string | undefined, boolean][] = [
+    ['no Upgrade', undefined, false],
+    ['websocket', 'websocket', true],
+    ['another case', 'WebSocket', true],
+    ['second in the list', 'h2c, websocket', true],
+    ['h2c only', 'h2c', false],
+    ['a versioned token is another protocol', 'websocket/13', false],
+    ['empty', '', false],
+  ];
+  for (const [name, upgrade, want] of cases) it(name, () => assert.equal(offersWebSocket(upgrade), want));
+});
+
+describe('headWithoutUpgrade: the head re-parsed when an Upgrade is ignored', () => {
+  const base = { method: 'POST', url: '/a?b', httpVersion: '1.1' };
+  const cases: [string, string[], string][] = [
+    [
+      'Upgrade dropped, other fields kept in order',
+      ['Host', 'x', 'Upgrade', 'h2c', 'X-A', '1'],
+      'Host: x\r\nX-A: 1\r\n',
+    ],
+    [
+      'the upgrade option dropped from Connection',
+      ['Connection', 'Upgrade, HTTP2-Settings'],
+      'Connection: HTTP2-Settings\r\n',
+    ],
+    ['a Connection of only upgrade dropped', ['Connection', 'upgrade', 'Host', 'x'], 'Host: x\r\n'],
+    ['repeated fields kept', ['Host', 'x', 'Host', 'y'], 'Host: x\r\nHost: y\r\n'],
+  ];
+  for (const [name, rawHeaders, want] of cases) {
+    it(name, () =>
+      assert.equal(headWithoutUpgrade({ ...base, rawHeaders }), `POST /a?b HTTP/1.1\r\n${want}\r\n`),
+    );
+  }
+});
+
+describe('the entry with the real server', () => {
+  let site: string;
+  let s: TestServer;
+  before(async () => {
+    site = makeSite({ 'a.txt': 'a' });
+    s = await startServer(site, { websocket: [{ path: '/ws', mode: 'echo' }] });
+  });
+  after(async () => {
+    await s.close();
+    removeSite(site);
+  });
+
+  it('a handshake pipelined behind a request is answered after it', T, async () => {
+    const out = await new Promise<string>((resolve) => {
+      const sock = connect(s.port, '127.0.0.1');
+      let got = '';
+      sock.on('data', (c: Buffer) => {
+        got += c.toString('latin1');
+        if (got.includes('101 Switching Protocols') && got.endsWith('\r\n\r\n')) {
+          sock.destroy();
+          resolve(got);
+        }
+      });
+      sock.write(`GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n${handshake('/ws', VALID)}`);
+    });
+    assert.equal(rawStatus(out), 200);
+    assert.match(out, /\r\n\r\naHTTP\/1\.1 101 /);
+  });
+
+  it('an h2c request pipelined behind a request: both answered in order', T, async () => {
+    const h2c = ['Upgrade: h2c', 'Connection: Upgrade, close'];
+    const out = await raw(s.port, `GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n${handshake('/nothing', h2c)}`);
+    assert.deepEqual(
+      [...out.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]),
+      ['200', '404'],
+    );
+  });
+
+  it(
+    '30 ignored Upgrades in a row on one connection: all answered, listeners do not pile up',
+    T,
+    async () => {
+      let serverSide: Socket | undefined;
+      const onConnection = (c: Socket) => {
+        serverSide ??= c;
+      };
+      s.app.server.on('connection', onConnection);
+      const n = 30;
+      const one = handshake('/a.txt', ['Upgrade: h2c', 'Connection: Upgrade']);
+      const sock = connect(s.port, '127.0.0.1');
+      let got = '';
+      sock.on('data', (c: Buffer) => {
+        got += c.toString('latin1');
+      });
+      sock.write(one.repeat(n));
+      await eventually(() => (got.match(/HTTP\/1\.1 200 /g) ?? []).length === n, 5000, `${n} answers`);
+      s.app.server.off('connection', onConnection);
+      assert.ok(
+        serverSide!.listenerCount('error') <= 2,
+        `${serverSide!.listenerCount('error')} error listeners`,
+      );
+      assert.ok(serverSide!.listenerCount('data') <= 1);
+      sock.destroy();
+    },
+  );
+
+  it('a refused handshake closes its connection (the parser is gone)', T, async () => {
+    const out = await raw(s.port, handshake('/ws', UPGRADE), 5000);
+    assert.equal(rawStatus(out), 400);
+    assert.match(out, /^connection: close$/im);
+  });
+});
+
+describe('limits.maxConnections counts handshakes', () => {
+  it('an open WebSocket holds its place: the next connection past the limit is dropped', T, async () => {
+    const site = makeSite({});
+    const s = await startServer(site, {
+      limits: { maxConnections: 1 },
+      websocket: [{ path: '/ws', mode: 'echo' }],
+    });
+    try {
+      const p = await open(`ws://127.0.0.1:${s.port}/ws`);
+      assert.equal(await raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 1000), '');
+      p.ws.close();
+      await p.closed;
+      const until = Date.now() + 5000;
+      let again = '';
+      while (again === '' && Date.now() < until) {
+        again = await raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 1000);
+      }
+      assert.equal(rawStatus(again), 404);
+    } finally {
+      await s.close();
+      removeSite(site);
+    }
+  });
+});
+
+describe('createEntry: the request-target check runs first, for handshakes too', () => {
+  const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {}, isLevelEnabled: () => false };
+  let port = 0;
+  const server = createServer();
+  const endpoints = createWebSocketEndpoints(websocketSchema.parse([{ path: '/ws', mode: 'echo' }]), {
+    originAllowed: () => false,
+    logger: quiet,
+  });
+  const entry = createEntry(server, {
+    logger: quiet,
+    maxUrlBytes: 8192,
+    gate: [],
+    handlers: [],
+    final: (_req, res) => res.end('served'),
+    tunnels: [{ owns: endpoints.owns, handle: endpoints.handleUpgrade }],
+    onError: () => {},
+    logAccess: undefined,
+    // A stand-in for the Host / target validation: refuses /bad, rewrites /ws/elsewhere.
+    checkTarget: (req) => {
+      if (req.url === '/bad') return { entry: ERRORS.badRequest, detail: 'bad target' };
+      if (req.url === '/ws?moved') req.url = '/elsewhere';
+      return undefined;
+    },
+  });
+  server.on('request', entry.onRequest);
+  server.on('upgrade', entry.onUpgrade);
+  before(async () => {
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(async () => {
+    await endpoints.close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it('a refused target gets 400 for a plain request and for a handshake', T, async () => {
+    assert.equal(rawStatus(await raw(port, handshake('/bad', ['Connection: close']))), 400);
+    assert.equal(
+      rawStatus(await raw(port, handshake('/bad', ['Upgrade: h2c', 'Connection: Upgrade, close']))),
+      400,
+    );
+  });
+
+  it('a handshake whose canonical target has no tunnel is served like any request', T, async () => {
+    const out = await raw(port, handshake('/ws?moved', VALID), 5000);
+    assert.equal(rawStatus(out), 200, out);
+    assert.match(out, /served$/);
+  });
+
+  it('a handshake to the tunnel switches', T, async () => {
+    const p = await open(`ws://127.0.0.1:${port}/ws`);
+    p.ws.close();
+    await p.closed;
+  });
 });

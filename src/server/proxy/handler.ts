@@ -11,7 +11,7 @@ import {
   stripHopByHop,
   upstreamRequestHeaders,
 } from '../../http/proxy-headers.js';
-import type { Step, StepContext } from '../context.js';
+import type { Step, StepContext, Tunnel } from '../context.js';
 import { ERRORS, type ErrorEntry, sendError } from '../errors.js';
 import { logCacheStatus } from '../log.js';
 import type { CacheRule } from '../static/policy.js';
@@ -40,6 +40,8 @@ export interface ProxyRouteOptions {
   rewriteLocation: boolean;
   rewriteCookies: boolean;
   websocket: boolean;
+  /** Upgraded (tunnelled) connections open to one upstream at most; more handshakes get 503. */
+  maxUpgrades: number;
   balance: 'round-robin' | 'least-busy';
   timeouts: { connectMs: number; headersMs: number; idleMs: number };
   retry: boolean;
@@ -61,8 +63,11 @@ export interface ProxyDeps {
 
 export interface Proxy {
   readonly step: Step | undefined;
-  /** Handles an Upgrade request under a proxied prefix; false when no route matches. */
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Whether a WebSocket handshake for this request goes to a pass-through route. */
+  ownsUpgrade(req: IncomingMessage): boolean;
+  /** Passes a WebSocket handshake that cleared every request step through to its route's upstream;
+   *  false when no pass-through route matches. */
+  upgrade(req: IncomingMessage, res: ServerResponse, tunnel: Tunnel): boolean;
   /** Destroys tunnelled (upgraded) connections: they are invisible to server.close(). */
   closeTunnels(): void;
   /** Opens the routes' cache stores; rejects when one cannot be opened (see RouteCache.open). */
@@ -153,6 +158,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
   if (routes.length === 0) {
     return {
       step: undefined,
+      ownsUpgrade: () => false,
       upgrade: () => false,
       closeTunnels: () => {},
       ready: async () => {},
@@ -180,6 +186,8 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     .sort((a, b) => b.prefix.length - a.prefix.length);
   const policy = compileRuleList(deps.cachePolicy);
   const tunnels = new Set<Duplex>();
+  /** Upgraded connections open per upstream (bounded by the route's maxUpgrades). */
+  const upgrades = new Map<Upstream, number>();
   const logger = deps.ctx.logger;
 
   const find = (url: string): Route | undefined => {
@@ -433,35 +441,61 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
 
   return {
     step,
-    upgrade(req, socket, head) {
+    ownsUpgrade: (req) => find(req.url!)?.o.websocket === true,
+    upgrade(req, res, tunnel) {
       const route = find(req.url!);
       if (route === undefined || !route.o.websocket) return false;
+      // RFC 6455 §4.1: the opening handshake is a GET.
+      if (req.method !== 'GET') {
+        sendError(req, res, ERRORS.badRequest, 'A WebSocket handshake must be a GET request.');
+        return true;
+      }
       const u = route.upstreams.pick();
-      if (u === undefined) return false;
+      if (u === undefined) {
+        sendError(req, res, ERRORS.badGateway, 'No upstream is available.');
+        return true;
+      }
+      const open = upgrades.get(u) ?? 0;
+      if (open >= route.o.maxUpgrades) {
+        sendError(req, res, ERRORS.serviceUnavailable, 'Too many WebSocket connections to this upstream.');
+        return true;
+      }
+      upgrades.set(u, open + 1);
+      const headers = upstreamRequestHeaders({
+        headers: req.headers,
+        peer: req.socket.remoteAddress,
+        peerTrusted: deps.isTrustedPeer(req),
+        proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+        upstreamHost: u.url.host,
+        changeOrigin: route.o.changeOrigin,
+        xForwarded: route.o.xForwarded,
+        forwarded: route.o.forwarded,
+        via: route.o.via ? VIA_NAME : undefined,
+        upgrade: true,
+      });
+      // Only the WebSocket protocol is tunnelled: the upstream is offered exactly that (RFC 9110 §7.8),
+      // never another protocol the client listed beside it.
+      headers.upgrade = 'websocket';
+      headers.connection = 'Upgrade';
+      const { socket } = tunnel;
       tunnels.add(socket);
       socket.once('close', () => tunnels.delete(socket));
-      proxyUpgrade(req, socket, head, {
+      proxyUpgrade(req, res, tunnel, {
         upstream: u,
         target: upstreamTarget(req.url!, route.prefix, {
           stripPrefix: route.o.stripPrefix,
           basePath: u.basePath,
           rewrite: route.rewrite,
         }),
-        headers: upstreamRequestHeaders({
-          headers: req.headers,
-          peer: req.socket.remoteAddress,
-          peerTrusted: deps.isTrustedPeer(req),
-          proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
-          upstreamHost: u.url.host,
-          changeOrigin: route.o.changeOrigin,
-          xForwarded: route.o.xForwarded,
-          forwarded: route.o.forwarded,
-          via: route.o.via ? VIA_NAME : undefined,
-          upgrade: true,
-        }),
+        headers,
         timeoutMs: route.o.timeouts.connectMs + route.o.timeouts.headersMs,
         logger,
         onFailure: () => route.upstreams.failed(u),
+        onDone: () => {
+          const n = (upgrades.get(u) ?? 1) - 1;
+          if (n <= 0) upgrades.delete(u);
+          else upgrades.set(u, n);
+        },
       });
       return true;
     },

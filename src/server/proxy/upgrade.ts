@@ -1,9 +1,13 @@
-// WebSocket (any Upgrade) pass-through: the client gets the upstream's 101, or its refusal as
-// a plain HTTP response, only after the upstream answered; then bytes flow both ways.
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+// WebSocket pass-through (RFC 6455 over RFC 9110 §7.8): the handshake reaches here only after every
+// request step let it through (src/server/entry.ts). The client gets the upstream's 101 and then
+// bytes flow both ways; any other answer is relayed as an ordinary response on the step's
+// ServerResponse and the upstream connection is closed: it was opened for this one exchange.
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
 import { stripHopByHop } from '../../http/proxy-headers.js';
+import type { Tunnel } from '../context.js';
+import { ERRORS, sendError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Upstream } from './upstreams.js';
 
@@ -14,6 +18,8 @@ export interface UpgradeOptions {
   readonly timeoutMs: number;
   readonly logger: Logger;
   readonly onFailure: () => void;
+  /** Called once, when both the client and the upstream side of this exchange are closed. */
+  readonly onDone: () => void;
 }
 
 /** Serialises a response head; header values never hold CR/LF (they came from a parser). */
@@ -23,21 +29,13 @@ function head(status: number, message: string, rawHeaders: readonly string[]): s
   return `${s}\r\n`;
 }
 
-function refuse(socket: Duplex, status: number, message: string, body: string): void {
-  if (socket.destroyed) return;
-  socket.end(
-    `HTTP/1.1 ${status} ${message}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
-}
-
 export function proxyUpgrade(
   req: IncomingMessage,
-  socket: Duplex,
-  clientHead: Buffer,
+  res: ServerResponse,
+  tunnel: Tunnel,
   o: UpgradeOptions,
 ): void {
-  // Both sockets always have error handlers: a reset never crashes the process.
-  socket.on('error', () => socket.destroy());
+  const { socket } = tunnel;
   const u = o.upstream.url;
   const request = u.protocol === 'https:' ? httpsRequest : httpRequest;
   const up = request({
@@ -48,56 +46,73 @@ export function proxyUpgrade(
     headers: o.headers,
     agent: false,
   });
+  // Counted until both sides are gone, whatever happens in between.
+  let open = 2;
+  const closed = () => {
+    if (--open === 0) o.onDone();
+  };
+  socket.once('close', closed);
+  up.once('close', closed);
+  let upSocket: Socket | undefined;
+  up.once('socket', (s: Socket) => {
+    upSocket = s;
+  });
+
   let answered = false;
   const timer = setTimeout(() => {
     if (answered) return;
     answered = true;
     up.destroy();
     o.onFailure();
-    refuse(socket, 504, 'Gateway Timeout', '{"title":"Gateway Timeout","status":504}');
+    sendError(req, res, ERRORS.gatewayTimeout, 'The upstream did not answer the handshake in time.');
   }, o.timeoutMs);
   socket.once('close', () => {
-    if (!answered) {
-      answered = true;
-      clearTimeout(timer);
-      up.destroy();
-    }
+    clearTimeout(timer);
+    answered = true;
+    // The client went away: nothing is left to relay, in either state.
+    up.destroy();
+    upSocket?.destroy();
   });
 
-  up.on('upgrade', (res, upSocket, upHead) => {
+  up.on('upgrade', (upRes, upgraded: Socket, upHead) => {
     clearTimeout(timer);
-    upSocket.on('error', () => upSocket.destroy());
+    upgraded.on('error', () => upgraded.destroy());
     if (answered || socket.destroyed) {
-      upSocket.destroy();
+      upgraded.destroy();
       return;
     }
     answered = true;
-    socket.write(head(101, res.statusMessage || 'Switching Protocols', res.rawHeaders));
+    tunnel.accept();
+    socket.write(head(101, upRes.statusMessage || 'Switching Protocols', upRes.rawHeaders));
     if (upHead.length > 0) socket.write(upHead);
-    if (clientHead.length > 0) upSocket.write(clientHead);
+    if (tunnel.head.length > 0) upgraded.write(tunnel.head);
     // An end or error on either side closes the other.
-    upSocket.pipe(socket);
-    socket.pipe(upSocket);
-    upSocket.on('close', () => socket.destroy());
-    socket.on('close', () => upSocket.destroy());
+    upgraded.pipe(socket);
+    socket.pipe(upgraded);
+    upgraded.on('close', () => socket.destroy());
+    socket.on('close', () => upgraded.destroy());
   });
 
-  up.on('response', (res) => {
-    // A refusal (401, 403, 404...): relay it as a plain response and close.
+  up.on('response', (upRes) => {
+    // A refusal (401, 403, 404...): relay it as an ordinary response; the connection closes after it.
     clearTimeout(timer);
-    if (answered || socket.destroyed) {
+    const closeUpstream = () => {
+      upRes.destroy();
+      upSocket?.destroy();
+    };
+    upRes.once('end', closeUpstream);
+    upRes.once('error', () => {
+      closeUpstream();
       res.destroy();
+    });
+    if (answered || socket.destroyed) {
+      closeUpstream();
       return;
     }
     answered = true;
-    const h = stripHopByHop(res.headers);
-    delete h['content-length'];
-    const raw: string[] = [];
-    for (const [k, v] of Object.entries(h)) for (const one of Array.isArray(v) ? v : [v]) raw.push(k, one);
-    raw.push('connection', 'close');
-    socket.write(head(res.statusCode ?? 502, res.statusMessage || 'Error', raw));
-    res.pipe(socket);
-    res.on('error', () => socket.destroy());
+    const h = stripHopByHop(upRes.headers);
+    res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage || undefined, h);
+    upRes.pipe(res);
   });
 
   up.on('error', (err) => {
@@ -106,7 +121,7 @@ export function proxyUpgrade(
     answered = true;
     o.onFailure();
     o.logger.warn({ err, url: req.url, upstream: o.upstream.origin }, 'upstream upgrade failed');
-    refuse(socket, 502, 'Bad Gateway', '{"title":"Bad Gateway","status":502}');
+    sendError(req, res, ERRORS.badGateway, 'The upstream could not be reached for the handshake.');
   });
   up.end();
 }

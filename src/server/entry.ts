@@ -1,0 +1,239 @@
+// The one way in. Node hands a request to us in two ways: the 'request' event (with a response) and
+// the 'upgrade' event (with the raw socket). Both become the same request context here and run the
+// same ordered steps; no handler is reachable otherwise (DESIGN: "Request path (one way in)").
+//
+// - A WebSocket handshake for a path that has a tunnel (an endpoint, a proxied prefix) gets a
+//   ServerResponse bound to its socket, so every step answers it as it answers any request (401,
+//   403, 429, redirects, all through sendError and the access log). Only after the gate steps does
+//   the tunnel handler see it, at one fixed point (`dispatch`).
+// - Any other Upgrade (h2c, TLS/1.0, websocket to a path without a tunnel) is ignored (RFC 9110
+//   §7.8): its head, minus Upgrade, and the bytes already read are fed back to the HTTP server's
+//   connection handling, which parses it again (body included) and emits an ordinary 'request'.
+import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Final, Step, Tunnel, TunnelHandler } from './context.js';
+import { ERRORS, type ErrorEntry, sendError } from './errors.js';
+import type { Logger } from './log.js';
+import { compilePipeline } from './pipeline.js';
+import { takeUnparsed } from './pipelining.js';
+
+/** A tunnel target: which handshakes are its (by path), and the handler that takes them. */
+export interface TunnelRoute {
+  readonly owns: (req: IncomingMessage) => boolean;
+  readonly handle: TunnelHandler;
+}
+
+/** A request the entry refuses before any step (the request-target / Host check). */
+export interface EntryRefusal {
+  readonly entry: ErrorEntry;
+  readonly detail: string;
+  /** Extra fields (e.g. Connection: close after a malformed head). */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+}
+
+export interface EntryOptions {
+  readonly logger: Logger;
+  readonly maxUrlBytes: number;
+  /** Steps every request passes, handshakes included: header rules, CORS, rate limit, auth,
+   *  redirects. */
+  readonly gate: readonly Step[];
+  /** Steps that answer ordinary requests (routes, JSONP, proxy), then the final handler (static). */
+  readonly handlers: readonly Step[];
+  readonly final: Final;
+  /** WebSocket tunnels, tried in order after the gate. */
+  readonly tunnels: readonly TunnelRoute[];
+  readonly onError: (err: unknown, req: IncomingMessage, res: ServerResponse) => void;
+  /** Access log hook (log.ts accessLogger), called once per request before any step. */
+  readonly logAccess: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  /**
+   * The request-target and Host check: runs first, for requests and handshakes alike, and may
+   * rewrite req.url / req.headers.host to their canonical form. A refusal is sent as is (400).
+   */
+  readonly checkTarget?: ((req: IncomingMessage) => EntryRefusal | undefined) | undefined;
+}
+
+export interface Entry {
+  /** The server's 'request' listener. */
+  readonly onRequest: (req: IncomingMessage, res: ServerResponse) => void;
+  /** The server's 'upgrade' listener. */
+  readonly onUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** Draining: responses carry Connection: close. */
+  readonly setClosing: () => void;
+}
+
+const TUNNEL = Symbol('gatehouse.tunnel');
+const guarded = new WeakSet<Duplex>();
+function destroyOnError(this: Duplex): void {
+  this.destroy();
+}
+type WithTunnel = IncomingMessage & { [TUNNEL]?: Tunnel };
+
+/** True when the Upgrade field offers `websocket` (RFC 9110 §7.8: a list of protocols). */
+export function offersWebSocket(upgrade: string | undefined): boolean {
+  if (upgrade === undefined) return false;
+  for (const p of upgrade.split(',')) if (p.trim().toLowerCase() === 'websocket') return true;
+  return false;
+}
+
+/**
+ * The request head again, without Upgrade and without the `upgrade` connection option (RFC 9110
+ * §7.6.1, §7.8), so that the parser sees an ordinary request. Names, values and order are the
+ * client's (rawHeaders); strings are latin1 as Node's parser produced them.
+ */
+export function headWithoutUpgrade(i: {
+  method: string;
+  url: string;
+  httpVersion: string;
+  rawHeaders: readonly string[];
+}): string {
+  let s = `${i.method} ${i.url} HTTP/${i.httpVersion}\r\n`;
+  for (let k = 0; k + 1 < i.rawHeaders.length; k += 2) {
+    const name = i.rawHeaders[k]!;
+    const lower = name.toLowerCase();
+    let value = i.rawHeaders[k + 1]!;
+    if (lower === 'upgrade') continue;
+    if (lower === 'connection') {
+      value = value
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== '' && t.toLowerCase() !== 'upgrade')
+        .join(', ');
+      if (value === '') continue;
+    }
+    s += `${name}: ${value}\r\n`;
+  }
+  return `${s}\r\n`;
+}
+
+/** Runs `go` once no earlier (pipelined) response is still being written on `socket`. */
+function whenSocketFree(socket: Duplex, go: () => void): void {
+  const busy = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!busy) {
+    go();
+    return;
+  }
+  // Node's own 'finish' listener (registered first) detaches the earlier response.
+  const next = () => {
+    busy.off('finish', next);
+    socket.off('close', onClose);
+    whenSocketFree(socket, go);
+  };
+  const onClose = () => busy.off('finish', next);
+  busy.once('finish', next);
+  socket.once('close', onClose);
+}
+
+/**
+ * A response bound to an upgrade socket (the parser is gone, so the connection closes after it) and
+ * the tunnel the handler takes the socket from. `onAccept` runs when the handler switches protocols.
+ */
+export function bindTunnel(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  onAccept?: () => void,
+): { res: ServerResponse; tunnel: Tunnel } {
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket as Socket);
+  res.once('finish', () => {
+    if (res.socket === socket) (socket as Socket).destroySoon();
+  });
+  const tunnel: Tunnel = {
+    socket,
+    head,
+    accept: () => {
+      if (res.socket === socket) res.detachSocket(socket as Socket);
+      onAccept?.();
+    },
+  };
+  return { res, tunnel };
+}
+
+export function createEntry(server: Server, o: EntryOptions): Entry {
+  const { logger, maxUrlBytes, logAccess, checkTarget } = o;
+  const handlers = compilePipeline(o.handlers, o.final, o.onError);
+  /**
+   * The fixed handoff point: after the gate, a handshake goes to the tunnel that owns its (possibly
+   * canonicalised) target; one that no tunnel owns any more is served like any request (Upgrade
+   * ignored, RFC 9110 §7.8) on the bound response. Anything else goes on to the handlers.
+   */
+  const dispatch: Final = (req, res) => {
+    const tunnel = (req as WithTunnel)[TUNNEL];
+    if (tunnel !== undefined) {
+      const route = o.tunnels.find((t) => t.owns(req));
+      if (route?.handle(req, res, tunnel)) return;
+    }
+    handlers(req, res);
+  };
+  const gate = compilePipeline(o.gate, dispatch, o.onError);
+  let closing = false;
+
+  const enter = (req: IncomingMessage, res: ServerResponse): void => {
+    if (logAccess) logAccess(req, res);
+    if (closing) res.setHeader('Connection', 'close');
+    // The request-target / Host validation runs here, first, for requests and handshakes alike.
+    const bad = checkTarget?.(req);
+    if (bad !== undefined) {
+      sendError(req, res, bad.entry, bad.detail, bad.headers);
+      return;
+    }
+    // RFC 9110 §15.5.15: 414 for a target longer than we are willing to interpret.
+    if (req.url!.length > maxUrlBytes) {
+      sendError(req, res, ERRORS.uriTooLong, `The request target is longer than ${maxUrlBytes} bytes.`);
+      return;
+    }
+    gate(req, res);
+  };
+
+  const logSwitch = (req: IncomingMessage) => () => {
+    if (logAccess === undefined) return;
+    logger.info({ method: req.method, url: req.url, status: 101, remote: req.socket.remoteAddress });
+  };
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    // Node's own error listener left with the parser: a reset must not crash the process. Once per
+    // socket: a keep-alive connection may ignore many Upgrades in a row.
+    if (!guarded.has(socket)) {
+      guarded.add(socket);
+      socket.on('error', destroyOnError);
+    }
+    // Bytes after this head that the pipelining gate still holds belong after `head`, whatever
+    // happens next (re-parsed, or the first frames of a tunnel).
+    const unparsed = takeUnparsed(socket);
+    if (unparsed !== undefined) head = head.length === 0 ? unparsed : Buffer.concat([head, unparsed]);
+    // A WebSocket handshake for a path with a tunnel; the tunnel is chosen again after the steps.
+    const handshake = offersWebSocket(req.headers.upgrade) && o.tunnels.some((t) => t.owns(req));
+    whenSocketFree(socket, () => {
+      if (socket.destroyed) return;
+      if (!handshake) {
+        // RFC 9110 §7.8: a server MAY ignore Upgrade. Parse the request again without it.
+        const again = headWithoutUpgrade({
+          method: req.method!,
+          url: req.url!,
+          httpVersion: req.httpVersion,
+          rawHeaders: req.rawHeaders,
+        });
+        socket.unshift(Buffer.concat([Buffer.from(again, 'latin1'), head]));
+        // The HTTP layer's connection listener: 'secureConnection' on a TLS server.
+        server.emit(
+          (socket as { encrypted?: boolean }).encrypted ? 'secureConnection' : 'connection',
+          socket,
+        );
+        return;
+      }
+      const { res, tunnel } = bindTunnel(req, socket, head, logSwitch(req));
+      (req as WithTunnel)[TUNNEL] = tunnel;
+      enter(req, res);
+    });
+  };
+
+  return {
+    onRequest: enter,
+    onUpgrade,
+    setClosing: () => {
+      closing = true;
+    },
+  };
+}

@@ -1,0 +1,164 @@
+// Attack: exhausting the upstream through the WebSocket pass-through. A refused upgrade must not leave
+// its upstream connection open, and the upgraded connections to one upstream are bounded.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { WebSocketServer } from 'ws';
+import { makeSite, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
+
+const T = { timeout: 30_000 };
+const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
+
+function handshakeHead(path: string): string {
+  return `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+}
+
+/** Opens a handshake; resolves with the response head text and the still-open socket. */
+function handshake(port: number, path: string): Promise<{ head: string; body: string; socket: Socket }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let got = '';
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      const end = got.indexOf('\r\n\r\n');
+      resolve({ head: got.slice(0, end), body: got.slice(end + 4), socket });
+    };
+    socket.on('data', (c: Buffer) => {
+      got += c.toString('latin1');
+      if (got.includes('\r\n\r\n') && rawStatus(got) === 101) finish();
+    });
+    socket.on('error', reject);
+    socket.on('close', finish);
+    socket.write(handshakeHead(path));
+  });
+}
+
+async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+interface CountingUpstream {
+  url: string;
+  open: () => number;
+  close(): Promise<void>;
+}
+
+/** An upstream whose sockets are counted; `accept` decides whether a handshake gets 101. */
+async function upstream(accept: boolean): Promise<CountingUpstream> {
+  let open = 0;
+  const wss = new WebSocketServer({ noServer: true });
+  const server: Server = createServer((_req, res) => {
+    // Keep-alive on purpose: the upstream would hold the connection for more requests.
+    res.writeHead(403, { 'content-type': 'text/plain', 'x-upstream': 'yes' });
+    res.end('go away');
+  });
+  server.on('connection', (s) => {
+    open++;
+    s.on('close', () => open--);
+  });
+  if (accept) {
+    server.on('upgrade', (req, socket, h) => wss.handleUpgrade(req, socket, h, () => {}));
+  }
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    open: () => open,
+    close: async () => {
+      for (const c of wss.clients) c.terminate();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+describe('attack: upgrades the upstream refuses', () => {
+  let site: string;
+  let up: CountingUpstream;
+  let s: TestServer;
+  before(async () => {
+    site = makeSite({});
+    up = await upstream(false);
+    s = await startServer(site, { proxy: [{ prefix: '/ws', upstream: up.url }] });
+  });
+  after(async () => {
+    await s.close();
+    await up.close();
+    removeSite(site);
+  });
+
+  it('attack: the refusal is passed on to the client as is (status, fields, body)', T, async () => {
+    const r = await handshake(s.port, '/ws/x');
+    assert.equal(rawStatus(r.head), 403, r.head);
+    assert.match(r.head, /^x-upstream: yes$/im);
+    assert.match(r.head, /^connection: close$/im);
+    assert.match(r.body, /go away/);
+  });
+
+  it('attack: 60 refused upgrades leave no upstream connection open', T, async () => {
+    for (let i = 0; i < 60; i++) {
+      const r = await handshake(s.port, '/ws/x');
+      assert.equal(rawStatus(r.head), 403);
+    }
+    await until(() => up.open() === 0, 'every upstream socket to close');
+    assert.equal(up.open(), 0);
+  });
+});
+
+describe('attack: more upgraded connections than an upstream should hold', () => {
+  let site: string;
+  let up: CountingUpstream;
+  let s: TestServer;
+  before(async () => {
+    site = makeSite({});
+    up = await upstream(true);
+    s = await startServer(site, { proxy: [{ prefix: '/ws', upstream: up.url, maxUpgrades: 2 }] });
+  });
+  after(async () => {
+    await s.close();
+    await up.close();
+    removeSite(site);
+  });
+
+  it('attack: handshakes beyond proxy[].maxUpgrades -> 503; a closed tunnel frees its place', T, async () => {
+    const a = await handshake(s.port, '/ws/a');
+    const b = await handshake(s.port, '/ws/b');
+    assert.equal(rawStatus(a.head), 101);
+    assert.equal(rawStatus(b.head), 101);
+    const c = await handshake(s.port, '/ws/c');
+    assert.equal(rawStatus(c.head), 503, c.head);
+    assert.equal(up.open(), 2, 'the refused one never reached the upstream');
+    a.socket.destroy();
+    await until(() => up.open() === 1, 'the closed tunnel to reach the upstream');
+    let d = await handshake(s.port, '/ws/d');
+    // The count drops when both sides of the closed tunnel are gone: retry until it has.
+    const end = Date.now() + 5000;
+    while (rawStatus(d.head) === 503 && Date.now() < end) {
+      await new Promise((r) => setImmediate(r));
+      d = await handshake(s.port, '/ws/d');
+    }
+    assert.equal(rawStatus(d.head), 101);
+    b.socket.destroy();
+    d.socket.destroy();
+  });
+});
+
+describe('proxy[].maxUpgrades config', () => {
+  it('defaults to 10000 and must be an integer >= 1', async () => {
+    const { parseConfig } = await import('../../src/config/load.js');
+    assert.equal(
+      parseConfig({ proxy: [{ prefix: '/a', upstream: 'http://x' }] }).proxy[0]!.maxUpgrades,
+      10_000,
+    );
+    assert.throws(
+      () => parseConfig({ proxy: [{ prefix: '/a', upstream: 'http://x', maxUpgrades: 0 }] }),
+      /proxy\[0\]\.maxUpgrades/,
+    );
+  });
+});

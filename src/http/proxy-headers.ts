@@ -158,14 +158,23 @@ export interface ResponseRewrite {
 /** Rewrites a Location that points at the upstream to the public address (opt-in). */
 export function rewriteLocation(location: string, r: ResponseRewrite): string {
   let rest: string | undefined;
-  if (location.startsWith(r.upstreamOrigin)) rest = location.slice(r.upstreamOrigin.length);
+  const absolute = location.startsWith(r.upstreamOrigin);
+  if (absolute) rest = location.slice(r.upstreamOrigin.length);
   else if (location.startsWith('/') && !location.startsWith('//')) rest = location;
   if (rest === undefined || (rest !== '' && !rest.startsWith('/') && !rest.startsWith('?'))) return location;
   if (rest === '' || rest.startsWith('?')) rest = `/${rest}`;
-  if (r.upstreamPrefix && rest.startsWith(r.upstreamPrefix))
-    rest = rest.slice(r.upstreamPrefix.length) || '/';
+  // The upstream's base path is cut only at a segment boundary (RFC 3986 §3.3): /api covers /api,
+  // /api/x and /api?q, never /apix or /api.evil.com.
+  const p = r.upstreamPrefix;
+  if (p && rest.startsWith(p)) {
+    const next = rest.charCodeAt(p.length);
+    if (Number.isNaN(next)) rest = '/';
+    else if (next === 47 /* / */) rest = rest.slice(p.length);
+    else if (next === 63 /* ? */) rest = `/${rest.slice(p.length)}`;
+  }
   const path = r.publicPrefix + (rest === '/' && r.publicPrefix ? '/' : rest);
-  return location.startsWith('/') ? path : r.publicOrigin + path;
+  // A path starting with '//' would be read as another host (RFC 3986 §4.2): send it absolute.
+  return location.startsWith('/') && !path.startsWith('//') ? path : r.publicOrigin + path;
 }
 
 /** Rewrites Set-Cookie Domain (upstream host -> public host) and Path (upstream prefix -> public prefix). */
@@ -175,11 +184,12 @@ export function rewriteSetCookie(
   publicHost: string,
   publicPrefix: string,
 ): string {
+  // The first piece is the cookie-pair, never an attribute (RFC 6265 §4.1.1), whatever its name.
   return cookie
     .split(';')
-    .map((part) => {
+    .map((part, i) => {
       const eq = part.indexOf('=');
-      if (eq === -1) return part;
+      if (i === 0 || eq === -1) return part;
       const name = part.slice(0, eq).trim().toLowerCase();
       const value = part.slice(eq + 1).trim();
       const lead = part.slice(0, part.length - part.trimStart().length);

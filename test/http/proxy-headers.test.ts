@@ -104,6 +104,26 @@ describe('rewriting for the public address', () => {
     );
     assert.equal(rewriteSetCookie('a=1; Domain=other', 'up', 'pub', '/api'), 'a=1; Domain=other');
   });
+  it('a cookie named path or domain is the cookie-pair, not an attribute (RFC 6265 §4.1.1)', () => {
+    assert.equal(rewriteSetCookie('path=/x; Path=/', 'up', 'pub', '/api'), 'path=/x; Path=/api');
+    assert.equal(rewriteSetCookie('domain=up; Domain=up', 'up', 'pub', '/api'), 'domain=up; Domain=pub');
+  });
+  // Upstream with a base path /api and no public prefix: the base is cut at a segment boundary only.
+  const based = { ...rw, publicPrefix: '', upstreamPrefix: '/api' };
+  const basedCases: [string, string, string][] = [
+    ['under the base', 'http://up:3000/api/login', 'https://pub/login'],
+    ['the base itself', 'http://up:3000/api', 'https://pub/'],
+    ['the base with a query', '/api?q=1', '/?q=1'],
+    [
+      'attack: a lookalike of the base names another host',
+      'http://up:3000/api.evil.com/',
+      'https://pub/api.evil.com/',
+    ],
+    ['a longer segment is not the base', '/apix', '/apix'],
+    ['attack: // after the base stays on the public origin', '/api//evil.com', 'https://pub//evil.com'],
+  ];
+  for (const [name, loc, want] of basedCases)
+    it(`Location with a base path: ${name}`, () => assert.equal(rewriteLocation(loc, based), want));
 });
 
 describe('upstreamTarget', () => {

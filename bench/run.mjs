@@ -256,7 +256,7 @@ async function measure(server, handle, scenario, round) {
     const floodStats = await flood?.stop();
     flood = undefined;
     c.rps.push(result.requestsPerSec);
-    const run = { ...result };
+    const run = { ...result, round };
     if (result.latencyMs) c.latency.push(result.latencyMs);
     else if (scenario.latency) c.errors.push(`round ${round + 1}: no latency distribution in wrk's output`);
     if (floodStats) {

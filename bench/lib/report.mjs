@@ -342,6 +342,20 @@ export function renderReport({ groups, cell, peakRssKb, targets, rssTargets, bas
     );
   }
 
+  /** Median over rounds of subject / baseline per CPU-s within the same round, with the min-max range. */
+  const pairedRatio = (subject, baseline, scenario) => {
+    const a = cell(subject, scenario);
+    const b = cell(baseline, scenario);
+    if (a?.state !== 'ok' || b?.state !== 'ok') return 'n/a';
+    const ratios = a.runs
+      .map((ra) => [ra, b.runs.find((rb) => rb.round === ra.round)])
+      .filter(([ra, rb]) => ra.requestsPerCpuSec && rb?.requestsPerCpuSec)
+      .map(([ra, rb]) => ra.requestsPerCpuSec / rb.requestsPerCpuSec);
+    if (!ratios.length) return 'n/a';
+    const range =
+      ratios.length > 1 ? ` (${fmtRatio(Math.min(...ratios))}-${fmtRatio(Math.max(...ratios))})` : '';
+    return `${fmtRatio(median(ratios))}${range}`;
+  };
   // This build / the BENCH_BASELINE build, on every scenario both ran.
   const regression = baselinePairs.flatMap(({ subject, baseline }) =>
     groups
@@ -353,7 +367,13 @@ export function renderReport({ groups, cell, peakRssKb, targets, rssTargets, bas
           const b = stat(baseline, scenario);
           return a !== undefined && b ? fmtRatio(a / b) : 'n/a';
         };
-        return [`${subject} / ${baseline}`, scenario, r(s.median), r(s.perCpu)];
+        return [
+          `${subject} / ${baseline}`,
+          scenario,
+          r(s.median),
+          r(s.perCpu),
+          pairedRatio(subject, baseline, scenario),
+        ];
       }),
   );
   if (regression.length) {
@@ -361,7 +381,11 @@ export function renderReport({ groups, cell, peakRssKb, targets, rssTargets, bas
       '',
       '### No regression: this build / the baseline build (BENCH_BASELINE), same run',
       '',
-      table(['pair', 'scenario', 'req/s', 'per CPU-s'], regression),
+      table(['pair', 'scenario', 'req/s', 'per CPU-s', 'per CPU-s, paired by round'], regression),
+      '',
+      'Paired by round: the median over rounds of the two per CPU-s figures of the same round (measured one ' +
+        'right after the other), which cancels most of the drift between rounds that the ratio of medians ' +
+        'keeps on a busy machine.',
     );
   }
 

@@ -412,9 +412,14 @@ async function main() {
   log(`bench: ${jobs} measurements of ~${perRun} s each (~${Math.ceil((jobs * (perRun + 0.3)) / 60)} min)`);
   for (let round = 0; round < config.rounds; round++) {
     for (const scenario of scenarios) {
-      // Rotate the order every round so no server always runs first (or right after the same peer).
+      // Rotate the order every other round so no server always runs first (or right after the same peer),
+      // and run the odd rounds in reverse so that neighbours (a server and its -baseline twin) take turns
+      // going first: a rotation alone keeps one of them first in every round until it wraps (and with two
+      // servers, rotating and reversing in the same round would cancel out).
       const eligible = running.filter((r) => applies(r.server, scenario));
-      const order = eligible.map((_, i) => eligible[(i + round) % eligible.length]);
+      const shift = Math.floor(round / 2);
+      const rotated = eligible.map((_, i) => eligible[(i + shift) % eligible.length]);
+      const order = round % 2 ? rotated.reverse() : rotated;
       for (const { server, handle } of order) {
         if (shuttingDown) return;
         if (cell(server.name, scenario.name).state !== 'ok') continue;

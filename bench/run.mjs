@@ -253,8 +253,9 @@ async function measure(server, handle, scenario, round) {
     const cpuWin = cpuWindow(handle.pid, CPU.server);
     const result = await runWrk({ ...wrkOpts, durationSec: config.durationSec });
     const cpu = cpuWin.stop();
-    const floodStats = await flood?.stop();
-    flood = undefined;
+    const flooding = flood;
+    flood = undefined; // stopped here, not again in `finally`
+    const floodStats = await flooding?.stop();
     c.rps.push(result.requestsPerSec);
     const run = { ...result, round };
     if (result.latencyMs) c.latency.push(result.latencyMs);

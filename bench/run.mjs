@@ -4,12 +4,13 @@
 // server CPU-second (wrk's request count over the server process's utime + stime during the same timed run,
 // the steadier figure when other work takes the server's CPU), with each server's CPU utilisation.
 //
-//   node bench/run.mjs [--only 1k,proxy-1k,cache-hit-1k] [--servers gatehouse,sirv] [--json FILE]
+//   node bench/run.mjs [--only 1k,proxy-1k,cache-hit-1k,ws-flood] [--servers gatehouse,sirv] [--json FILE]
 //   BENCH_DURATION=5 (s per measurement) BENCH_ROUNDS=3 BENCH_CONNECTIONS=50 BENCH_WARMUP=1 (s)
+//   BENCH_BASELINE=/path/to/other/checkout: `<name>-baseline` twins of the Gatehouse servers (no-regression)
 //
 // Every server runs as a child process pinned to CPU 0 and wrk runs pinned to CPU 1; the proxies' shared
 // upstream runs on CPU 0 too. A scenario runs only on the servers of its group (static, policy, proxy,
-// cache); servers that run none of the selected scenarios are not started. Servers are started once, checked
+// cache, ws-flood; --only takes group names too); servers that run none of the selected scenarios are not started. Servers are started once, checked
 // with one real request per scenario, then measured interleaved (round-robin, rotating order each round). All
 // children are stopped on exit, Ctrl-C and errors. Add scenarios in scenarios.mjs, servers in
 // servers/index.mjs, targets in targets.mjs.
@@ -17,17 +18,20 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { version as nodeVersion } from 'node:process';
 import { parseArgs } from 'node:util';
+import { baselineBuild, droppedKeys } from './lib/baseline.mjs';
 import { CLK_TCK, cpuWindow } from './lib/cpu.mjs';
 import { createFixture } from './lib/fixture.mjs';
+import { FLOOD, startFlood } from './lib/flood.mjs';
 import { probe } from './lib/http-probe.mjs';
 import { CPU, cpuCount, hasTaskset, killAllSync, stopAll } from './lib/proc.mjs';
 import { brief, CPU_BOUND, evaluateTargets, renderReport, summarize } from './lib/report.mjs';
 import { sampleRss } from './lib/rss.mjs';
 import { ensureWrk, runWrk } from './lib/wrk.mjs';
+import { wsEcho } from './lib/ws-probe.mjs';
 import { scenarios as allScenarios, groups, REFERENCE_EXPECT } from './scenarios.mjs';
 import { servers as allServers } from './servers/index.mjs';
 import { createUpstream } from './servers/upstream.mjs';
-import { rssTargets, throughputTargets } from './targets.mjs';
+import { baselineTargets, rssTargets, throughputTargets } from './targets.mjs';
 
 const log = (msg) => process.stderr.write(`${msg}\n`);
 /** Whether `server` runs `scenario` (its groups include the scenario's group). */
@@ -76,8 +80,10 @@ function parseCli() {
                 .join(', ')}\n`,
           )
           .join('') +
+        '  --only takes scenario and group names.\n' +
         '  env: BENCH_DURATION (s, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50),\n' +
-        '       BENCH_WARMUP (s, default 1)',
+        '       BENCH_WARMUP (s, default 1), BENCH_GATEHOUSE_BIN (another bin/gatehouse.js),\n' +
+        '       BENCH_BASELINE (another checkout, built: adds <name>-baseline twins of the Gatehouse servers)',
     );
     process.exit(0);
   }
@@ -86,10 +92,17 @@ function parseCli() {
     const names = csv
       .split(',')
       .map((s) => s.trim())
-      .filter(Boolean);
+      .filter(Boolean)
+      // A group name stands for its scenarios.
+      .flatMap((n) =>
+        what === 'scenario' && groups.some((g) => g.name === n)
+          ? list.filter((x) => x.group === n).map((x) => x.name)
+          : [n],
+      );
     const unknown = names.filter((n) => !list.some((x) => x.name === n));
     if (unknown.length) {
-      log(`bench: unknown ${what} ${unknown.join(', ')} (known: ${list.map((x) => x.name).join(', ')})`);
+      const known = [...list.map((x) => x.name), ...(what === 'scenario' ? groups.map((g) => g.name) : [])];
+      log(`bench: unknown ${what} ${unknown.join(', ')} (known: ${known.join(', ')})`);
       process.exit(2);
     }
     return list.filter((x) => names.includes(x.name));
@@ -186,6 +199,11 @@ async function checkScenario(server, handle, scenario) {
     // A cache-hit scenario: this first request fills the cache, so the checked one (and every timed one)
     // must be answered from it.
     if (scenario.expectCacheHit) await probeServer({ path, headers: c.headers });
+    // A flooded scenario: the endpoint the flood will use must echo.
+    if (scenario.flood) {
+      if (!server.wsPath) throw new Error(`${server.name} has no WebSocket endpoint to flood`);
+      await wsEcho({ port: handle.port, path: server.wsPath });
+    }
     const res = await probeServer({ path, headers: c.headers });
     const problems = [];
     if (res.status !== expect.status) problems.push(`status ${res.status}, expected ${expect.status}`);
@@ -222,16 +240,31 @@ async function measure(server, handle, scenario, round) {
     path: pathOf(server, scenario),
     headers: c.headers,
     connections: config.connections,
+    latency: Boolean(scenario.latency),
   };
+  let flood;
   try {
+    // The flood runs through the warm-up too, so the timed run starts with it at full speed.
+    if (scenario.flood) flood = await startFlood({ port: handle.port, path: server.wsPath });
     await runWrk({ ...wrkOpts, durationSec: config.warmupSec });
     // The server's own CPU time (utime + stime; for proxies the proxy alone, not the upstream) over the
     // timed run only, read just before and after it.
+    flood?.mark();
     const cpuWin = cpuWindow(handle.pid, CPU.server);
     const result = await runWrk({ ...wrkOpts, durationSec: config.durationSec });
     const cpu = cpuWin.stop();
+    const flooding = flood;
+    flood = undefined; // stopped here, not again in `finally`
+    const floodStats = await flooding?.stop();
     c.rps.push(result.requestsPerSec);
-    const run = { ...result };
+    const run = { ...result, round };
+    if (result.latencyMs) c.latency.push(result.latencyMs);
+    else if (scenario.latency) c.errors.push(`round ${round + 1}: no latency distribution in wrk's output`);
+    if (floodStats) {
+      run.flood = floodStats;
+      c.flood.push(floodStats);
+      for (const e of floodStats.errors) c.errors.push(`round ${round + 1}: flood: ${e}`);
+    }
     if (cpu && cpu.cpuSec > 0) {
       run.server = {
         cpuSec: cpu.cpuSec,
@@ -249,6 +282,13 @@ async function measure(server, handle, scenario, round) {
     }
     c.runs.push(run);
     for (const e of result.errors) c.errors.push(`round ${round + 1}: ${e}`);
+    const lat = result.latencyMs
+      ? `  p50 ${result.latencyMs.p50?.toFixed(2)} ms p99 ${result.latencyMs.p99?.toFixed(2)} ms`
+      : '';
+    const floodText = run.flood
+      ? `  flood ${Math.round(run.flood.echoes / run.flood.seconds)} echoes/s` +
+        `, ${Object.values(run.flood.closes).reduce((a, b) => a + b, 0)} closed`
+      : '';
     const cpuText = run.requestsPerCpuSec
       ? ` ${Math.round(run.requestsPerCpuSec).toString().padStart(8)} req/CPU-s  CPU ${cpu.util.toFixed(2)}` +
         (cpu.cpuShares
@@ -258,7 +298,7 @@ async function measure(server, handle, scenario, round) {
       : '';
     log(
       `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(12)} ${server.name.padEnd(21)}` +
-        ` ${Math.round(result.requestsPerSec).toString().padStart(8)} req/s${cpuText}` +
+        ` ${Math.round(result.requestsPerSec).toString().padStart(8)} req/s${cpuText}${lat}${floodText}` +
         (result.errors.length ? `  (${result.errors.join('; ')})` : ''),
     );
   } catch (err) {
@@ -268,6 +308,7 @@ async function measure(server, handle, scenario, round) {
       `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(12)} ${server.name.padEnd(21)} failed: ${err.message}`,
     );
   } finally {
+    await flood?.stop().catch(() => {});
     const peak = rss.stop();
     if (peak !== undefined) rssPeakKb.set(server.name, Math.max(rssPeakKb.get(server.name) ?? 0, peak));
   }
@@ -314,7 +355,17 @@ async function main() {
           .filter((sc) => applies(s, sc))
           .map((sc) => [
             sc.name,
-            { state: 'ok', rps: [], perCpu: [], util: [], shares: [], runs: [], errors: [] },
+            {
+              state: 'ok',
+              rps: [],
+              perCpu: [],
+              util: [],
+              shares: [],
+              runs: [],
+              errors: [],
+              latency: [],
+              flood: [],
+            },
           ]),
       ),
     );
@@ -345,8 +396,14 @@ async function main() {
         if (applies(server, scenario)) await checkScenario(server, handle, scenario);
       }
     } catch (err) {
-      setState(server.name, 'failed to start', err.message);
-      log(`  ${server.name}: failed to start: ${brief(err.message)}`);
+      const missing = server.notSupported?.(err.message);
+      if (missing) {
+        setState(server.name, 'unavailable', missing);
+        log(`  ${server.name}: skipped: ${missing}`);
+      } else {
+        setState(server.name, 'failed to start', err.message);
+        log(`  ${server.name}: failed to start: ${brief(err.message)}`);
+      }
     }
   }
 
@@ -356,9 +413,14 @@ async function main() {
   log(`bench: ${jobs} measurements of ~${perRun} s each (~${Math.ceil((jobs * (perRun + 0.3)) / 60)} min)`);
   for (let round = 0; round < config.rounds; round++) {
     for (const scenario of scenarios) {
-      // Rotate the order every round so no server always runs first (or right after the same peer).
+      // Rotate the order every other round so no server always runs first (or right after the same peer),
+      // and run the odd rounds in reverse so that neighbours (a server and its -baseline twin) take turns
+      // going first: a rotation alone keeps one of them first in every round until it wraps (and with two
+      // servers, rotating and reversing in the same round would cancel out).
       const eligible = running.filter((r) => applies(r.server, scenario));
-      const order = eligible.map((_, i) => eligible[(i + round) % eligible.length]);
+      const shift = Math.floor(round / 2);
+      const rotated = eligible.map((_, i) => eligible[(i + shift) % eligible.length]);
+      const order = round % 2 ? rotated.reverse() : rotated;
       for (const { server, handle } of order) {
         if (shuttingDown) return;
         if (cell(server.name, scenario.name).state !== 'ok') continue;
@@ -371,6 +433,7 @@ async function main() {
   for (const r of running.splice(0)) await r.handle.stop();
   await upstream.stop();
 
+  const targets = [...throughputTargets, ...(baselineBuild ? baselineTargets : [])];
   const report = renderReport({
     groups: groups.map((g) => ({
       ...g,
@@ -379,8 +442,11 @@ async function main() {
     })),
     cell,
     peakRssKb: (name) => rssPeakKb.get(name),
-    targets: throughputTargets,
+    targets,
     rssTargets,
+    baselinePairs: servers
+      .filter((s) => s.baselineOf && servers.some((x) => x.name === s.baselineOf))
+      .map((s) => ({ subject: s.baselineOf, baseline: s.name })),
   });
   const pin = CPU.server === undefined ? 'unpinned' : `server on CPU ${CPU.server}, wrk on CPU ${CPU.load}`;
   const meta = {
@@ -396,11 +462,27 @@ async function main() {
     rounds: config.rounds,
     loadavg1mBefore: loadBefore,
     loadavg1mAfter: loadavg()[0],
+    ...(baselineBuild ? { baseline: baselineBuild.dir, baselineDroppedKeys: [...droppedKeys] } : {}),
     ...(upstreamPid ? { proxyUpstream: { pid: upstreamPid, cpus: CPU.server ?? null } } : {}),
   };
   const notesOnServers = [
     servers.some((s) => s.reference && scenarios.some((sc) => applies(s, sc)))
       ? 'The node ceiling answers its constant 200 + 1 KB in every static scenario.'
+      : '',
+    baselineBuild
+      ? `The *-baseline servers run ${baselineBuild.dir}/bin/gatehouse.js (BENCH_BASELINE) with the same ` +
+        `arguments and config${
+          droppedKeys.size
+            ? `, except the keys its schema.json does not define, which were left out of its config: ` +
+              `${[...droppedKeys].join(', ')} (so those pairs do not run the same config)`
+            : ''
+        }.`
+      : '',
+    scenarios.some((sc) => sc.flood)
+      ? `The WebSocket flood is ${FLOOD.clients} ws clients in one process pinned to the wrk CPU at nice 10, ` +
+        `each keeping ${FLOOD.window} unflushed ${FLOOD.sizeBytes}-byte messages in the socket and reconnecting ` +
+        `when the server closes it; p50/p99 are wrk's --latency percentiles, which at saturation (a closed loop ` +
+        `of ${config.connections} connections) include queueing.`
       : '',
     upstreamPid
       ? `Proxies forward to one shared upstream (bare node:http, constant 1 KB, keep-alive) running on the ` +
@@ -447,14 +529,16 @@ async function main() {
           rps: c.rps,
           requestsPerCpuSec: c.perCpu,
           cpuUtil: c.util,
+          ...(c.latency.length ? { latencyMs: c.latency } : {}),
+          ...(c.flood.length ? { flood: c.flood } : {}),
           errors: c.errors,
           runs: c.runs,
         });
       }
     }
     const peakRssMb = Object.fromEntries([...rssPeakKb].map(([k, v]) => [k, Math.round(v / 102.4) / 10]));
-    const targets = evaluateTargets({ cell, targets: throughputTargets });
-    writeFileSync(cli.json, `${JSON.stringify({ meta, results, peakRssMb, targets }, null, 2)}\n`);
+    const verdicts = evaluateTargets({ cell, targets });
+    writeFileSync(cli.json, `${JSON.stringify({ meta, results, peakRssMb, targets: verdicts }, null, 2)}\n`);
     log(`bench: wrote ${cli.json}`);
   }
 }

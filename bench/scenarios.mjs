@@ -5,8 +5,11 @@
 // ({ server name: path }, for a baseline that serves the same answer from elsewhere). `expectCacheHit`: one
 // request first fills the cache, then the checked answer must carry the server's `hitHeaders`
 // (servers/index.mjs). Reference servers (the node ceiling) are sent `referenceHeaders` instead and always
-// expected to answer 200 with their constant 1 KB.
+// expected to answer 200 with their constant 1 KB. `latency`: wrk also reports percentiles (--latency).
+// `flood`: a WebSocket flood (lib/flood.mjs) on the server's `wsPath` runs through the warm-up and the
+// timed run.
 import { FIXTURE } from './lib/fixture.mjs';
+import { FLOOD } from './lib/flood.mjs';
 import { ORIGIN } from './servers/gatehouse-cors.mjs';
 
 export const REFERENCE_EXPECT = { status: 200, bodyLength: 1024 };
@@ -23,6 +26,12 @@ export const groups = [
     name: 'cache',
     title: 'Shared HTTP cache: hit (1 KB, upstream max-age=3600) vs the static handler',
     subject: 'gatehouse-cache',
+  },
+  {
+    name: 'ws-flood',
+    title: `Static 1 KB latency, quiet vs a flood of WebSocket messages (${FLOOD.clients} clients) on /ws`,
+    // Reported as each server's flooded / quiet ratios (report.mjs), not as ratios between servers.
+    flood: { quiet: 'ws-quiet', flooded: 'ws-flooded' },
   },
 ];
 
@@ -81,5 +90,24 @@ export const scenarios = [
     pathFor: { gatehouse: FIXTURE.small.path },
     expect: { status: 200, bodyLength: 1024 },
     expectCacheHit: true,
+  },
+  {
+    name: 'ws-quiet',
+    group: 'ws-flood',
+    title: `GET ${FIXTURE.small.path} -> 200, 1 KB, p50/p99 latency, no WebSocket traffic`,
+    path: FIXTURE.small.path,
+    expect: { status: 200, bodyLength: FIXTURE.small.size },
+    latency: true,
+  },
+  {
+    name: 'ws-flooded',
+    group: 'ws-flood',
+    title:
+      `the same while ${FLOOD.clients} WebSocket clients (ws, one process on the wrk CPU at nice 10) send ` +
+      `${FLOOD.sizeBytes}-byte messages to the echo endpoint as fast as they can`,
+    path: FIXTURE.small.path,
+    expect: { status: 200, bodyLength: FIXTURE.small.size },
+    latency: true,
+    flood: true,
   },
 ];

@@ -16,3 +16,13 @@ export const throughputTargets = [
 
 /** Peak RSS ceiling for the plain static Gatehouse (checked when it ran). */
 export const rssTargets = [{ server: 'gatehouse', maxMb: 120 }];
+
+/**
+ * No regression (with BENCH_BASELINE only): this build against the baseline build, same harness, same run:
+ * the static, proxy and cache paths at most 5 % slower.
+ */
+export const baselineTargets = [
+  ...['1k', '304', '150k'].map((scenario) => ({ scenario, subject: 'gatehouse', min: 0.95 })),
+  { scenario: 'proxy-1k', subject: 'gatehouse-proxy', min: 0.95 },
+  { scenario: 'cache-hit-1k', subject: 'gatehouse-cache', min: 0.95 },
+].map((t) => ({ ...t, peer: `${t.subject}-baseline` }));

@@ -1,7 +1,9 @@
 // Turns measurements into the printed report: per scenario group markdown tables of req/s and of requests
 // per server CPU-second (medians of rounds, with spread), each with the group subject's ratios to its peers,
-// plus peak RSS and the servers' CPU utilisation; then the targets, judged on both metrics, with met /
-// MISSED and the basis that decided.
+// plus peak RSS and the servers' CPU utilisation; a flood group (ws-flood) as each server's latency and
+// req/s quiet vs flooded with the flooded / quiet ratios; with BENCH_BASELINE the this build / baseline
+// ratios of every pair; then the targets, judged on both metrics, with met / MISSED and the basis that
+// decided.
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -156,9 +158,11 @@ export function evaluateTargets({ cell, targets }) {
  * @param {(server: string) => number | undefined} run.peakRssKb
  * @param {{ scenario: string, subject: string, peer: string, min: number }[]} run.targets
  * @param {{ server: string, maxMb: number }[]} run.rssTargets
+ * @param {{ subject: string, baseline: string }[]} [run.baselinePairs]   servers and their BENCH_BASELINE
+ *   twins, reported as subject / baseline ratios on every scenario both ran
  * @returns {string} markdown
  */
-export function renderReport({ groups, cell, peakRssKb, targets, rssTargets }) {
+export function renderReport({ groups, cell, peakRssKb, targets, rssTargets, baselinePairs = [] }) {
   const s = summarize({ cell });
   const notes = [];
   const note = (text) => {
@@ -233,11 +237,87 @@ export function renderReport({ groups, cell, peakRssKb, targets, rssTargets }) {
       ]),
     );
 
+  /** A flood group: per server, quiet and flooded latency and req/s, and flooded / quiet. */
+  const floodTables = ({ flood, serverNames, scenarioNames }) => {
+    const { quiet, flooded } = flood;
+    const latency = (key) => (server, scenario) => {
+      const problem = problemCell(server, scenario, 'latency');
+      if (problem) return problem;
+      return median(cell(server, scenario).latency.map((l) => l[key]))?.toFixed(2) ?? 'n/a';
+    };
+    const latencyOf = (server, scenario, key) => {
+      const c = cell(server, scenario);
+      return c?.state === 'ok' && c.latency.length ? median(c.latency.map((l) => l[key])) : undefined;
+    };
+    const rows = [];
+    for (const scenario of [quiet, flooded].filter((sc) => scenarioNames.includes(sc))) {
+      rows.push([`${scenario} req/s`, ...serverNames.map((sv) => valueCell('rps')(sv, scenario))]);
+      rows.push([`${scenario} p50 (ms)`, ...serverNames.map((sv) => latency('p50')(sv, scenario))]);
+      rows.push([`${scenario} p99 (ms)`, ...serverNames.map((sv) => latency('p99')(sv, scenario))]);
+    }
+    if (scenarioNames.includes(quiet) && scenarioNames.includes(flooded)) {
+      const ratio = (a, b) => (a !== undefined && b ? fmtRatio(a / b) : 'n/a');
+      rows.push([
+        'flooded / quiet: req/s',
+        ...serverNames.map((sv) => ratio(s.median(sv, flooded), s.median(sv, quiet))),
+      ]);
+      for (const key of ['p50', 'p99']) {
+        rows.push([
+          `flooded / quiet: ${key}`,
+          ...serverNames.map((sv) => ratio(latencyOf(sv, flooded, key), latencyOf(sv, quiet, key))),
+        ]);
+      }
+    }
+    if (scenarioNames.includes(flooded)) {
+      const floodMedian = (sv, fn) => {
+        const c = cell(sv, flooded);
+        return c?.state === 'ok' && c.flood.length ? median(c.flood.map(fn)) : undefined;
+      };
+      const perSec = (fn) => (sv) => {
+        const v = floodMedian(sv, (f) => fn(f) / f.seconds);
+        return v === undefined ? 'n/a' : fmtRps(v);
+      };
+      const closed = (f) => Object.values(f.closes).reduce((a, b) => a + b, 0);
+      rows.push(['flood: messages sent/s', ...serverNames.map(perSec((f) => f.sent))]);
+      rows.push(['flood: echoes received/s', ...serverNames.map(perSec((f) => f.echoes))]);
+      rows.push([
+        'flood: connections closed by the server/s (close codes)',
+        ...serverNames.map((sv) => {
+          const c = cell(sv, flooded);
+          if (c?.state !== 'ok' || !c.flood.length) return 'n/a';
+          const codes = {};
+          for (const f of c.flood)
+            for (const [k, n] of Object.entries(f.closes)) codes[k] = (codes[k] ?? 0) + n;
+          const list = Object.keys(codes).length
+            ? ` (${Object.entries(codes)
+                .map(([k, n]) => `${k}: ${n}`)
+                .join(', ')})`
+            : '';
+          return `${fmtRps(floodMedian(sv, (f) => closed(f) / f.seconds))}${list}`;
+        }),
+      ]);
+    }
+    rows.push(['peak RSS (MB)', ...serverNames.map((server) => fmtMb(peakRssKb(server)))]);
+    const util = scenarioNames.map((scenario) => [
+      `${scenario}`,
+      ...serverNames.map((sv) => utilCell(false)(sv, scenario)),
+    ]);
+    return [
+      table(['median of rounds', ...serverNames], rows),
+      '',
+      table(['server CPU utilisation (median)', ...serverNames], util),
+    ];
+  };
+
   const out = [];
-  for (const { name, title, subject, serverNames, scenarioNames } of groups) {
+  for (const { name, title, subject, serverNames, scenarioNames, flood } of groups) {
     if (!serverNames.length || !scenarioNames.length) continue;
     if (out.length) out.push('');
     out.push(`### ${title}`, '');
+    if (flood) {
+      out.push(...floodTables({ flood, serverNames, scenarioNames }));
+      continue;
+    }
     const grid = (fn) =>
       scenarioNames.map((scenario) => [scenario, ...serverNames.map((sv) => fn(sv, scenario))]);
     const peers = serverNames.filter((sv) => sv !== subject);
@@ -259,6 +339,53 @@ export function renderReport({ groups, cell, peakRssKb, targets, rssTargets }) {
     out.push(
       '',
       table(['server CPU utilisation (median)', ...serverNames], grid(utilCell(name === 'proxy'))),
+    );
+  }
+
+  /** Median over rounds of subject / baseline per CPU-s within the same round, with the min-max range. */
+  const pairedRatio = (subject, baseline, scenario) => {
+    const a = cell(subject, scenario);
+    const b = cell(baseline, scenario);
+    if (a?.state !== 'ok' || b?.state !== 'ok') return 'n/a';
+    const ratios = a.runs
+      .map((ra) => [ra, b.runs.find((rb) => rb.round === ra.round)])
+      .filter(([ra, rb]) => ra.requestsPerCpuSec && rb?.requestsPerCpuSec)
+      .map(([ra, rb]) => ra.requestsPerCpuSec / rb.requestsPerCpuSec);
+    if (!ratios.length) return 'n/a';
+    const range =
+      ratios.length > 1 ? ` (${fmtRatio(Math.min(...ratios))}-${fmtRatio(Math.max(...ratios))})` : '';
+    return `${fmtRatio(median(ratios))}${range}`;
+  };
+  // This build / the BENCH_BASELINE build, on every scenario both ran.
+  const regression = baselinePairs.flatMap(({ subject, baseline }) =>
+    groups
+      .flatMap((g) => g.scenarioNames)
+      .filter((scenario) => cell(subject, scenario) && cell(baseline, scenario))
+      .map((scenario) => {
+        const r = (stat) => {
+          const a = stat(subject, scenario);
+          const b = stat(baseline, scenario);
+          return a !== undefined && b ? fmtRatio(a / b) : 'n/a';
+        };
+        return [
+          `${subject} / ${baseline}`,
+          scenario,
+          r(s.median),
+          r(s.perCpu),
+          pairedRatio(subject, baseline, scenario),
+        ];
+      }),
+  );
+  if (regression.length) {
+    out.push(
+      '',
+      '### No regression: this build / the baseline build (BENCH_BASELINE), same run',
+      '',
+      table(['pair', 'scenario', 'req/s', 'per CPU-s', 'per CPU-s, paired by round'], regression),
+      '',
+      'Paired by round: the median over rounds of the two per CPU-s figures of the same round (measured one ' +
+        'right after the other), which cancels most of the drift between rounds that the ratio of medians ' +
+        'keeps on a busy machine.',
     );
   }
 

@@ -52,6 +52,11 @@ export function parseWrkOutput(text) {
   const transfer = /^Transfer\/sec:\s*([\d.]+)([KMG]?)B/m.exec(text);
   if (!rps || !total) return undefined;
   const latencyScale = { us: 0.001, ms: 1, s: 1000 };
+  // `--latency`: the "Latency Distribution" lines, e.g. `     99%    2.34ms`.
+  const percentilesMs = {};
+  for (const m of text.matchAll(/^\s*(50|75|90|99)%\s+([\d.]+)(us|ms|s)\s*$/gm)) {
+    percentilesMs[`p${m[1]}`] = Number(m[2]) * latencyScale[m[3]];
+  }
   return {
     requestsPerSec: Number(rps[1]),
     requests: Number(total[1]),
@@ -61,15 +66,26 @@ export function parseWrkOutput(text) {
     non2xx3xx: non2xx ? Number(non2xx[1]) : 0,
     latencyAvgMs: latency ? Number(latency[1]) * latencyScale[latency[2]] : undefined,
     transferBytesPerSec: transfer ? Number(transfer[1]) * UNITS[transfer[2]] : undefined,
+    ...(Object.keys(percentilesMs).length ? { latencyMs: percentilesMs } : {}),
   };
 }
 
 /**
  * One wrk run: `wrk -t<threads> -c<connections> -d<duration>s` against 127.0.0.1, pinned to the load CPU.
+ * With `latency`, also `--latency`, whose percentiles come back as `latencyMs: { p50, p75, p90, p99 }`.
  * Resolves with the parsed summary plus `errors` (a list of human-readable problems; empty when clean).
  */
-export async function runWrk({ port, path, headers = {}, durationSec, connections = 50, threads = 1 }) {
+export async function runWrk({
+  port,
+  path,
+  headers = {},
+  durationSec,
+  connections = 50,
+  threads = 1,
+  latency = false,
+}) {
   const args = [`-t${threads}`, `-c${connections}`, `-d${durationSec}s`, '--timeout', '5s'];
+  if (latency) args.push('--latency');
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
   args.push(`http://127.0.0.1:${port}${path}`);
   const [file, argv] = pinned(CPU.load, 'wrk', args);

@@ -3,22 +3,23 @@
 // shared RFC 9111 cache on (memory store, defaults otherwise). The upstream marks /cached/1k
 // `public, max-age=3600`, so after the first request every answer comes from the cache; the harness checks
 // that with Cache-Status (RFC 9211) before timing. gatehouse-cache-disk.mjs is the same with the disk store.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir, withCleanup } from '../lib/proc.mjs';
-import { gatehouseUnavailable, startGatehouse } from './gatehouse.mjs';
+import { currentBuild, define as defineGatehouse, nameFor, startGatehouse } from './gatehouse.mjs';
 
 /** The config file's content for an upstream base URL and a store. */
 export const cacheConfig = (upstreamUrl, store = 'memory') => ({
   proxy: [{ prefix: '/api', upstream: upstreamUrl, cache: { enabled: true, store } }],
 });
 
-/** A caching Gatehouse server for the bench with the given store. */
-export function cacheServer(name, store) {
+/** A caching Gatehouse server of `build` for the bench with the given store. */
+export function cacheServer(name, store, build = currentBuild) {
   return {
-    name,
+    ...defineGatehouse(build),
+    name: nameFor(name, build),
     groups: ['cache'],
-    unavailable: gatehouseUnavailable,
+    baselineOf: build.suffix ? name : undefined,
     /** A Cache-Status (RFC 9211 §2.1) whose entry has the `hit` parameter: served from the cache. */
     hitHeaders: { 'cache-status': /;\s*hit\s*(?:[;,]|$)/i },
     async start(_dir, { upstream }) {
@@ -26,14 +27,14 @@ export function cacheServer(name, store) {
       const tmp = tempDir('gatehouse-bench-cache-');
       const root = join(tmp.path, 'www');
       mkdirSync(root);
-      const config = join(tmp.path, 'gatehouse.config.json');
-      const c = cacheConfig(url, store);
+      const config = cacheConfig(url, store);
       // The disk store's folder lives with the rest of the run's temp files.
-      if (store === 'disk') c.proxy[0].cache.dir = join(tmp.path, 'cache');
-      writeFileSync(config, `${JSON.stringify(c, null, 2)}\n`);
-      return withCleanup(() => startGatehouse({ root, extraArgs: ['--config', config] }), tmp.remove);
+      if (store === 'disk') config.proxy[0].cache.dir = join(tmp.path, 'cache');
+      return withCleanup(() => startGatehouse({ build, root, config }), tmp.remove);
     },
   };
 }
 
-export default cacheServer('gatehouse-cache', 'memory');
+export const define = (build) => cacheServer('gatehouse-cache', 'memory', build);
+
+export default define(currentBuild);

@@ -7,13 +7,20 @@
 // - `expectHeaders`: { lowercase name: exact string | RegExp } its answers must carry to be timed.
 // - `hitHeaders`: the same shape, what shows that an answer came from its cache; checked (after a first
 //   request that fills the cache) in the scenarios marked `expectCacheHit`, else `not a cache hit`.
+// - `baselineOf`: on a BENCH_BASELINE twin, the name of the server it is the baseline of.
+// - `wsPath`: a WebSocket echo endpoint, checked with one echo before a flooded scenario is timed.
+// - `notSupported(startError) -> reason | undefined`: a start-up failure that means the build lacks a
+//   feature; shown as `unavailable` with the reason.
+// Gatehouse servers export `define(build)`; `gatehouse(define)` lists this build's and, with
+// BENCH_BASELINE, the baseline's twin right after it.
 import fastifyHttpProxy from './fastify-http-proxy.mjs';
 import fastifyStatic from './fastify-static.mjs';
-import gatehouse from './gatehouse.mjs';
-import gatehouseCache from './gatehouse-cache.mjs';
-import gatehouseCacheDisk from './gatehouse-cache-disk.mjs';
-import gatehouseCors from './gatehouse-cors.mjs';
-import gatehouseProxy from './gatehouse-proxy.mjs';
+import { builds, define as gatehousePlain } from './gatehouse.mjs';
+import { define as gatehouseCache } from './gatehouse-cache.mjs';
+import { define as gatehouseCacheDisk } from './gatehouse-cache-disk.mjs';
+import { define as gatehouseCors } from './gatehouse-cors.mjs';
+import { define as gatehouseProxy } from './gatehouse-proxy.mjs';
+import { define as gatehouseWs, rateLimited as gatehouseWsRateLimited } from './gatehouse-ws.mjs';
 import httpProxyMiddleware from './http-proxy-middleware.mjs';
 import nginx from './nginx.mjs';
 import nginxCache from './nginx-cache.mjs';
@@ -22,19 +29,24 @@ import nodeCeiling from './node-ceiling.mjs';
 import serveStatic from './serve-static.mjs';
 import sirv from './sirv.mjs';
 
+/** A Gatehouse server for every build (this one, then the BENCH_BASELINE twin when set). */
+const gatehouse = (define) => builds.map(define);
+
 export const servers = [
   nodeCeiling,
-  gatehouse,
+  ...gatehouse(gatehousePlain),
   sirv,
   serveStatic,
   fastifyStatic,
   nginx,
-  gatehouseCors,
-  gatehouseProxy,
+  ...gatehouse(gatehouseCors),
+  ...gatehouse(gatehouseProxy),
   nginxProxy,
   fastifyHttpProxy,
   httpProxyMiddleware,
-  gatehouseCache,
-  gatehouseCacheDisk,
+  ...gatehouse(gatehouseCache),
+  ...gatehouse(gatehouseCacheDisk),
   nginxCache,
+  ...gatehouse(gatehouseWs),
+  gatehouseWsRateLimited,
 ];

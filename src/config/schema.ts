@@ -151,6 +151,12 @@ const limitsSchema = z
       .default(1024 * 1024)
       .describe('Request bodies over this get 413 on endpoints that read bodies.'),
     maxConnections: z.number().int().min(0).default(0).describe('Open connections at most; 0: no limit.'),
+    sendTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .default(60_000)
+      .describe('A client that accepts no response bytes for this long is dropped (nginx send_timeout).'),
     rateLimit: rateLimitSchema.optional(),
   })
   .describe('Request limits.');

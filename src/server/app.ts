@@ -55,6 +55,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     ctx,
     cachePolicy: options.cachePolicy,
     isTrustedPeer: createTrustedPeer(options.trustProxy),
+    sendTimeoutMs: limits.sendTimeoutMs,
   });
   const wsCors = options.cors ? compileCorsPolicy(options.cors) : undefined;
   const websocket = createWebSocketEndpoints(options.websocket, {

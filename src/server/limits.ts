@@ -30,6 +30,8 @@ export interface LimitsOptions {
   maxBodyBytes: number;
   /** Open connections at most (0: no limit); more are refused. */
   maxConnections: number;
+  /** A client that accepts no response bytes for this long is dropped (proxied responses). */
+  sendTimeoutMs: number;
   rateLimit?: RateLimitOptions | undefined;
 }
 

@@ -319,6 +319,8 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     upgrade(req, socket, head) {
       const route = find(req.url!);
       if (route === undefined || !route.o.websocket) return false;
+      // Only a WebSocket handshake is tunnelled; `Upgrade: h2c` and the like never go upstream.
+      if (!/(^|,)\s*websocket\s*(,|$)/i.test(String(req.headers.upgrade ?? ''))) return false;
       const u = route.upstreams.pick();
       if (u === undefined) return false;
       tunnels.add(socket);

@@ -27,14 +27,11 @@ function endless(req: IncomingMessage, res: ServerResponse): void {
 }
 
 function routes(req: IncomingMessage, res: ServerResponse): void {
-  if (req.url === '/big') return endless(req, res);
-  if (req.url === '/upload') {
+  if (req.url === '/big') endless(req, res);
+  else if (req.url === '/upload') {
     req.resume();
     req.on('end', () => res.end('uploaded'));
-    return;
-  }
-  if (req.url === '/hang') return; // never answers
-  res.end('ok');
+  } else if (req.url !== '/hang') res.end('ok'); // /hang never answers
 }
 
 describe('proxy starvation', () => {

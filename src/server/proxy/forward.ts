@@ -164,7 +164,10 @@ export class Exchange implements Dispatcher.DispatchHandler {
   /** The request body, counted against maxBodyBytes; idleMs without a byte aborts both sides. */
   private async *body(): AsyncGenerator<Buffer> {
     const max = this.route.o.maxBodyBytes ?? Number.POSITIVE_INFINITY;
-    this.bodyTimer = setTimeout(this.onBodyIdle, this.route.o.timeouts.idleMs);
+    this.bodyTimer = setTimeout(
+      () => this.abort(CODES.bodyIdle, 'request body stalled'),
+      this.route.o.timeouts.idleMs,
+    );
     let n = 0;
     // destroyOnReturn: false keeps the client connection when we stop early (a 413 must reach it).
     for await (const chunk of this.req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
@@ -178,8 +181,6 @@ export class Exchange implements Dispatcher.DispatchHandler {
     }
     clearTimeout(this.bodyTimer);
   }
-
-  private readonly onBodyIdle = () => this.abort(CODES.bodyIdle, 'request body stalled');
 
   private abort(code: string, message: string): void {
     this.controller?.abort(reason(code, message));
@@ -241,10 +242,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
   /** After the parser's turn: a head whose body has not started goes out on the next turn. */
   private readonly armFlush = () => {
     if (this.pendingHead !== undefined && this.flushTimer === undefined && !this.done)
-      this.flushTimer = setTimeout(this.flushHeadNow, 0);
+      this.flushTimer = setTimeout(() => this.flushHead(true), 0);
   };
-
-  private readonly flushHeadNow = () => this.flushHead(true);
 
   private flushHead(now: boolean): void {
     const h = this.pendingHead;
@@ -285,11 +284,9 @@ export class Exchange implements Dispatcher.DispatchHandler {
     else if (!(this.res as unknown as RawWriter)._writeRaw(head, 'latin1')) {
       // Each waits for the client to take the previous one; the count above bounds the queue.
       this.interimQueue = [];
-      this.req.socket.once('drain', this.onInterimDrain);
+      this.req.socket.once('drain', () => this.flushInterim(false));
     }
   }
-
-  private readonly onInterimDrain = () => this.flushInterim(false);
 
   private flushInterim(all: boolean): void {
     const q = this.interimQueue;
@@ -302,7 +299,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
       const ok = (this.res as unknown as RawWriter)._writeRaw(q.shift()!, 'latin1');
       if (!ok && !all && q.length > 0) {
         this.interimQueue = q;
-        this.req.socket.once('drain', this.onInterimDrain);
+        this.req.socket.once('drain', () => this.flushInterim(false));
         return;
       }
     }
@@ -324,9 +321,11 @@ export class Exchange implements Dispatcher.DispatchHandler {
   private backpressure(c: Dispatcher.DispatchController): void {
     if (!this.waitingDrain) {
       this.waitingDrain = true;
-      this.res.once('drain', this.onDrain);
-      this.res.once('finish', this.onDrain);
-      this.sendTimer = setTimeout(this.onSendTimeout, this.env.sendTimeoutMs);
+      // Listeners made on the first stall only: the common path allocates none of them.
+      this.drainListener ??= () => this.onDrain();
+      this.res.once('drain', this.drainListener);
+      this.res.once('finish', this.drainListener);
+      this.sendTimer = setTimeout(() => this.onSendTimeout(), this.env.sendTimeoutMs);
     }
     if (!this.paused && this.res.writableLength >= this.route.o.bufferBytes) {
       this.paused = true;
@@ -334,21 +333,23 @@ export class Exchange implements Dispatcher.DispatchHandler {
     }
   }
 
-  private readonly onDrain = () => {
-    this.res.off('drain', this.onDrain);
-    this.res.off('finish', this.onDrain);
+  private drainListener: (() => void) | undefined;
+
+  private onDrain(): void {
+    this.res.off('drain', this.drainListener!);
+    this.res.off('finish', this.drainListener!);
     this.waitingDrain = false;
     clearTimeout(this.sendTimer);
     if (this.paused) {
       this.paused = false;
       this.controller?.resume();
     }
-  };
+  }
 
-  private readonly onSendTimeout = () => {
+  private onSendTimeout(): void {
     this.env.logger.info({ url: this.req.url }, 'client accepted no bytes within sendTimeoutMs');
     this.res.destroy();
-  };
+  }
 
   onResponseEnd(_c: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
     this.finish();

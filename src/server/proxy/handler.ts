@@ -256,39 +256,57 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
       });
       return;
     }
-    const start = () => {
-      const headers = upstreamRequestHeaders({
-        headers: req.headers,
-        peer: req.socket.remoteAddress,
-        peerTrusted: deps.isTrustedPeer(req),
-        proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
-        upstreamHost: u.url.host,
-        changeOrigin: o.changeOrigin,
-        xForwarded: o.xForwarded,
-        forwarded: o.forwarded,
-        via: o.via ? VIA_NAME : undefined,
-      });
-      if (hooks?.requestHeaders) setFields(headers, hooks.requestHeaders);
-      new Exchange(env, route, u, req, res, attempt, hooks, hasBody).dispatch({
-        method: req.method as Dispatcher.HttpMethod,
-        path: upstreamTarget(req.url!, route.prefix, {
-          stripPrefix: o.stripPrefix,
-          basePath: u.basePath,
-          rewrite: route.rewrite,
-        }),
-        headers,
-      });
-    };
-    const admission = u.admit(start, () => {
-      const err = Object.assign(new Error('no upstream connection within queueMs'), {
-        code: 'QUEUE_TIMEOUT',
-      });
-      if (hooks?.onFailure?.(err) === true || hooks?.detached || res.headersSent) return;
-      sendError(req, res, ERRORS.serviceUnavailable, 'The upstream is busy; try again later.', {
-        'Retry-After': '1',
-      });
+    if (u.tryEnter()) {
+      startExchange(req, res, route, u, attempt, hooks, hasBody);
+      return;
+    }
+    const cancel = u.enqueue(
+      () => startExchange(req, res, route, u, attempt, hooks, hasBody),
+      () => {
+        const err = Object.assign(new Error('no upstream connection within queueMs'), {
+          code: 'QUEUE_TIMEOUT',
+        });
+        if (hooks?.onFailure?.(err) === true || hooks?.detached || res.headersSent) return;
+        sendError(req, res, ERRORS.serviceUnavailable, 'The upstream is busy; try again later.', {
+          'Retry-After': '1',
+        });
+      },
+    );
+    if (hooks?.detached !== true) res.once('close', cancel);
+  };
+
+  /** Sends the request upstream on a slot already taken. */
+  const startExchange = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    u: Upstream,
+    attempt: number,
+    hooks: ForwardHooks | undefined,
+    hasBody: boolean,
+  ) => {
+    const o = route.o;
+    const headers = upstreamRequestHeaders({
+      headers: req.headers,
+      peer: req.socket.remoteAddress,
+      peerTrusted: deps.isTrustedPeer(req),
+      proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+      upstreamHost: u.url.host,
+      changeOrigin: o.changeOrigin,
+      xForwarded: o.xForwarded,
+      forwarded: o.forwarded,
+      via: o.via ? VIA_NAME : undefined,
     });
-    if (admission.kind === 'queued' && hooks?.detached !== true) res.once('close', admission.cancel);
+    if (hooks?.requestHeaders) setFields(headers, hooks.requestHeaders);
+    new Exchange(env, route, u, req, res, attempt, hooks, hasBody).dispatch({
+      method: req.method as Dispatcher.HttpMethod,
+      path: upstreamTarget(req.url!, route.prefix, {
+        stripPrefix: o.stripPrefix,
+        basePath: u.basePath,
+        rewrite: route.rewrite,
+      }),
+      headers,
+    });
   };
 
   const step: Step = (req, res) => {

@@ -32,11 +32,6 @@ interface Waiter {
   done: boolean;
 }
 
-/** What `admit` did: started at once, queued (cancel it when the client leaves), or refused. */
-export type Admission =
-  | { readonly kind: 'started' }
-  | { readonly kind: 'queued'; readonly cancel: () => void };
-
 export class Upstream {
   readonly url: URL;
   /** scheme://host:port */
@@ -61,7 +56,7 @@ export class Upstream {
     this.max = o.maxConnections ?? Number.POSITIVE_INFINITY;
     this.queueMs = o.queueMs ?? 5000;
     // connections: null: the pool opens a connection whenever all are busy, so stalled clients
-    // holding some can never starve the others (the limit, if any, is ours: `admit`).
+    // holding some can never starve the others (the limit, if any, is ours: `tryEnter`/`enqueue`).
     this.pool = new (loadUndici().Pool)(this.origin, {
       connections: null,
       connect: { timeout: o.connectTimeoutMs },
@@ -75,16 +70,18 @@ export class Upstream {
     return this.inFlight > this.keepAlive;
   }
 
+  /** Takes a connection slot when one is free (every taken slot is given back with `release`). */
+  tryEnter(): boolean {
+    if (this.inFlight >= this.max) return false;
+    this.inFlight++;
+    return true;
+  }
+
   /**
-   * Runs `start` now when a slot is free (counting it in flight), else queues it for `queueMs`;
-   * `refuse` runs when the wait is over. Every started request must call `release` once.
+   * Queues a request that found no free slot (maxConnections): `start` runs when one frees up
+   * (the slot taken for it), `refuse` after `queueMs`. Returns the cancel for a client that leaves.
    */
-  admit(start: () => void, refuse: () => void): Admission {
-    if (this.inFlight < this.max) {
-      this.inFlight++;
-      start();
-      return STARTED;
-    }
+  enqueue(start: () => void, refuse: () => void): () => void {
     const w: Waiter = {
       start,
       done: false,
@@ -95,14 +92,11 @@ export class Upstream {
       }, this.queueMs),
     };
     this.waiting.push(w);
-    return {
-      kind: 'queued',
-      cancel: () => {
-        if (w.done) return;
-        w.done = true;
-        clearTimeout(w.timer);
-        this.drop(w);
-      },
+    return () => {
+      if (w.done) return;
+      w.done = true;
+      clearTimeout(w.timer);
+      this.drop(w);
     };
   }
 
@@ -124,8 +118,6 @@ export class Upstream {
     if (i !== -1) this.waiting.splice(i, 1);
   }
 }
-
-const STARTED: Admission = { kind: 'started' };
 
 export class UpstreamSet {
   readonly all: readonly Upstream[];

@@ -143,13 +143,16 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.detached = hooks?.detached === true;
   }
 
-  /** Sends the request; `opts` carries method, path and headers. */
-  dispatch(opts: Dispatcher.DispatchOptions): void {
+  /** Sends the request upstream. */
+  dispatch(method: string, path: string, headers: Record<string, string | string[]>): void {
     this.res.once('close', this.onClientClose);
     const t = this.route.o.timeouts;
+    // One object literal of a fixed shape: undici reads many optional fields from it.
     this.u.pool.dispatch(
       {
-        ...opts,
+        method: method as Dispatcher.HttpMethod,
+        path,
+        headers,
         // undici streams async iterables too; its types list only Readable.
         body: this.hasBody ? (this.body() as unknown as Readable) : null,
         headersTimeout: t.headersMs,

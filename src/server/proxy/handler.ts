@@ -298,15 +298,12 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
       via: o.via ? VIA_NAME : undefined,
     });
     if (hooks?.requestHeaders) setFields(headers, hooks.requestHeaders);
-    new Exchange(env, route, u, req, res, attempt, hooks, hasBody).dispatch({
-      method: req.method as Dispatcher.HttpMethod,
-      path: upstreamTarget(req.url!, route.prefix, {
-        stripPrefix: o.stripPrefix,
-        basePath: u.basePath,
-        rewrite: route.rewrite,
-      }),
-      headers,
+    const path = upstreamTarget(req.url!, route.prefix, {
+      stripPrefix: o.stripPrefix,
+      basePath: u.basePath,
+      rewrite: route.rewrite,
     });
+    new Exchange(env, route, u, req, res, attempt, hooks, hasBody).dispatch(req.method!, path, headers);
   };
 
   const step: Step = (req, res) => {

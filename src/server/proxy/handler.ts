@@ -2,7 +2,6 @@
 // the upstream; one exchange (forward.ts) streams both ways with bounded buffers and timeouts.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Dispatcher } from 'undici';
 import {
   appendVia,
   type ResponseRewrite,

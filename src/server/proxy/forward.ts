@@ -282,6 +282,12 @@ export class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     if (d.kind === 'drop' || this.detached || this.res.headersSent) return;
+    if (typeof (this.res as unknown as Partial<RawWriter>)._writeRaw !== 'function') {
+      // An HTTP/2 compatibility response has no raw head: the stream sends the 1xx HEADERS frame.
+      const stream = (this.res as unknown as { stream?: { additionalHeaders?(h: object): void } }).stream;
+      stream?.additionalHeaders?.({ ...stripHopByHop(headers), ':status': status });
+      return;
+    }
     const head = formatInterimHead(status, headers);
     if (this.interimQueue !== undefined) this.interimQueue.push(head);
     else if (!(this.res as unknown as RawWriter)._writeRaw(head, 'latin1')) {

@@ -28,6 +28,7 @@ export interface UpstreamOptions {
 /** A request waiting for a connection slot under maxConnections. */
 interface Waiter {
   readonly start: () => void;
+  readonly refuse: () => void;
   readonly timer: NodeJS.Timeout;
   done: boolean;
 }
@@ -84,6 +85,7 @@ export class Upstream {
   enqueue(start: () => void, refuse: () => void): () => void {
     const w: Waiter = {
       start,
+      refuse,
       done: false,
       timer: setTimeout(() => {
         w.done = true;
@@ -110,6 +112,16 @@ export class Upstream {
       clearTimeout(w.timer);
       this.inFlight++;
       w.start();
+    }
+  }
+
+  /** Refuses every queued request now (shutdown). */
+  refuseWaiting(): void {
+    for (const w of this.waiting.splice(0)) {
+      if (w.done) continue;
+      w.done = true;
+      clearTimeout(w.timer);
+      w.refuse();
     }
   }
 
@@ -187,6 +199,7 @@ export class UpstreamSet {
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    for (const u of this.all) u.refuseWaiting();
     await Promise.all(this.all.map((u) => u.pool.destroy().catch(() => {})));
   }
 }

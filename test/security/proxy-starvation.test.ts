@@ -109,6 +109,27 @@ describe('proxy starvation', () => {
     }
   });
 
+  it('attack: a client that never reads a response within bufferBytes -> its upstream connection is free at once', async () => {
+    const SIZE = 32 * 1024 * 1024; // more than loopback socket buffers hold
+    const up = await httpUpstream((req, res) => {
+      if (req.url === '/ok') return void res.end('ok');
+      res.writeHead(200, { 'content-length': String(SIZE) });
+      res.end(Buffer.alloc(SIZE, 'y'));
+    });
+    // One connection only: the second request is served only once the first one's is released.
+    const px = await proxyTo(up.url, { maxConnections: 1, bufferBytes: 48 * 1024 * 1024 });
+    const c = rawClient(px.server.port, 'GET /api/answer HTTP/1.1\r\nHost: x\r\n\r\n', { paused: true });
+    try {
+      await waitFor(() => up.seen.length === 1, 'the first request at the upstream');
+      const r = await get(px.server.url, '/api/ok');
+      assert.equal(r.status, 200);
+    } finally {
+      c.sock.destroy();
+      await px.close();
+      await up.close();
+    }
+  });
+
   it('attack: a client that takes no bytes for sendTimeoutMs -> dropped, its upstream request aborted', async () => {
     const up = await httpUpstream(routes);
     const px = await proxyTo(up.url, {}, { limits: { sendTimeoutMs: 300, shutdownTimeoutMs: 100 } });

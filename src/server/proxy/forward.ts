@@ -334,6 +334,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
       this.drainListener ??= () => this.onDrain();
       this.res.once('drain', this.drainListener);
       this.res.once('finish', this.drainListener);
+      this.res.once('close', this.drainListener);
       this.sendTimer = setTimeout(() => this.onSendTimeout(), this.env.sendTimeoutMs);
     }
     if (!this.paused && this.res.writableLength >= this.route.o.bufferBytes) {
@@ -347,9 +348,10 @@ export class Exchange implements Dispatcher.DispatchHandler {
   private onDrain(): void {
     this.res.off('drain', this.drainListener!);
     this.res.off('finish', this.drainListener!);
+    this.res.off('close', this.drainListener!);
     this.waitingDrain = false;
     clearTimeout(this.sendTimer);
-    if (this.paused) {
+    if (this.paused && !this.res.destroyed) {
       this.paused = false;
       this.controller?.resume();
     }

@@ -52,7 +52,18 @@ export const proxyRouteSchema = z
       .strictObject({
         connectMs: z.number().int().min(1).default(5000),
         headersMs: z.number().int().min(1).default(30_000).describe('Until the response head arrives.'),
-        idleMs: z.number().int().min(1).default(60_000).describe('Between body chunks.'),
+        idleMs: z
+          .number()
+          .int()
+          .min(1)
+          .default(60_000)
+          .describe('Between body chunks, both ways: a stalled request or response body aborts both sides.'),
+        queueMs: z
+          .number()
+          .int()
+          .min(1)
+          .default(5000)
+          .describe('With maxConnections: how long a request waits for a connection before 503.'),
       })
       .prefault({}),
     retry: z
@@ -79,7 +90,35 @@ export const proxyRouteSchema = z
       .describe(
         'Cache-Control for responses without one (cachePolicy rules are tried first); null: leave them alone.',
       ),
-    connections: z.number().int().min(1).default(128).describe('Connections per upstream at most.'),
+    connections: z
+      .number()
+      .int()
+      .min(0)
+      .default(128)
+      .describe(
+        'Idle keep-alive connections kept per upstream (like nginx `keepalive`); not a concurrency limit.',
+      ),
+    maxConnections: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Concurrent connections per upstream at most; more requests wait up to timeouts.queueMs, then 503.',
+      ),
+    bufferBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(64 * 1024)
+      .describe('Response bytes held for a slow client before the upstream is paused.'),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('Request bodies over this get 413 (default: no limit; nginx uses 1 MiB).'),
+    allowTrace: z.boolean().default(false).describe('Forward TRACE upstream (default: 405).'),
     cache: z
       .strictObject({
         enabled: z.boolean().default(false).describe('Keep a shared HTTP cache (RFC 9111) for this route.'),

@@ -160,6 +160,12 @@ const limitsSchema = z
         'Pipelined requests accepted and not yet answered per connection; the socket is not read beyond. ' +
           '0: no bound (faster reads; only behind a proxy that bounds pipelining).',
       ),
+    sendTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .default(60_000)
+      .describe('A client that accepts no response bytes for this long is dropped (nginx send_timeout).'),
     rateLimit: rateLimitSchema.optional(),
   })
   .describe('Request limits.');

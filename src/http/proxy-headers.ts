@@ -105,7 +105,11 @@ export function upstreamRequestHeaders(i: ForwardInput): Record<string, string |
   // undici refuses Expect; Node already answered 100-continue to the client (RFC 9110 §10.1.1).
   delete out.expect;
   const host = first(i.headers.host);
+  // A proxy must send Host (RFC 9112 §3.2): `Connection: host` cannot remove it. The fields below
+  // are ours to regenerate, whatever Connection lists (RFC 9110 §7.6.1 lets the sender drop them,
+  // not the recipient's own).
   if (i.changeOrigin) out.host = i.upstreamHost;
+  else if (host !== undefined) out.host = host;
   const peer = i.peer ?? '';
   const peerAddr = peer.startsWith('::ffff:') && peer.includes('.') ? peer.slice(7) : peer;
   if (i.xForwarded) {
@@ -202,4 +206,50 @@ export function rewriteSetCookie(
       return part;
     })
     .join(';');
+}
+
+/** Interim responses forwarded per request at most; more abort the exchange (504). */
+export const MAX_INTERIM_RESPONSES = 32;
+
+export type InterimDecision =
+  | { readonly kind: 'forward' }
+  | { readonly kind: 'drop' }
+  | { readonly kind: 'abort'; readonly reason: 'too-many' };
+
+/**
+ * What a proxy does with the `count`-th (1-based) interim response of one exchange.
+ * RFC 9110 §15.2: a proxy MUST forward 1xx responses it did not ask for, except to an HTTP/1.0
+ * client, which cannot parse them; 101 only answers an upgrade (RFC 9110 §15.2.2). Bounded so a
+ * storm of them cannot hold the exchange open (the final head is also bounded by time).
+ */
+export function interimDecision(i: {
+  readonly status: number;
+  readonly count: number;
+  readonly clientHttp10: boolean;
+  readonly max?: number;
+}): InterimDecision {
+  if (i.count > (i.max ?? MAX_INTERIM_RESPONSES)) return { kind: 'abort', reason: 'too-many' };
+  if (i.status === 101 || i.clientHttp10) return { kind: 'drop' };
+  return { kind: 'forward' };
+}
+
+const REASONS: Record<number, string> = {
+  100: 'Continue',
+  102: 'Processing',
+  103: 'Early Hints',
+};
+
+/**
+ * The serialized head of an interim response (RFC 9112 §4), its fields minus hop-by-hop ones.
+ * The upstream's parser already refused CR/LF in names and values; the reason phrase is ours.
+ */
+export function formatInterimHead(status: number, headers: HeaderRecord): string {
+  let head = `HTTP/1.1 ${status} ${REASONS[status] ?? 'Informational'}\r\n`;
+  const fields = stripHopByHop(headers);
+  for (const name in fields) {
+    const v = fields[name]!;
+    if (Array.isArray(v)) for (const x of v) head += `${name}: ${x}\r\n`;
+    else head += `${name}: ${v}\r\n`;
+  }
+  return `${head}\r\n`;
 }

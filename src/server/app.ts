@@ -59,6 +59,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     ctx,
     cachePolicy: options.cachePolicy,
     isTrustedPeer: createTrustedPeer(options.trustProxy),
+    sendTimeoutMs: limits.sendTimeoutMs,
   });
   const wsCors = options.cors ? compileCorsPolicy(options.cors) : undefined;
   // Cross-origin handshakes need the CORS allow-list, never `*`: a handshake carries cookies.

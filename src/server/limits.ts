@@ -35,6 +35,8 @@ export interface LimitsOptions {
   /** Requests accepted and not yet answered per connection at most; the socket is not read beyond
    *  (0: no bound). */
   maxPipelinedRequests: number;
+  /** A client that accepts no response bytes for this long is dropped (proxied responses). */
+  sendTimeoutMs: number;
   rateLimit?: RateLimitOptions | undefined;
 }
 

@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   appendVia,
+  formatInterimHead,
   forwardedNode,
+  interimDecision,
+  MAX_INTERIM_RESPONSES,
   rewriteLocation,
   rewriteSetCookie,
   stripHopByHop,
@@ -78,6 +81,111 @@ describe('forwarding headers', () => {
   it('Expect is never forwarded (Node answered 100-continue)', () => {
     const h = upstreamRequestHeaders({ ...base, peerTrusted: false, headers: { expect: '100-continue' } });
     assert.equal(h.expect, undefined);
+  });
+});
+
+describe('fields a proxy must send, whatever Connection lists (RFC 9110 §7.6.1)', () => {
+  const base = {
+    peer: '127.0.0.1',
+    proto: 'http' as const,
+    upstreamHost: 'up:1',
+    xForwarded: true,
+    forwarded: true,
+    via: 'gatehouse',
+    peerTrusted: false,
+  };
+  const cases: [
+    string,
+    { changeOrigin: boolean; headers: Record<string, string> },
+    Record<string, string>,
+  ][] = [
+    [
+      'Connection: host -> the client Host is still sent',
+      { changeOrigin: false, headers: { host: 'pub', connection: 'close, host' } },
+      { host: 'pub', 'x-forwarded-host': 'pub' },
+    ],
+    [
+      'Connection: host with changeOrigin -> the upstream Host',
+      { changeOrigin: true, headers: { host: 'pub', connection: 'host' } },
+      { host: 'up:1', 'x-forwarded-host': 'pub' },
+    ],
+    [
+      'Connection lists X-Forwarded-*, Via, Forwarded -> ours regenerated',
+      {
+        changeOrigin: false,
+        headers: {
+          host: 'pub',
+          connection: 'x-forwarded-for, x-forwarded-proto, via, forwarded',
+          'x-forwarded-for': '6.6.6.6',
+          'x-forwarded-proto': 'https',
+          via: '1.1 spoof',
+          forwarded: 'for=6.6.6.6',
+        },
+      },
+      {
+        'x-forwarded-for': '127.0.0.1',
+        'x-forwarded-proto': 'http',
+        forwarded: 'for=127.0.0.1;host=pub;proto=http',
+      },
+    ],
+    [
+      'Upgrade: h2c on a plain request -> no Upgrade, Connection or HTTP2-Settings',
+      {
+        changeOrigin: false,
+        headers: {
+          host: 'pub',
+          connection: 'Upgrade, HTTP2-Settings',
+          upgrade: 'h2c',
+          'http2-settings': 'AAA',
+        },
+      },
+      { upgrade: '', connection: '', 'http2-settings': '' },
+    ],
+  ];
+  for (const [name, input, want] of cases)
+    it(name, () => {
+      const h = upstreamRequestHeaders({ ...base, ...input });
+      for (const [k, v] of Object.entries(want)) assert.equal(h[k], v === '' ? undefined : v, k);
+    });
+});
+
+describe('interimDecision (RFC 9110 §15.2)', () => {
+  const cases: [string, Parameters<typeof interimDecision>[0], string][] = [
+    ['102 to an HTTP/1.1 client -> forward', { status: 102, count: 1, clientHttp10: false }, 'forward'],
+    ['103 to an HTTP/1.1 client -> forward', { status: 103, count: 1, clientHttp10: false }, 'forward'],
+    ['an unknown 1xx -> forward', { status: 199, count: 1, clientHttp10: false }, 'forward'],
+    ['any 1xx to an HTTP/1.0 client -> drop', { status: 103, count: 1, clientHttp10: true }, 'drop'],
+    ['101 on a plain request -> drop', { status: 101, count: 1, clientHttp10: false }, 'drop'],
+    [
+      'the last allowed one -> forward',
+      { status: 103, count: MAX_INTERIM_RESPONSES, clientHttp10: false },
+      'forward',
+    ],
+    [
+      'one past the limit -> abort',
+      { status: 103, count: MAX_INTERIM_RESPONSES + 1, clientHttp10: false },
+      'abort',
+    ],
+    ['past the limit, HTTP/1.0 too -> abort', { status: 102, count: 33, clientHttp10: true }, 'abort'],
+  ];
+  for (const [name, input, want] of cases) it(name, () => assert.equal(interimDecision(input).kind, want));
+});
+
+describe('formatInterimHead', () => {
+  it('all fields, hop-by-hop ones and those listed in Connection removed', () => {
+    assert.equal(
+      formatInterimHead(103, {
+        link: ['</a.css>; rel=preload', '</b.js>; rel=preload'],
+        'x-hint': '1',
+        connection: 'x-private',
+        'x-private': 's',
+        'keep-alive': 'timeout=5',
+      }),
+      'HTTP/1.1 103 Early Hints\r\nlink: </a.css>; rel=preload\r\nlink: </b.js>; rel=preload\r\nx-hint: 1\r\n\r\n',
+    );
+  });
+  it('102 without fields', () => {
+    assert.equal(formatInterimHead(102, {}), 'HTTP/1.1 102 Processing\r\n\r\n');
   });
 });
 

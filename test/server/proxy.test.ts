@@ -8,6 +8,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket, WebSocketServer } from 'ws';
 import { get, makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import {
+  httpUpstream,
+  proxyTo,
+  rawClient,
+  rawUpstream,
+  statusLines,
+  waitFor,
+} from '../helpers/proxy-attack.js';
 
 interface Upstream {
   server: Server;
@@ -611,6 +619,76 @@ describe('proxy: WebSocket pass-through', () => {
     } finally {
       await gh.close();
       removeSite(site);
+    }
+  });
+});
+
+describe('proxy: upstream connections and response heads', () => {
+  it('connections bounds idle keep-alive: requests beyond it in flight close their connection', async () => {
+    const held: ServerResponse[] = [];
+    const up = await httpUpstream((_req, res) => held.push(res));
+    const px = await proxyTo(up.url, { connections: 1 });
+    try {
+      const answers = [1, 2, 3].map(() => get(px.server.url, '/api/x'));
+      await waitFor(() => up.seen.length === 3, 'three concurrent requests at the upstream');
+      for (const res of held) res.end('ok');
+      for (const r of await Promise.all(answers)) assert.equal(r.status, 200);
+      // The first one dispatched keeps its connection; they may reach the upstream in any order.
+      const closing = up.seen.filter((r) => r.headers.connection === 'close').length;
+      assert.equal(closing, 2);
+    } finally {
+      await px.close();
+      await up.close();
+    }
+  });
+
+  it('a head whose body starts later still reaches the client at once (a stream)', async () => {
+    let sendBody: () => void = () => {};
+    const up = await httpUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+      sendBody = () => res.end('data: 1\n\n');
+    });
+    const px = await proxyTo(up.url);
+    try {
+      const c = rawClient(px.server.port, 'GET /api/events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      await waitFor(
+        () => c.text().startsWith('HTTP/1.1 200 ') && c.text().includes('\r\n\r\n'),
+        'the head before any body byte',
+      );
+      assert.doesNotMatch(c.text(), /data: 1/);
+      sendBody();
+      await c.closed;
+      assert.match(c.text(), /data: 1/);
+    } finally {
+      await px.close();
+      await up.close();
+    }
+  });
+
+  it('interim responses pass by the shared cache: the 200 is stored, the 103 is not replayed', async () => {
+    let n = 0;
+    const up = await rawUpstream((sock) => {
+      n++;
+      sock.write(
+        'HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n' +
+          'HTTP/1.1 200 OK\r\nCache-Control: max-age=60\r\nContent-Length: 2\r\n\r\nok',
+      );
+    });
+    const px = await proxyTo(up.url, { cache: { enabled: true } });
+    try {
+      const first = rawClient(px.server.port, 'GET /api/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      await first.closed;
+      assert.deepEqual(statusLines(first.text()), [103, 200]);
+      const second = rawClient(px.server.port, 'GET /api/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      await second.closed;
+      assert.deepEqual(statusLines(second.text()), [200]);
+      assert.match(second.text(), /cache-status: gatehouse; hit/i);
+      assert.match(second.text(), /\r\n\r\nok$/);
+      assert.equal(n, 1);
+    } finally {
+      await px.close();
+      await up.close();
     }
   });
 });

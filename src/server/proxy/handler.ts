@@ -1,8 +1,7 @@
-// Reverse proxy for path prefixes on undici pools: streamed both ways with backpressure,
-// hop-by-hop stripped both ways, 502/504 on upstream failure, client aborts propagated.
+// Reverse proxy for path prefixes on undici pools: routing, header policy, TRACE, admission to
+// the upstream; one exchange (forward.ts) streams both ways with bounded buffers and timeouts.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Dispatcher } from 'undici';
 import {
   appendVia,
   type ResponseRewrite,
@@ -12,19 +11,18 @@ import {
   upstreamRequestHeaders,
 } from '../../http/proxy-headers.js';
 import type { Step, StepContext, Tunnel } from '../context.js';
-import { ERRORS, type ErrorEntry, sendError } from '../errors.js';
-import { logCacheStatus } from '../log.js';
+import { ERRORS, sendError } from '../errors.js';
 import type { CacheRule } from '../static/policy.js';
 import { compileRuleList } from '../static/policy.js';
 import { mergeVary } from '../vary.js';
 import {
   createRouteCache,
   type ForwardHooks,
-  type HeadAction,
   type ProxyCacheOptions,
   type RouteCache,
   setFields,
 } from './cache.js';
+import { classifyUpstreamError, Exchange, type ExchangeEnv } from './forward.js';
 import { proxyUpgrade } from './upgrade.js';
 import { type Upstream, UpstreamSet } from './upstreams.js';
 
@@ -43,12 +41,21 @@ export interface ProxyRouteOptions {
   /** Upgraded (tunnelled) connections open to one upstream at most; more handshakes get 503. */
   maxUpgrades: number;
   balance: 'round-robin' | 'least-busy';
-  timeouts: { connectMs: number; headersMs: number; idleMs: number };
+  timeouts: { connectMs: number; headersMs: number; idleMs: number; queueMs: number };
   retry: boolean;
   health: { failures: number; cooldownMs: number; path?: string | undefined; intervalMs: number };
   /** For responses without Cache-Control; null leaves them as the upstream sent them. */
   cacheControl: string | null;
+  /** Idle keep-alive connections kept per upstream (not a concurrency limit). */
   connections: number;
+  /** Concurrent connections per upstream at most; requests beyond wait up to queueMs, then 503. */
+  maxConnections?: number | undefined;
+  /** Response bytes buffered for a slow client before the upstream is paused. */
+  bufferBytes: number;
+  /** Request bodies over this get 413; undefined: no limit. */
+  maxBodyBytes?: number | undefined;
+  /** Forward TRACE (otherwise 405). */
+  allowTrace: boolean;
   /** Shared cache (RFC 9111) of upstream responses; off unless `enabled`. */
   cache?: ProxyCacheOptions | undefined;
 }
@@ -59,6 +66,8 @@ export interface ProxyDeps {
   readonly isTrustedPeer: (req: IncomingMessage) => boolean;
   /** User cache rules, tried on proxied responses without Cache-Control (or with, when `override`). */
   readonly cachePolicy: readonly CacheRule[];
+  /** limits.sendTimeoutMs: a client that takes no response byte for this long is dropped. */
+  readonly sendTimeoutMs?: number | undefined;
 }
 
 export interface Proxy {
@@ -77,49 +86,10 @@ export interface Proxy {
 
 export const VIA_NAME = 'gatehouse';
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS']);
-const CONNECT_ERRORS = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ECONNRESET',
-  'EPIPE',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-]);
-const TIMEOUT_ERRORS = new Set([
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-]);
+/** What a proxy can say it allows without knowing the upstream (RFC 9110 §10.2.1). */
+const ALLOW_WITHOUT_TRACE = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 
-/** Why an upstream exchange failed before a response head: 502 or 504 (DESIGN: errors). */
-export function classifyUpstreamError(err: unknown): {
-  entry: ErrorEntry;
-  retryable: boolean;
-  detail: string;
-} {
-  const code = (err as { code?: string }).code ?? '';
-  if (TIMEOUT_ERRORS.has(code)) {
-    const what =
-      code === 'UND_ERR_CONNECT_TIMEOUT'
-        ? 'connect'
-        : code === 'UND_ERR_HEADERS_TIMEOUT'
-          ? 'response'
-          : 'idle';
-    return {
-      entry: ERRORS.gatewayTimeout,
-      retryable: false,
-      detail: `The upstream did not answer in time (${what} timeout).`,
-    };
-  }
-  return {
-    entry: ERRORS.badGateway,
-    retryable: CONNECT_ERRORS.has(code),
-    detail: 'The upstream could not be reached or failed before answering.',
-  };
-}
+export { classifyUpstreamError };
 
 interface Route {
   readonly o: ProxyRouteOptions;
@@ -175,6 +145,8 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
         balance: o.balance,
         connectTimeoutMs: o.timeouts.connectMs,
         connections: o.connections,
+        maxConnections: o.maxConnections,
+        queueMs: o.timeouts.queueMs,
         failures: o.health.failures,
         cooldownMs: o.health.cooldownMs,
         healthPath: o.health.path,
@@ -254,6 +226,19 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     return out;
   };
 
+  const env: ExchangeEnv = {
+    logger,
+    sendTimeoutMs: deps.sendTimeoutMs ?? 60_000,
+    responseHeaders: (x, headers) => responseHeaders(x.req, x.res, x.route as Route, x.u, headers),
+    retry: (x) => {
+      const { req, res, route, u, attempt, hooks, hasBody } = x;
+      if (!(route as Route).o.retry || attempt > 0 || hasBody || !IDEMPOTENT.has(req.method!)) return false;
+      // Once more on a fresh connection (another upstream when there is one).
+      forward(req, res, route as Route, 1, route.upstreams.all.length > 1 ? u : undefined, hooks);
+      return true;
+    },
+  };
+
   const forward = (
     req: IncomingMessage,
     res: ServerResponse,
@@ -268,10 +253,49 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
       return;
     }
     const o = route.o;
-    const peer = req.socket.remoteAddress;
+    const te = req.headers['transfer-encoding'];
+    const cl = req.headers['content-length'];
+    const hasBody = te !== undefined || (cl !== undefined && cl !== '0');
+    if (o.maxBodyBytes !== undefined && cl !== undefined && Number(cl) > o.maxBodyBytes) {
+      // Refused before the upstream is contacted; the unread body makes the connection unusable.
+      sendError(req, res, ERRORS.contentTooLarge, 'The request body is larger than this route accepts.', {
+        Connection: 'close',
+      });
+      return;
+    }
+    if (u.tryEnter()) {
+      startExchange(req, res, route, u, attempt, hooks, hasBody);
+      return;
+    }
+    const cancel = u.enqueue(
+      () => startExchange(req, res, route, u, attempt, hooks, hasBody),
+      () => {
+        const err = Object.assign(new Error('no upstream connection within queueMs'), {
+          code: 'QUEUE_TIMEOUT',
+        });
+        if (hooks?.onFailure?.(err) === true || hooks?.detached || res.headersSent) return;
+        sendError(req, res, ERRORS.serviceUnavailable, 'The upstream is busy; try again later.', {
+          'Retry-After': '1',
+        });
+      },
+    );
+    if (hooks?.detached !== true) res.once('close', cancel);
+  };
+
+  /** Sends the request upstream on a slot already taken. */
+  const startExchange = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    u: Upstream,
+    attempt: number,
+    hooks: ForwardHooks | undefined,
+    hasBody: boolean,
+  ) => {
+    const o = route.o;
     const headers = upstreamRequestHeaders({
       headers: req.headers,
-      peer,
+      peer: req.socket.remoteAddress,
       peerTrusted: deps.isTrustedPeer(req),
       proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
       upstreamHost: u.url.host,
@@ -280,150 +304,23 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
       forwarded: o.forwarded,
       via: o.via ? VIA_NAME : undefined,
     });
-    if (hooks?.requestHeaders) {
-      setFields(headers, hooks.requestHeaders);
-    }
-    const hasBody =
-      req.headers['transfer-encoding'] !== undefined ||
-      (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-    let controller: Dispatcher.DispatchController | undefined;
-    let started = false;
-    let done = false;
-    let action: HeadAction | undefined;
-    /** Status of the final response head, once it arrived. */
-    let headStatus = 0;
-    u.inFlight++;
-    const finish = () => {
-      if (!done) {
-        done = true;
-        u.inFlight--;
-      }
-    };
-    const detached = hooks?.detached === true;
-    const onClientClose = () => {
-      // RFC 9110 §9.5-ish hygiene: a client that went away aborts the upstream exchange at once.
-      if (!detached && !res.writableFinished && !done)
-        controller?.abort(Object.assign(new Error('client closed'), { code: 'CLIENT_CLOSED' }));
-    };
-    res.once('close', onClientClose);
-
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (!detached && res.destroyed)
-          c.abort(Object.assign(new Error('client closed'), { code: 'CLIENT_CLOSED' }));
-      },
-      onResponseStart(c, statusCode, upHeaders, statusMessage) {
-        if (statusCode < 200) {
-          // 103 Early Hints pass through (RFC 8297); 100 was answered to the client by Node.
-          if (statusCode === 103 && !detached && upHeaders.link !== undefined)
-            res.writeEarlyHints({ link: upHeaders.link });
-          return;
-        }
-        started = true;
-        headStatus = statusCode;
-        route.upstreams.succeeded(u);
-        action = hooks?.onHead?.(statusCode, upHeaders);
-        controller = c;
-        if (action?.kind === 'swallow') return;
-        const out = responseHeaders(req, res, route, u, upHeaders);
-        if (action?.headers) {
-          setFields(out, action.headers);
-          const cacheStatus = action.headers['cache-status'];
-          if (cacheStatus !== undefined) logCacheStatus(res, cacheStatus);
-        }
-        if (statusMessage) res.writeHead(statusCode, statusMessage, out);
-        else res.writeHead(statusCode, out);
-        if (req.method === 'HEAD') res.flushHeaders();
-      },
-      onResponseData(c, chunk) {
-        if (action?.kind === 'swallow') {
-          action.onData?.(chunk);
-          return;
-        }
-        action?.onData?.(chunk);
-        // Backpressure: pause the upstream while the client's socket is full.
-        if (!res.write(chunk)) {
-          c.pause();
-          res.once('drain', () => c.resume());
-        }
-      },
-      onResponseEnd(_c, trailers) {
-        finish();
-        res.off('close', onClientClose);
-        if (action?.kind === 'swallow') {
-          action.onEnd();
-          return;
-        }
-        const t = trailers ? stripHopByHop(trailers) : {};
-        if (Object.keys(t).length > 0) res.addTrailers(t as Record<string, string>);
-        res.end();
-        action?.onEnd?.();
-      },
-      onResponseError(ctl, err) {
-        const code = (err as { code?: string }).code;
-        if (
-          code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH' &&
-          (headStatus === 304 || headStatus === 204 || (started && req.method === 'HEAD'))
-        ) {
-          // A 304/204 (or an answer to HEAD) has no body whatever its Content-Length says
-          // (RFC 9110 §8.6); undici still counts the missing bytes. The response is complete.
-          handler.onResponseEnd?.(ctl, {});
-          return;
-        }
-        finish();
-        res.off('close', onClientClose);
-        if (detached) {
-          // Nobody waits on this exchange (a background revalidation): only the cache hears of it.
-          hooks?.onFailure?.(err);
-          return;
-        }
-        if (code === 'CLIENT_CLOSED' || res.destroyed) return;
-        if (action?.kind === 'swallow') {
-          // The cache was reading this response to answer from the store: the store cannot help now.
-          if (hooks?.onFailure?.(err) !== true && !res.headersSent)
-            sendError(req, res, ERRORS.badGateway, 'The upstream failed mid-response.');
-          return;
-        }
-        if (started || res.headersSent) {
-          // Mid-body failure: end the client response as broken, never as a silent truncation.
-          logger.warn({ err, url: req.url, upstream: u.origin }, 'upstream failed mid-response');
-          res.destroy(err);
-          return;
-        }
-        const c = classifyUpstreamError(err);
-        route.upstreams.failed(u);
-        if (c.retryable && o.retry && attempt === 0 && !hasBody && IDEMPOTENT.has(req.method!)) {
-          // Retry once on a fresh connection (another upstream when there is one).
-          forward(req, res, route, 1, route.upstreams.all.length > 1 ? u : undefined, hooks);
-          return;
-        }
-        if (hooks?.onFailure?.(err) === true) return;
-        logger.warn({ err, url: req.url, upstream: u.origin }, 'upstream request failed');
-        sendError(req, res, c.entry, c.detail);
-      },
-    };
-    u.pool.dispatch(
-      {
-        method: req.method as Dispatcher.HttpMethod,
-        path: upstreamTarget(req.url!, route.prefix, {
-          stripPrefix: o.stripPrefix,
-          basePath: u.basePath,
-          rewrite: route.rewrite,
-        }),
-        headers,
-        body: hasBody ? req : null,
-        headersTimeout: o.timeouts.headersMs,
-        bodyTimeout: o.timeouts.idleMs,
-        reset: attempt > 0,
-      },
-      handler,
-    );
+    if (hooks?.requestHeaders) setFields(headers, hooks.requestHeaders);
+    const path = upstreamTarget(req.url!, route.prefix, {
+      stripPrefix: o.stripPrefix,
+      basePath: u.basePath,
+      rewrite: route.rewrite,
+    });
+    new Exchange(env, route, u, req, res, attempt, hooks, hasBody).dispatch(req.method!, path, headers);
   };
 
   const step: Step = (req, res) => {
     const route = find(req.url!);
     if (route === undefined) return false;
+    if (req.method === 'TRACE' && !route.o.allowTrace) {
+      // TRACE would echo the request, cookies included, from the upstream (RFC 9110 §9.3.8): refused.
+      sendError(req, res, ERRORS.methodNotAllowed, 'TRACE is not forwarded.', { Allow: ALLOW_WITHOUT_TRACE });
+      return true;
+    }
     if (route.cache !== undefined) {
       if (route.cache.tryHit(req, res)) return true;
       return route.cache

@@ -1,4 +1,6 @@
-// Upstream pools for one proxied prefix: balancing, passive and active health.
+// Upstream pools for one proxied prefix: balancing, passive and active health, admission.
+// The pool bounds idle keep-alive connections (nginx `keepalive N`), not concurrency: a request
+// never waits for a pooled connection unless `maxConnections` is set, and then at most `queueMs`.
 import { createRequire } from 'node:module';
 import type { Pool } from 'undici';
 
@@ -10,12 +12,25 @@ export interface UpstreamOptions {
   readonly urls: readonly string[];
   readonly balance: 'round-robin' | 'least-busy';
   readonly connectTimeoutMs: number;
+  /** Idle keep-alive connections to keep (about): requests beyond this many in flight close theirs. */
   readonly connections: number;
+  /** Concurrent requests (each holds one connection) at most; undefined: no limit. */
+  readonly maxConnections?: number | undefined;
+  /** How long a request waits for a slot under maxConnections before it is refused. */
+  readonly queueMs?: number | undefined;
   readonly failures: number;
   readonly cooldownMs: number;
   readonly healthPath?: string | undefined;
   readonly healthIntervalMs: number;
   readonly nowMs?: () => number;
+}
+
+/** A request waiting for a connection slot under maxConnections. */
+interface Waiter {
+  readonly start: () => void;
+  readonly refuse: () => void;
+  readonly timer: NodeJS.Timeout;
+  done: boolean;
 }
 
 export class Upstream {
@@ -25,20 +40,94 @@ export class Upstream {
   /** Path prefix of the upstream URL without trailing slash ('' for the root). */
   readonly basePath: string;
   readonly pool: Pool;
+  /** Requests dispatched to the pool and not finished (each holds one connection: no pipelining). */
   inFlight = 0;
   failures = 0;
   downUntilMs = 0;
+  private readonly keepAlive: number;
+  private readonly max: number;
+  private readonly queueMs: number;
+  private readonly waiting: Waiter[] = [];
 
   constructor(url: string, o: UpstreamOptions) {
     this.url = new URL(url);
     this.origin = this.url.origin;
     this.basePath = this.url.pathname.replace(/\/+$/, '');
+    this.keepAlive = o.connections;
+    this.max = o.maxConnections ?? Number.POSITIVE_INFINITY;
+    this.queueMs = o.queueMs ?? 5000;
+    // connections: null: the pool opens a connection whenever all are busy, so stalled clients
+    // holding some can never starve the others (the limit, if any, is ours: `tryEnter`/`enqueue`).
     this.pool = new (loadUndici().Pool)(this.origin, {
-      connections: o.connections,
+      connections: null,
       connect: { timeout: o.connectTimeoutMs },
       keepAliveTimeout: 4_000,
       pipelining: 1,
     });
+  }
+
+  /** Whether the request about to start should close its connection afterwards (idle bound). */
+  get overKeepAlive(): boolean {
+    return this.inFlight > this.keepAlive;
+  }
+
+  /** Takes a connection slot when one is free (every taken slot is given back with `release`). */
+  tryEnter(): boolean {
+    if (this.inFlight >= this.max) return false;
+    this.inFlight++;
+    return true;
+  }
+
+  /**
+   * Queues a request that found no free slot (maxConnections): `start` runs when one frees up
+   * (the slot taken for it), `refuse` after `queueMs`. Returns the cancel for a client that leaves.
+   */
+  enqueue(start: () => void, refuse: () => void): () => void {
+    const w: Waiter = {
+      start,
+      refuse,
+      done: false,
+      timer: setTimeout(() => {
+        w.done = true;
+        this.drop(w);
+        refuse();
+      }, this.queueMs),
+    };
+    this.waiting.push(w);
+    return () => {
+      if (w.done) return;
+      w.done = true;
+      clearTimeout(w.timer);
+      this.drop(w);
+    };
+  }
+
+  /** A started request finished: its slot goes to the longest waiter. */
+  release(): void {
+    this.inFlight--;
+    while (this.waiting.length > 0 && this.inFlight < this.max) {
+      const w = this.waiting.shift()!;
+      if (w.done) continue;
+      w.done = true;
+      clearTimeout(w.timer);
+      this.inFlight++;
+      w.start();
+    }
+  }
+
+  /** Refuses every queued request now (shutdown). */
+  refuseWaiting(): void {
+    for (const w of this.waiting.splice(0)) {
+      if (w.done) continue;
+      w.done = true;
+      clearTimeout(w.timer);
+      w.refuse();
+    }
+  }
+
+  private drop(w: Waiter): void {
+    const i = this.waiting.indexOf(w);
+    if (i !== -1) this.waiting.splice(i, 1);
   }
 }
 
@@ -110,6 +199,7 @@ export class UpstreamSet {
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    for (const u of this.all) u.refuseWaiting();
     await Promise.all(this.all.map((u) => u.pool.destroy().catch(() => {})));
   }
 }

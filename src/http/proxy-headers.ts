@@ -1,5 +1,6 @@
 // Header rewriting for a reverse proxy: hop-by-hop removal (RFC 9110 §7.6.1), Via (§7.6.3),
 // X-Forwarded-* and Forwarded (RFC 7239). Pure: plain header records in, plain records out.
+import { parseForwarded } from './forwarded.js';
 
 export type HeaderRecord = Record<string, string | string[] | undefined>;
 
@@ -133,7 +134,11 @@ export function upstreamRequestHeaders(i: ForwardInput): Record<string, string |
     if (host) parts.push(`host=${forwardedValue(host)}`);
     parts.push(`proto=${i.proto}`);
     const prev = joined(i.headers.forwarded);
-    out.forwarded = i.peerTrusted && prev ? `${prev}, ${parts.join(';')}` : parts.join(';');
+    const ours = parts.join(';');
+    const combined = i.peerTrusted && prev ? `${prev}, ${ours}` : ours;
+    // A trusted hop's malformed value (an open quoted-string, RFC 7239 §4) would swallow our element:
+    // then the next hop gets ours alone.
+    out.forwarded = combined === ours || parseForwarded(combined).at(-1) != null ? combined : ours;
   } else if (!i.peerTrusted) delete out.forwarded;
   if (i.via) out.via = appendVia(i.headers.via, i.via);
   return out;

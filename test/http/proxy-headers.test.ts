@@ -70,6 +70,14 @@ describe('forwarding headers', () => {
     assert.equal(h['x-forwarded-for'], '1.1.1.1, 127.0.0.1');
     assert.equal(h.forwarded, 'for=1.1.1.1, for=127.0.0.1;host=h;proto=http');
   });
+  it("attack: a trusted hop's Forwarded with an open quote cannot swallow our element (RFC 7239 §4)", () => {
+    const h = upstreamRequestHeaders({
+      ...base,
+      peerTrusted: true,
+      headers: { host: 'h', forwarded: 'for="1.1.1.1' },
+    });
+    assert.equal(h.forwarded, 'for=127.0.0.1;host=h;proto=http');
+  });
   it('IPv6 peers are bracketed and quoted in Forwarded (RFC 7239 §6)', () => {
     assert.equal(forwardedNode('2001:db8::1'), '"[2001:db8::1]"');
     assert.equal(forwardedNode('::ffff:10.0.0.1'), '10.0.0.1');

@@ -403,6 +403,93 @@ function throttled(b: CompiledBasic, client: string, nowMs: number, logger: Logg
   return t.retryAfterSec;
 }
 
+/** What the Basic checks of one auth step share, built once by createAuth. */
+interface BasicState {
+  readonly ctx: StepContext;
+  readonly now: () => number;
+  /** How long verified credentials are remembered. */
+  readonly ttlMs: number;
+  /** Fair scheduling of scrypt runs between client addresses. */
+  readonly gate: ReturnType<typeof createFairGate>;
+  readonly check: (password: string, hash: ScryptHash) => Promise<boolean>;
+}
+
+function challenge(req: IncomingMessage, res: ServerResponse, b: CompiledBasic): true {
+  sendError(req, res, ERRORS.unauthorized, UNAUTHORIZED_DETAIL, { 'WWW-Authenticate': b.challenge });
+  return true;
+}
+
+function verify(
+  st: BasicState,
+  b: CompiledBasic,
+  client: string,
+  key: string,
+  userId: string,
+  password: string,
+): GateResult<boolean> {
+  const pending = b.inFlight.get(key);
+  if (pending !== undefined) return pending;
+  const stored = b.users.get(userId);
+  const run = st.gate.run(client, async () => {
+    // Unknown user-ids run scrypt too, so timing does not tell which user-ids exist.
+    const ok = await st.check(password, stored ?? b.dummy);
+    return ok && stored !== undefined;
+  });
+  if (typeof run === 'string') return run;
+  const p = run.finally(() => b.inFlight.delete(key));
+  b.inFlight.set(key, p);
+  return p;
+}
+
+/** Basic credentials under rule `b`: true when answered (401/429/503), false to pass. */
+function basic(
+  st: BasicState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  b: CompiledBasic,
+): boolean | Promise<boolean> {
+  const { ctx, now } = st;
+  const header = req.headers.authorization;
+  const creds = parseBasicAuthorization(header);
+  if (creds.kind !== 'credentials') return challenge(req, res, b);
+  const pass = (): false => {
+    makeResponsePrivate(res);
+    requestFacts(req).authorized = true;
+    requestFacts(req).user = creds.userId;
+    return false;
+  };
+  const key = createHash('sha256').update(header!).digest('base64');
+  const until = b.verified.get(key);
+  // Credentials verified recently pass even from a throttled client: no check runs, and whoever
+  // sends them knows the password already.
+  if (until !== undefined && until > now()) return pass();
+
+  const client = bucketKey(ctx.clientAddress(req), CLIENT_IPV6_PREFIX);
+  const waitSec = throttled(b, client, now(), ctx.logger);
+  if (waitSec !== undefined) {
+    // RFC 6585 §4: 429 with Retry-After; no scrypt run until the window ends.
+    sendError(req, res, ERRORS.tooManyRequests, 'Too many failed logins; retry later.', {
+      'Retry-After': String(waitSec),
+    });
+    return true;
+  }
+  const pending = verify(st, b, client, key, creds.userId, creds.password);
+  if (typeof pending === 'string') {
+    const [entry, detail] = GATE_REFUSALS[pending];
+    sendError(req, res, entry, detail, { 'Retry-After': '1' });
+    return true;
+  }
+  return pending.then((ok) => {
+    if (!ok) {
+      b.failures.set(client, recordFailure(b.failures.get(client), now(), b.failurePolicy));
+      return challenge(req, res, b);
+    }
+    b.failures.delete(client); // a success resets the client's count
+    b.verified.set(key, now() + st.ttlMs);
+    return pass();
+  });
+}
+
 /**
  * The access control step, or undefined without rules. Per request: a CORS preflight where CORS
  * applies -> pass; first rule whose prefix covers the path; deny list -> 403; allow list without a
@@ -418,84 +505,18 @@ export function createAuth(
 ): Step | undefined {
   if (rules.length === 0) return undefined;
   const compiled = rules.map(compileRule);
-  const now = deps.nowMs ?? Date.now;
-  const ttlMs = deps.cacheTtlMs ?? 60_000;
-  const gate = createFairGate({
-    maxRunning: deps.maxConcurrentHashes ?? 2,
-    maxQueued: deps.maxQueuedHashes ?? 64,
-    maxQueuedPerKey: deps.maxQueuedHashesPerClient ?? 2,
-  });
-  const check = deps.verifyPassword ?? verifyPassword;
+  const st: BasicState = {
+    ctx,
+    now: deps.nowMs ?? Date.now,
+    ttlMs: deps.cacheTtlMs ?? 60_000,
+    gate: createFairGate({
+      maxRunning: deps.maxConcurrentHashes ?? 2,
+      maxQueued: deps.maxQueuedHashes ?? 64,
+      maxQueuedPerKey: deps.maxQueuedHashesPerClient ?? 2,
+    }),
+    check: deps.verifyPassword ?? verifyPassword,
+  };
   const isPreflight = compileCorsPreflight(deps.cors);
-
-  const challenge = (req: IncomingMessage, res: ServerResponse, b: CompiledBasic): true => {
-    sendError(req, res, ERRORS.unauthorized, UNAUTHORIZED_DETAIL, { 'WWW-Authenticate': b.challenge });
-    return true;
-  };
-
-  const verify = (
-    b: CompiledBasic,
-    client: string,
-    key: string,
-    userId: string,
-    password: string,
-  ): GateResult<boolean> => {
-    const pending = b.inFlight.get(key);
-    if (pending !== undefined) return pending;
-    const stored = b.users.get(userId);
-    const run = gate.run(client, async () => {
-      // Unknown user-ids run scrypt too, so timing does not tell which user-ids exist.
-      const ok = await check(password, stored ?? b.dummy);
-      return ok && stored !== undefined;
-    });
-    if (typeof run === 'string') return run;
-    const p = run.finally(() => b.inFlight.delete(key));
-    b.inFlight.set(key, p);
-    return p;
-  };
-
-  /** Basic credentials under rule `b`: true when answered (401/429/503), false to pass. */
-  const basic = (req: IncomingMessage, res: ServerResponse, b: CompiledBasic): boolean | Promise<boolean> => {
-    const header = req.headers.authorization;
-    const creds = parseBasicAuthorization(header);
-    if (creds.kind !== 'credentials') return challenge(req, res, b);
-    const pass = (): false => {
-      makeResponsePrivate(res);
-      requestFacts(req).authorized = true;
-      requestFacts(req).user = creds.userId;
-      return false;
-    };
-    const key = createHash('sha256').update(header!).digest('base64');
-    const until = b.verified.get(key);
-    // Credentials verified recently pass even from a throttled client: no check runs, and whoever
-    // sends them knows the password already.
-    if (until !== undefined && until > now()) return pass();
-
-    const client = bucketKey(ctx.clientAddress(req), CLIENT_IPV6_PREFIX);
-    const waitSec = throttled(b, client, now(), ctx.logger);
-    if (waitSec !== undefined) {
-      // RFC 6585 §4: 429 with Retry-After; no scrypt run until the window ends.
-      sendError(req, res, ERRORS.tooManyRequests, 'Too many failed logins; retry later.', {
-        'Retry-After': String(waitSec),
-      });
-      return true;
-    }
-    const pending = verify(b, client, key, creds.userId, creds.password);
-    if (typeof pending === 'string') {
-      const [entry, detail] = GATE_REFUSALS[pending];
-      sendError(req, res, entry, detail, { 'Retry-After': '1' });
-      return true;
-    }
-    return pending.then((ok) => {
-      if (!ok) {
-        b.failures.set(client, recordFailure(b.failures.get(client), now(), b.failurePolicy));
-        return challenge(req, res, b);
-      }
-      b.failures.delete(client); // a success resets the client's count
-      b.verified.set(key, now() + ttlMs);
-      return pass();
-    });
-  };
 
   return (req, res) => {
     // A preflight carries no credentials; `OPTIONS *` (RFC 9112 §3.2.4) names no resource.
@@ -529,6 +550,6 @@ export function createAuth(
       requestFacts(req).authorized = true;
       return false;
     }
-    return basic(req, res, b);
+    return basic(st, req, res, b);
   };
 }

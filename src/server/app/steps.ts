@@ -1,0 +1,113 @@
+// The request steps in their order, the error answer of a thrown handler, and the tunnels
+// (WebSocket endpoints, then proxied handshakes) the entry hands upgrades to.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { compileCorsPolicy, isOriginAllowed } from '../../http/cors.js';
+import { createAuth } from '../auth.js';
+import { createIsSecure } from '../client-address.js';
+import type { Step, StepContext } from '../context.js';
+import { createCors } from '../cors.js';
+import type { EntryOptions } from '../entry.js';
+import { ERRORS, sendError } from '../errors.js';
+import { createHeaderRules } from '../headers.js';
+import { createJsonp } from '../jsonp.js';
+import { createRateLimit } from '../limits.js';
+import type { Logger } from '../log.js';
+import type { ServerOptions } from '../options.js';
+import type { Proxy as ReverseProxy } from '../proxy/handler.js';
+import { createCanonical, createHttpsRedirect, createRedirects } from '../redirects.js';
+import { createRoutes, type Route } from '../routes.js';
+import type { StaticHandler } from '../static/handler.js';
+import { isSameOrigin, type WebSocketEndpoints } from '../websocket.js';
+
+/** Whether a cross-origin WebSocket handshake's Origin is allowed (see websocketOriginPolicy). */
+export type OriginAllowed = (origin: string) => boolean;
+
+/** Cross-origin handshakes need the CORS allow-list, never `*`: a handshake carries cookies. */
+export function websocketOriginPolicy(options: ServerOptions): OriginAllowed {
+  const wsCors = options.cors ? compileCorsPolicy(options.cors) : undefined;
+  return (origin) => wsCors !== undefined && !wsCors.wildcard && isOriginAllowed(wsCors, origin);
+}
+
+/**
+ * Order matters: headers that must survive errors first, then refusals, then CORS preflights
+ * (before auth, RFC: a preflight carries no credentials), then the answering handlers.
+ * `gate` is what every request passes, WebSocket handshakes included; `handlers` answer the rest.
+ */
+export function buildSteps(
+  options: ServerOptions,
+  ctx: StepContext,
+  parts: { routes: readonly Route[]; staticHandler: StaticHandler; proxy: ReverseProxy },
+): { gate: Step[]; handlers: Step[] } {
+  const httpsOnly = options.listen.redirectToHttps;
+  const gate = [
+    // A plain-HTTP listener that only points browsers at HTTPS (header rules still apply, e.g. HSTS off).
+    httpsOnly ? createHttpsRedirect({ httpsPort: httpsOnly.port, hosts: httpsOnly.hosts }) : undefined,
+    createHeaderRules(options.headers, ctx, { isSecure: createIsSecure(options.trustProxy) }),
+    // CORS before the rate limit, so 429s carry CORS headers and preflights are not counted.
+    createCors(options.cors, ctx),
+    createRateLimit(options.limits, ctx),
+    createAuth(options.auth, ctx, { cors: options.cors }),
+    createRedirects(options.redirects, ctx),
+  ].filter((s): s is Step => s !== undefined);
+  const handlers = [
+    createCanonical(
+      {
+        trailingSlash: options.static.trailingSlash,
+        indexHtml: options.static.indexRedirect,
+        indexNames: options.static.index,
+      },
+      parts.staticHandler.files,
+    ),
+    createRoutes(parts.routes, options.jsonp, options.limits, ctx),
+    createJsonp(options.jsonp, parts.staticHandler.files, ctx),
+    parts.proxy.step,
+  ].filter((s): s is Step => s !== undefined);
+  return { gate, handlers };
+}
+
+/** A thrown handler error: 500 with a request id in the body and the log, never a stack trace. */
+export function internalErrorHandler(
+  logger: Logger,
+): (err: unknown, req: IncomingMessage, res: ServerResponse) => void {
+  return (err, req, res) => {
+    const requestId = randomUUID();
+    logger.error({ err, requestId, method: req.method, url: req.url }, 'request failed');
+    sendError(
+      req,
+      res,
+      ERRORS.internal,
+      'The server failed to answer this request.',
+      { 'X-Request-Id': requestId },
+      {
+        requestId,
+      },
+    );
+  };
+}
+
+/** The entry's tunnels: our WebSocket endpoints first, then the proxy's pass-through routes. */
+export function buildTunnels(
+  websocket: WebSocketEndpoints,
+  proxy: ReverseProxy,
+  originAllowed: OriginAllowed,
+): EntryOptions['tunnels'] {
+  const handshakeOriginAllowed = (origin: string, req: IncomingMessage): boolean =>
+    isSameOrigin(origin, req.headers.host) || originAllowed(origin);
+  return [
+    { owns: websocket.owns, handle: websocket.handleUpgrade },
+    {
+      owns: proxy.ownsUpgrade,
+      // Cross-site WebSocket hijacking (RFC 6455 §10.2): a proxied handshake's Origin passes the
+      // same check as an endpoint's.
+      handle: (req, res, tunnel) => {
+        const origin = req.headers.origin;
+        if (origin !== undefined && !handshakeOriginAllowed(origin, req)) {
+          sendError(req, res, ERRORS.forbidden, 'The Origin of this WebSocket handshake is not allowed.');
+          return true;
+        }
+        return proxy.upgrade(req, res, tunnel);
+      },
+    },
+  ];
+}

@@ -1,0 +1,76 @@
+// Response header policy for proxied responses: hop-by-hop removal, Via, Location/Set-Cookie
+// rewrites, Cache-Control from the cache rules, and our own steps' headers winning.
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import {
+  appendVia,
+  type ResponseRewrite,
+  rewriteLocation,
+  rewriteSetCookie,
+  stripHopByHop,
+} from '../../http/proxy-headers.js';
+import { mergeVary } from '../vary.js';
+import type { Route } from './routes.js';
+import { type ProxyState, VIA_NAME } from './state.js';
+import type { Upstream } from './upstreams.js';
+
+/**
+ * The Cache-Control the proxy sends with an upstream response: the upstream's own unless a rule
+ * overrides it; when it sends none, the first matching cachePolicy rule, else the route's default.
+ * The route's shared cache decides on this value too, so what clients are told is what it does.
+ */
+export function policyCacheControl(
+  state: ProxyState,
+  req: IncomingMessage,
+  route: Route,
+  headers: IncomingHttpHeaders,
+): string | undefined {
+  const given = headers['cache-control'];
+  const path = req.url!.split('?', 1)[0]!;
+  const type = headers['content-type'];
+  const mediaType = typeof type === 'string' ? type.split(';', 1)[0]!.trim().toLowerCase() : '';
+  const rule = state.policy({ path, mediaType });
+  if (rule !== undefined && (rule.override || given === undefined)) return rule.cacheControl;
+  if (given === undefined && route.o.cacheControl !== null) return route.o.cacheControl;
+  return given;
+}
+
+/** The headers sent to the client with a final upstream head. */
+export function responseHeaders(
+  state: ProxyState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: Route,
+  u: Upstream,
+  headers: IncomingHttpHeaders,
+): Record<string, string | string[]> {
+  const out = stripHopByHop(headers);
+  const o = route.o;
+  if (o.via) out.via = appendVia(headers.via, VIA_NAME);
+  if ((o.rewriteLocation || o.rewriteCookies) && req.headers.host) {
+    const proto = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+    const rw: ResponseRewrite = {
+      upstreamOrigin: u.origin,
+      publicOrigin: `${proto}://${req.headers.host}`,
+      publicPrefix: o.stripPrefix ? route.prefix : '',
+      upstreamPrefix: u.basePath,
+    };
+    if (o.rewriteLocation && typeof out.location === 'string')
+      out.location = rewriteLocation(out.location, rw);
+    if (o.rewriteCookies && out['set-cookie'] !== undefined) {
+      const host = req.headers.host.replace(/:\d+$/, '');
+      const list = Array.isArray(out['set-cookie']) ? out['set-cookie'] : [out['set-cookie']];
+      out['set-cookie'] = list.map((c) => rewriteSetCookie(c, u.url.hostname, host, rw.publicPrefix));
+    }
+  }
+  const cc = policyCacheControl(state, req, route, headers);
+  if (cc === undefined) delete out['cache-control'];
+  else out['cache-control'] = cc;
+  // Headers our own steps set (CORS, header rules) win; Vary is merged (RFC 9110 §12.5.5).
+  for (const name of Object.keys(out)) {
+    if (name === 'vary') {
+      const before = res.getHeader('vary');
+      if (before !== undefined) out.vary = mergeVary(before, String(out.vary));
+    } else if (res.hasHeader(name)) delete out[name];
+  }
+  return out;
+}

@@ -1,0 +1,37 @@
+// The state one proxy's parts share: compiled routes, cache policy, open tunnels, exchange env.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { StepContext } from '../context.js';
+import type { Logger } from '../log.js';
+import type { CacheRule, compileRuleList } from '../static/policy.js';
+import type { ExchangeEnv } from './forward.js';
+import type { Route } from './routes.js';
+import type { Upstream } from './upstreams.js';
+
+export interface ProxyDeps {
+  readonly ctx: StepContext;
+  /** Whether the socket peer is a trusted proxy (its X-Forwarded-* are kept and extended). */
+  readonly isTrustedPeer: (req: IncomingMessage) => boolean;
+  /** User cache rules, tried on proxied responses without Cache-Control (or with, when `override`). */
+  readonly cachePolicy: readonly CacheRule[];
+  /** limits.sendTimeoutMs: a client that takes no response byte for this long is dropped. */
+  readonly sendTimeoutMs?: number | undefined;
+}
+
+/** One per proxy, built by createProxy and passed to each part explicitly. */
+export interface ProxyState {
+  readonly deps: ProxyDeps;
+  readonly logger: Logger;
+  /** Longest prefix first. */
+  readonly routes: readonly Route[];
+  /** The compiled deps.cachePolicy. */
+  readonly policy: ReturnType<typeof compileRuleList>;
+  /** Upgraded (tunnelled) connections: invisible to server.close(), destroyed by closeTunnels. */
+  readonly tunnels: Set<Duplex>;
+  /** Upgraded connections open per upstream (bounded by the route's maxUpgrades). */
+  readonly upgrades: Map<Upstream, number>;
+  /** What each exchange (forward.ts) calls back into. */
+  readonly env: ExchangeEnv;
+}
+
+export const VIA_NAME = 'gatehouse';

@@ -1,0 +1,84 @@
+// WebSocket pass-through admission: a handshake that cleared every request step goes to its
+// route's upstream (bounded per upstream by maxUpgrades); the tunnel itself is upgrade.ts.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { upstreamRequestHeaders } from '../../http/proxy-headers.js';
+import type { Tunnel } from '../context.js';
+import { ERRORS, sendError } from '../errors.js';
+import { findRoute, upstreamTarget } from './routes.js';
+import { type ProxyState, VIA_NAME } from './state.js';
+import { proxyUpgrade } from './upgrade.js';
+
+/** Whether a WebSocket handshake for this request goes to a pass-through route. */
+export function ownsUpgrade(state: ProxyState, req: IncomingMessage): boolean {
+  return findRoute(state.routes, req.url!)?.o.websocket === true;
+}
+
+/** false when no pass-through route matches; otherwise the handshake is answered or tunnelled. */
+export function upgradeRoute(
+  state: ProxyState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  tunnel: Tunnel,
+): boolean {
+  const route = findRoute(state.routes, req.url!);
+  if (route === undefined || !route.o.websocket) return false;
+  // RFC 6455 §4.1: the opening handshake is a GET.
+  if (req.method !== 'GET') {
+    sendError(req, res, ERRORS.badRequest, 'A WebSocket handshake must be a GET request.');
+    return true;
+  }
+  const u = route.upstreams.pick();
+  if (u === undefined) {
+    sendError(req, res, ERRORS.badGateway, 'No upstream is available.');
+    return true;
+  }
+  const { upgrades, tunnels } = state;
+  const open = upgrades.get(u) ?? 0;
+  if (open >= route.o.maxUpgrades) {
+    sendError(req, res, ERRORS.serviceUnavailable, 'Too many WebSocket connections to this upstream.');
+    return true;
+  }
+  upgrades.set(u, open + 1);
+  const headers = upstreamRequestHeaders({
+    headers: req.headers,
+    peer: req.socket.remoteAddress,
+    peerTrusted: state.deps.isTrustedPeer(req),
+    proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+    upstreamHost: u.url.host,
+    changeOrigin: route.o.changeOrigin,
+    xForwarded: route.o.xForwarded,
+    forwarded: route.o.forwarded,
+    via: route.o.via ? VIA_NAME : undefined,
+    upgrade: true,
+  });
+  // Only the WebSocket protocol is tunnelled: the upstream is offered exactly that (RFC 9110 §7.8),
+  // never another protocol the client listed beside it.
+  headers.upgrade = 'websocket';
+  headers.connection = 'Upgrade';
+  const { socket } = tunnel;
+  tunnels.add(socket);
+  socket.once('close', () => tunnels.delete(socket));
+  proxyUpgrade(req, res, tunnel, {
+    upstream: u,
+    target: upstreamTarget(req.url!, route.prefix, {
+      stripPrefix: route.o.stripPrefix,
+      basePath: u.basePath,
+      rewrite: route.rewrite,
+    }),
+    headers,
+    timeoutMs: route.o.timeouts.connectMs + route.o.timeouts.headersMs,
+    logger: state.logger,
+    onFailure: () => route.upstreams.failed(u),
+    onDone: () => {
+      const n = (upgrades.get(u) ?? 1) - 1;
+      if (n <= 0) upgrades.delete(u);
+      else upgrades.set(u, n);
+    },
+  });
+  return true;
+}
+
+/** Destroys tunnelled (upgraded) connections: they are invisible to server.close(). */
+export function closeTunnels(state: ProxyState): void {
+  for (const t of state.tunnels) t.destroy();
+}

@@ -1,0 +1,31 @@
+// What the static handler's parts share, built once by createStaticHandler (nothing per request).
+import type { IncomingMessage } from 'node:http';
+import { formatHttpDate } from '../../http/dates.js';
+import type { FileView, StaticOptions } from './files.js';
+
+export interface StaticContext {
+  readonly files: FileView;
+  readonly opts: StaticOptions;
+  readonly nowMs: () => number;
+  /** Expires value for a max-age in seconds (see makeExpires). */
+  readonly expires: (sec: number) => string;
+  /** `/<assetsDir>/`: never an SPA navigation. */
+  readonly assetsPrefix: string;
+  readonly onError: (err: unknown, req: IncomingMessage) => void;
+}
+
+/** Expires = now + max-age, formatted once per second per lifetime (RFC 9111 §5.3). */
+export function makeExpires(nowMs: () => number): (sec: number) => string {
+  let lastSecond = -1;
+  const memo = new Map<number, string>();
+  return (sec) => {
+    const s = Math.floor(nowMs() / 1000);
+    if (s !== lastSecond) {
+      lastSecond = s;
+      memo.clear();
+    }
+    let v = memo.get(sec);
+    if (v === undefined) memo.set(sec, (v = formatHttpDate((s + sec) * 1000)));
+    return v;
+  };
+}

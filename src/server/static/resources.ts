@@ -1,0 +1,84 @@
+// What a resolved path answers: the file, a 301 to the directory's slash, 400, or 404 (the custom
+// not-found page for browsers, the SPA fallback for page navigations).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { prefersHtml } from '../../http/negotiate.js';
+import { ERRORS, sendError } from '../errors.js';
+import type { StaticContext } from './context.js';
+import { fail } from './fail.js';
+import type { Resource } from './files.js';
+import { serveFile } from './respond.js';
+
+const NOT_FOUND_DETAIL = 'No file at this path.';
+
+export function serveResource(
+  ctx: StaticContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  r: Resource,
+  rawPath: string,
+): void {
+  switch (r.kind) {
+    case 'file':
+      serveFile(ctx, req, res, r, rawPath, 200);
+      return;
+    case 'redirect': {
+      const q = req.url!.indexOf('?');
+      res.writeHead(301, {
+        Location: q === -1 ? r.location : r.location + req.url!.slice(q),
+        'Content-Length': '0',
+        'Cache-Control': 'no-cache',
+      });
+      res.end();
+      return;
+    }
+    case 'bad':
+      sendError(req, res, ERRORS.badRequest, r.reason);
+      return;
+    case 'hidden':
+      notFound(ctx, req, res);
+      return;
+    case 'missing': {
+      if (!ctx.opts.spa) {
+        notFound(ctx, req, res);
+        return;
+      }
+      if (!isNavigation(ctx, req, rawPath)) {
+        notFound(ctx, req, res, 'Accept');
+        return;
+      }
+      const fallback = ctx.opts.spaFallback;
+      const page = ctx.files.peek(fallback);
+      const go = (p: Resource) => {
+        if (p.kind === 'file') serveFile(ctx, req, res, p, fallback, 200, 'Accept');
+        else notFound(ctx, req, res, 'Accept');
+      };
+      if (page !== undefined) go(page);
+      else ctx.files.get(fallback).then(go, (err) => fail(ctx, req, res, err));
+      return;
+    }
+  }
+}
+
+function notFound(ctx: StaticContext, req: IncomingMessage, res: ServerResponse, extraVary?: string): void {
+  // The custom page for browsers; problem+json for API clients (RFC 9457).
+  const { opts, files } = ctx;
+  if (opts.notFoundPage && prefersHtml(req.headers.accept)) {
+    const raw = `/${opts.notFoundPage.replace(/^\/+/, '')}`;
+    const page = files.peek(raw);
+    const go = (r: Resource) => {
+      if (r.kind === 'file') serveFile(ctx, req, res, r, raw, 404, extraVary);
+      else
+        sendError(req, res, ERRORS.notFound, NOT_FOUND_DETAIL, extraVary ? { Vary: extraVary } : undefined);
+    };
+    if (page !== undefined) go(page);
+    else files.get(raw).then(go, (err) => fail(ctx, req, res, err));
+    return;
+  }
+  sendError(req, res, ERRORS.notFound, NOT_FOUND_DETAIL, extraVary ? { Vary: extraVary } : undefined);
+}
+
+function isNavigation(ctx: StaticContext, req: IncomingMessage, path: string): boolean {
+  // SPA fallback only for page navigations: GET/HEAD, wants HTML, no extension, not an asset.
+  const last = path.slice(path.lastIndexOf('/') + 1);
+  return prefersHtml(req.headers.accept) && !last.includes('.') && !`${path}/`.startsWith(ctx.assetsPrefix);
+}

@@ -1,0 +1,123 @@
+// One file's response: content coding, then the pure decisions of src/http/ applied in the order
+// of pillarjs/send: 412, 304, Range/If-Range, 416/206, HEAD, body.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { evaluateIfRange, evaluatePreconditions } from '../../http/conditional.js';
+import { negotiateEncoding } from '../../http/negotiate.js';
+import { formatUnsatisfiedRange, parseRange } from '../../http/range.js';
+import { ERRORS, sendError } from '../errors.js';
+import { writeHeadMerged } from '../vary.js';
+import { sendRanges, streamFile } from './body.js';
+import type { StaticContext } from './context.js';
+import { fail } from './fail.js';
+import type { Coding, FileResource, Variant } from './files.js';
+
+/** 200/206/304/412/416 for one file. `status` is 404 for the custom not-found page. */
+export function serveFile(
+  ctx: StaticContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  file: FileResource,
+  rawPath: string,
+  status: 200 | 404,
+  extraVary?: string,
+): void {
+  let variant: Variant | Promise<Variant> = file.identity;
+  if (file.codings.length > 0) {
+    const coding = negotiateEncoding(req.headers['accept-encoding'], file.codings);
+    if (coding === 'br' || coding === 'gzip') variant = ctx.files.variant(file, coding as Coding, rawPath);
+  }
+  if (variant instanceof Promise) {
+    variant.then(
+      (v) => respond(ctx, req, res, file, v, status, extraVary),
+      (err) => fail(ctx, req, res, err),
+    );
+  } else respond(ctx, req, res, file, variant, status, extraVary);
+}
+
+function respond(
+  ctx: StaticContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  file: FileResource,
+  v: Variant,
+  status: 200 | 404,
+  extraVary: string | undefined,
+): void {
+  const headers = req.headers;
+  const exp = file.policy.expiresSec;
+  if (status === 200) {
+    const pre = evaluatePreconditions({
+      method: req.method!,
+      header: (name) => headers[name] as string | undefined,
+      etag: v.etag,
+      lastModifiedMs: file.lastModifiedMs,
+    });
+    if (pre.kind === 'not-modified') {
+      // RFC 9110 §15.4.5: the 304 carries the fields a 200 would have for cache updates; no body.
+      let h = v.headers304;
+      if (exp !== undefined || extraVary)
+        h = withExtras(h, exp === undefined ? undefined : ctx.expires(exp), extraVary);
+      writeHeadMerged(res, 304, h);
+      res.end();
+      return;
+    }
+    if (pre.kind === 'precondition-failed') {
+      sendError(req, res, ERRORS.preconditionFailed, 'A precondition in the request did not hold.');
+      return;
+    }
+  }
+  let h: Record<string, string> = v.headers;
+  if (status === 404) h = { ...h, 'Cache-Control': 'no-cache' };
+  if ((exp !== undefined && status === 200) || extraVary) {
+    h = withExtras(h, exp === undefined || status !== 200 ? undefined : ctx.expires(exp), extraVary);
+  }
+  const range = headers.range;
+  if (range !== undefined && status === 200 && req.method === 'GET') {
+    // RFC 9110 §13.1.5: a Range is applied only when If-Range (if any) matches strongly.
+    if (
+      evaluateIfRange({
+        ifRange: headers['if-range'] as string | undefined,
+        etag: v.etag,
+        lastModifiedMs: file.lastModifiedMs,
+        nowMs: ctx.nowMs(),
+      })
+    ) {
+      const d = parseRange(range, v.size);
+      if (d.kind === 'unsatisfiable') {
+        // RFC 9110 §15.5.17
+        sendError(req, res, ERRORS.rangeNotSatisfiable, 'The range is outside the file.', {
+          'Content-Range': formatUnsatisfiedRange(v.size),
+          'Accept-Ranges': 'bytes',
+        });
+        return;
+      }
+      if (d.kind === 'ranges') {
+        sendRanges(req, res, file, v, h, d.ranges).catch((err) => fail(ctx, req, res, err));
+        return;
+      }
+    }
+  }
+  if (req.method === 'HEAD') {
+    writeHeadMerged(res, status, h);
+    res.end();
+    return;
+  }
+  if (v.body !== undefined) {
+    writeHeadMerged(res, status, h);
+    res.end(v.body);
+    return;
+  }
+  writeHeadMerged(res, status, h);
+  streamFile(res, v.filePath, 0, v.size - 1).catch((err) => fail(ctx, req, res, err));
+}
+
+function withExtras(
+  h: Record<string, string>,
+  expiresValue: string | undefined,
+  extraVary: string | undefined,
+): Record<string, string> {
+  const out = { ...h };
+  if (expiresValue !== undefined) out.Expires = expiresValue;
+  if (extraVary) out.Vary = out.Vary ? `${out.Vary}, ${extraVary}` : extraVary;
+  return out;
+}

@@ -8,11 +8,11 @@ import {
   type HeaderMap,
   isFresh,
 } from '../../../cache/index.js';
-import type { StoredEntry } from '../../../cache/store/types.js';
+import type { StoredEntry, VariantMatch } from '../../../cache/store/types.js';
 import { hasDirective, parseCacheControl } from '../../../http/cache-control.js';
 import { coalesceKey, lead, waitFor } from './coalesce.js';
 import { fetchAndStore, revalidateInBackground } from './revalidate.js';
-import { gatewayTimeout, selectVariant, serveStored } from './serve.js';
+import { checkedVariant, gatewayTimeout, secondaryKeyOf, serveStored } from './serve.js';
 import {
   type CacheState,
   downstreamFixes,
@@ -30,16 +30,17 @@ const NO_FIELDS: readonly string[] = Object.freeze([]);
 /** Finds a stored response for the request (§4) and serves it, or goes upstream. */
 export async function lookup(s: CacheState, x: Exchange, mayWait: boolean): Promise<void> {
   const { res, key, reqHeaders } = x;
-  let variants: StoredEntry[];
+  let match: VariantMatch;
   try {
     // A store answering from memory is read without a promise: the hit is served in this tick.
     const now = s.storeNow;
-    if (now?.getVariantsSync !== undefined) {
+    const secondaryKey = secondaryKeyOf(reqHeaders);
+    if (now?.findVariantSync !== undefined) {
       x.store = now;
-      variants = now.getVariantsSync(key);
+      match = now.findVariantSync(key, secondaryKey);
     } else {
       x.store = await getStore(s);
-      variants = await x.store.getVariants(key);
+      match = await x.store.findVariant(key, secondaryKey);
     }
   } catch (err) {
     s.warn(err, 'cache lookup failed');
@@ -47,17 +48,17 @@ export async function lookup(s: CacheState, x: Exchange, mayWait: boolean): Prom
     return;
   }
   if (res.destroyed) return;
-  const entry = selectVariant(variants, reqHeaders);
+  const entry = checkedVariant(match.entry, reqHeaders);
   const ranged = x.method === 'GET' && reqHeaders.range !== undefined;
   if (entry === undefined) {
     if (onlyIfCached(reqHeaders)) return gatewayTimeout(x);
-    const reason = variants.length > 0 ? 'vary-miss' : 'uri-miss';
+    const reason = match.any !== undefined ? 'vary-miss' : 'uri-miss';
     if (ranged) {
       // A full response to the same URL being fetched or stored right now will answer it.
-      if (mayWait && (await waitFor(s, x, coalesceKey(x, variants[0])))) return;
+      if (mayWait && (await waitFor(s, x, coalesceKey(x, match.any)))) return;
       return rangeMiss(s, x, reason);
     }
-    return upstream(s, x, reason, undefined, mayWait, variants[0]);
+    return upstream(s, x, reason, undefined, mayWait, match.any);
   }
   const stored = entry.meta.response;
   const nowMs = Date.now();

@@ -7,8 +7,9 @@ import {
   type HeaderMap,
   matchesVary,
   type StoredResponse,
+  varyKey,
 } from '../../../cache/index.js';
-import type { StoredEntry } from '../../../cache/store/types.js';
+import type { SecondaryKeyOf, StoredEntry } from '../../../cache/store/types.js';
 import { ERRORS, sendError } from '../../errors.js';
 import { logCacheStatus } from '../../log.js';
 import { isPlainRead, serveFromStore } from '../cache-serve.js';
@@ -25,28 +26,36 @@ import {
   toIncoming,
 } from './state.js';
 
-/** §4.1: the newest stored variant (stores list them newest first) whose Vary the request matches. */
-export function selectVariant(
-  variants: readonly StoredEntry[],
+/** The request's secondary key (§4.1) for a stored response's Vary. */
+export function secondaryKeyOf(reqHeaders: HeaderMap): SecondaryKeyOf {
+  return (vary) => varyKey(vary, reqHeaders);
+}
+
+/**
+ * §4.1: the entry the store's variant index selects, when its current Vary still matches (a 304 may
+ * have changed it since it was indexed). One index lookup per distinct Vary value, never a scan.
+ */
+export function checkedVariant(
+  entry: StoredEntry | undefined,
   reqHeaders: HeaderMap,
 ): StoredEntry | undefined {
-  return variants.find((v) =>
-    matchesVary(getHeader(v.meta.response.headers, 'vary'), v.meta.varyHeaders, reqHeaders),
-  );
+  if (entry === undefined) return undefined;
+  const vary = getHeader(entry.meta.response.headers, 'vary');
+  return matchesVary(vary, entry.meta.varyHeaders, reqHeaders) ? entry : undefined;
 }
 
 /** The hit path without a promise (see RouteCache.tryHit). */
 export function tryHit(s: CacheState, req: IncomingMessage, res: ServerResponse): boolean {
   const store = s.storeNow;
-  if (store?.getVariantsSync === undefined || store.openBodySync === undefined) return false;
+  if (store?.openBodySync === undefined) return false;
   const h = req.headers as HeaderMap;
   if (req.method !== 'GET' || h['cache-control'] !== undefined || h.pragma !== undefined) return false;
   if (!isPlainRead(h) || req.headers['set-cookie'] !== undefined) return false;
   if (res.destroyed || res.getHeaderNames().length !== 0) return false;
   const key = primaryKey(req);
   if (key === undefined) return false;
-  const variants = store.getVariantsSync(key);
-  const entry = selectVariant(variants, h);
+  if (store.findVariantSync === undefined) return false;
+  const entry = checkedVariant(store.findVariantSync(key, secondaryKeyOf(h)).entry, h);
   if (entry === undefined) return false;
   const response = entry.meta.response;
   // Only a response whose fields serveStored has worked out already (its first hit goes there).

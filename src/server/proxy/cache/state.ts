@@ -39,6 +39,13 @@ export interface ProxyCacheOptions {
   heuristicCapSec?: number | undefined;
   /** Concurrent misses / stale revalidations of one key share one upstream request. Default true. */
   coalesce?: boolean | undefined;
+  /** Stored variants (Vary, §4.1) per URL at most; the least recently used goes. Default 32. */
+  maxVariants?: number | undefined;
+  /**
+   * Requests an auth rule let through: false (default) bypasses the cache for them (nothing stored,
+   * nothing served); true keys them by the authenticated user id.
+   */
+  perUser?: boolean | undefined;
   /** §4.2.4: how stale a response may be served while the upstream is unreachable. Default 300. */
   staleIfUnreachableSec?: number | undefined;
   /** RFC 9213 targeted fields, highest precedence first. Default CDN-Cache-Control, Surrogate-Control. */
@@ -217,7 +224,11 @@ export function createCacheState(o: ProxyCacheOptions, logger: Logger): CacheSta
 /** The store, opened on first use. */
 export function getStore(s: CacheState): Promise<CacheStore> {
   const { o } = s;
-  const storeOptions = { maxSizeBytes: o.maxSizeBytes, maxEntryBytes: o.maxEntryBytes };
+  const storeOptions = {
+    maxSizeBytes: o.maxSizeBytes,
+    maxEntryBytes: o.maxEntryBytes,
+    maxVariantsPerKey: o.maxVariants ?? 32,
+  };
   s.storePromise ??= (
     o.store === 'disk'
       ? openDiskStore({

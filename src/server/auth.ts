@@ -12,7 +12,7 @@ import {
   privateCacheControl,
 } from '../http/basic-auth.js';
 import { compileIpRanges, parseIp, parseIpRange } from '../http/ip.js';
-import type { Step, StepContext } from './context.js';
+import { requestFacts, type Step, type StepContext } from './context.js';
 import { ERRORS, sendError } from './errors.js';
 import { type RuleIssue, rulePath } from './headers.js';
 
@@ -422,6 +422,7 @@ export function createAuth(
     const b = rule.basic;
     if (b === undefined) {
       makeResponsePrivate(res); // the answer depends on the client address
+      requestFacts(req).authorized = true;
       return false;
     }
     const header = req.headers.authorization;
@@ -431,6 +432,7 @@ export function createAuth(
     const until = b.verified.get(key);
     if (until !== undefined && until > now()) {
       makeResponsePrivate(res);
+      Object.assign(requestFacts(req), { authorized: true, user: creds.userId });
       return false;
     }
     const pending = verify(b, key, creds.userId, creds.password);
@@ -444,6 +446,7 @@ export function createAuth(
       if (!ok) return challenge(req, res, b);
       b.verified.set(key, now() + ttlMs);
       makeResponsePrivate(res);
+      Object.assign(requestFacts(req), { authorized: true, user: creds.userId });
       return false;
     });
   };

@@ -8,8 +8,9 @@
 import { rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HeaderMap } from '../../../cache/index.js';
+import { requestFacts } from '../../context.js';
 import type { Logger } from '../../log.js';
-import { primaryKey } from './keys.js';
+import { primaryKey, userKey } from './keys.js';
 import { lookup } from './lookup.js';
 import { forwardUnsafe, purge } from './purge.js';
 import { tryHit } from './serve.js';
@@ -17,9 +18,11 @@ import {
   type CacheRequestContext,
   type CacheState,
   createCacheState,
+  downstreamFixes,
   type Exchange,
   getStore,
   type ProxyCacheOptions,
+  pass,
   type RouteCache,
   toHeaderMap,
 } from './state.js';
@@ -55,10 +58,18 @@ async function handle(
 ): Promise<void> {
   const method = req.method ?? 'GET';
   if (method === 'PURGE') return purge(s, req, res, ctx);
-  const key = primaryKey(req);
+  let key = primaryKey(req);
   if (key === undefined) {
     ctx.forward({});
     return;
+  }
+  const facts = requestFacts(req);
+  if (facts.authorized === true) {
+    // An auth rule let the request through: its answer is for this user only (RFC 9111 §3.5, §7.3).
+    // It bypasses the shared cache, or with perUser is kept apart under the user's id.
+    const user = s.o.perUser === true ? facts.user : undefined;
+    if (user === undefined) return bypass(s, ctx);
+    key = userKey(key, user);
   }
   // Node already gives lowercase names with repeated lines joined; only Set-Cookie stays a list.
   const reqHeaders =
@@ -70,6 +81,14 @@ async function handle(
     return;
   }
   await lookup(s, { req, res, ctx, store: undefined, key, method, reqHeaders }, s.coalesce);
+}
+
+/** Forwards without the cache (RFC 9211 fwd=bypass): nothing stored, nothing served. */
+function bypass(s: CacheState, ctx: CacheRequestContext): void {
+  ctx.forward({
+    onHead: (status, headers) =>
+      pass(`fwd=bypass; fwd-status=${status}`, downstreamFixes(s, toHeaderMap(headers))),
+  });
 }
 
 async function open(s: CacheState): Promise<void> {

@@ -62,3 +62,23 @@ export function primaryKeyOf(proto: 'http' | 'https', host: string, url: string)
     return undefined;
   }
 }
+
+/** Separates a primary key from the user it is kept for (a newline cannot occur in a URI). */
+const USER_SEP = '\nuser=';
+
+/** The key of a response kept for one authenticated user (cache.perUser): the primary key plus the user id. */
+export function userKey(primary: string, user: string): string {
+  return `${primary}${USER_SEP}${encodeURIComponent(user)}`;
+}
+
+/** The primary key of another URI for the same user as `key` (the invalidations of §4.4). */
+export function sameUserKey(key: string, otherPrimary: string): string {
+  const at = key.indexOf(USER_SEP);
+  return at === -1 ? otherPrimary : otherPrimary + key.slice(at);
+}
+
+/** The target URI of a key (without `GET ` and the user). */
+export function keyUri(key: string): string {
+  const at = key.indexOf(USER_SEP);
+  return key.slice(4, at === -1 ? undefined : at);
+}

@@ -5,7 +5,7 @@ import { policyHeaders } from '../../../cache/targeted.js';
 import { hasDirective, parseCacheControl } from '../../../http/cache-control.js';
 import { parseIp } from '../../../http/ip.js';
 import { ERRORS, sendError } from '../../errors.js';
-import { primaryKey } from './keys.js';
+import { keyUri, primaryKey, sameUserKey } from './keys.js';
 import {
   type CacheRequestContext,
   type CacheState,
@@ -31,12 +31,14 @@ export function forwardUnsafe(s: CacheState, x: Exchange): void {
     requestHeaders: upstreamExtras(s, reqHeaders),
     onHead: (status, upHeaders) => {
       const headers = upstreamHeaders(x, status, upHeaders);
-      const targetUri = key.slice(4);
+      const targetUri = keyUri(key);
       const uris = invalidationUris({ method, status, targetUri, responseHeaders: headers });
-      for (const u of uris) noteInvalidated(s, `GET ${u}`);
-      if (uris.length > 0 && x.store !== undefined) {
+      // A user's own entries (perUser): other users' copies expire on their own, as in their private caches.
+      const keys = uris.map((u) => sameUserKey(key, `GET ${u}`));
+      for (const k of keys) noteInvalidated(s, k);
+      if (keys.length > 0 && x.store !== undefined) {
         const store = x.store;
-        void Promise.all(uris.map((u) => store.delete(`GET ${u}`))).catch((err) =>
+        void Promise.all(keys.map((k) => store.delete(k))).catch((err) =>
           s.warn(err, 'cache invalidation failed'),
         );
       }

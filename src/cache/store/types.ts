@@ -30,6 +30,11 @@ export interface EntryMeta {
    */
   readonly discardAfterMs?: number;
   /**
+   * The stored response is stale whatever its freshness says (RFC 9111 §4.3.5: a HEAD answer that
+   * disagrees with it); it is revalidated before it is served again.
+   */
+  readonly markedStale?: true;
+  /**
    * Purge tags (surrogate keys, from `Cache-Tag`), already parsed and lowercased by the caller: a
    * `purge({ tag })` removes every entry listing `tag`. Undefined or empty: purged by key only.
    */

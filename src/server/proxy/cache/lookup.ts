@@ -62,6 +62,8 @@ export async function lookup(s: CacheState, x: Exchange, mayWait: boolean): Prom
   }
   const stored = entry.meta.response;
   const nowMs = Date.now();
+  // §4.3.5: a disagreeing HEAD answer marked it stale.
+  if (entry.meta.markedStale === true) return upstream(s, x, 'stale', entry, mayWait, entry);
   if (reqHeaders['cache-control'] === undefined && reqHeaders.pragma === undefined) {
     // The hit path: a plain request and a response fresh until a known time (memoised per response).
     const until = timingOf(s, stored).plainUntilMs;

@@ -212,7 +212,11 @@ function staleOnError(s: CacheState, f: Fetch, status: string, unreachable: bool
   return true;
 }
 
-/** §4.3.5: freshen a stored GET response with the fields of a 200 to HEAD that selects it. */
+/**
+ * §4.3.5: a 200 to HEAD freshens the stored GET response it selects only when its validators and
+ * Content-Length agree with it; otherwise ("the cache SHOULD ... mark it stale") the stored response
+ * is marked stale and never rewritten, so one client's HEAD cannot change what others are served.
+ */
 function freshenFromHead(
   s: CacheState,
   x: Exchange,
@@ -221,17 +225,31 @@ function freshenFromHead(
   requestTimeMs: number,
   responseTimeMs: number,
 ): void {
-  if (selectForUpdate([entry.meta.response], headers).length === 0) return;
-  const response = freshenStored(entry.meta.response, headers, requestTimeMs, responseTimeMs);
-  x.store!.updateMeta(x.key, entry.id, metaFor(s, entry.meta, response)).catch((err) =>
-    s.warn(err, 'cache update failed'),
-  );
+  const stored = entry.meta.response;
+  const agrees =
+    selectForUpdate([stored], headers).length > 0 && headAgrees(stored.headers, headers, entry.bodyBytes);
+  const meta: EntryMeta = agrees
+    ? metaFor(s, entry.meta, freshenStored(stored, headers, requestTimeMs, responseTimeMs))
+    : { ...entry.meta, markedStale: true };
+  x.store!.updateMeta(x.key, entry.id, meta).catch((err) => s.warn(err, 'cache update failed'));
+}
+
+/** Whether a HEAD answer's ETag, Last-Modified and Content-Length are those of the stored response. */
+export function headAgrees(stored: HeaderMap, head: HeaderMap, bodyBytes: number): boolean {
+  for (const name of ['etag', 'last-modified']) {
+    const a = getHeader(stored, name);
+    const b = getHeader(head, name);
+    if (a !== b) return false;
+  }
+  const length = getHeader(head, 'content-length');
+  return length === undefined || Number(length) === bodyBytes;
 }
 
 /** The entry's meta with a freshened response; purge tags follow the newest Cache-Tag (§3.2). */
 function metaFor(s: CacheState, meta: EntryMeta, response: StoredResponse): EntryMeta {
   const tags = parseTags(getHeader(response.headers, s.tagHeader));
-  const { tags: _old, ...rest } = meta;
+  // A freshened response is no longer marked stale (§4.3.4 validated it).
+  const { tags: _old, markedStale: _stale, ...rest } = meta;
   return { ...rest, response, ...(tags.length > 0 ? { tags } : {}) };
 }
 

@@ -59,7 +59,7 @@ export function tryHit(s: CacheState, req: IncomingMessage, res: ServerResponse)
   if (key === undefined) return false;
   if (store.findVariantSync === undefined) return false;
   const entry = checkedVariant(store.findVariantSync(key, secondaryKeyOf(h)).entry, h);
-  if (entry === undefined) return false;
+  if (entry === undefined || entry.meta.markedStale === true) return false;
   const response = entry.meta.response;
   // Only a response whose fields serveStored has worked out already (its first hit goes there).
   const plain = s.sentFlat.get(response);

@@ -7,7 +7,7 @@ import {
   parseCacheControl,
   parseDeltaSeconds,
 } from '../http/cache-control.js';
-import { parseHttpDate } from '../http/dates.js';
+import { parseCacheDate } from './dates.js';
 import { isHeuristicallyCacheable } from './storable.js';
 import { getHeader, type StoredResponse } from './types.js';
 
@@ -51,7 +51,7 @@ export function freshness(stored: StoredResponse, shared: boolean, opts?: Freshn
     // §4.2.1: Expires minus Date; with no (valid) Date, the time the message was received
     // (RFC 9110 §6.6.1). §5.3: an invalid Expires (e.g. "0", or two joined field lines) is a time in
     // the past: already stale.
-    const expiresMs = parseHttpDate(expires, stored.responseTimeMs);
+    const expiresMs = parseCacheDate(expires, stored.responseTimeMs);
     if (expiresMs === null) return { lifetimeSec: 0, source: 'expires' };
     const dateMs = dateValueMs(stored);
     return { lifetimeSec: Math.max(0, (expiresMs - dateMs) / 1000), source: 'expires' };
@@ -59,7 +59,7 @@ export function freshness(stored: StoredResponse, shared: boolean, opts?: Freshn
   // §4.2.2: heuristics only without explicit expiry, and only for a heuristically cacheable status
   // or a response marked explicitly cacheable (public, §5.2.2.9).
   if (isHeuristicallyCacheable(stored.status) || hasDirective(cc, 'public')) {
-    const lastModifiedMs = parseHttpDate(getHeader(stored.headers, 'last-modified'), stored.responseTimeMs);
+    const lastModifiedMs = parseCacheDate(getHeader(stored.headers, 'last-modified'), stored.responseTimeMs);
     if (lastModifiedMs !== null) {
       const fraction = opts?.heuristicFraction ?? DEFAULT_HEURISTIC_FRACTION;
       const capSec = opts?.heuristicCapSec ?? DEFAULT_HEURISTIC_CAP_SEC;
@@ -94,7 +94,7 @@ function fromDirective(cc: CacheControl, name: 's-maxage' | 'max-age'): Freshnes
 
 /** §4.2.3 date_value; a response without a valid Date is dated when it was received (RFC 9110 §6.6.1). */
 function dateValueMs(stored: StoredResponse): number {
-  return parseHttpDate(getHeader(stored.headers, 'date'), stored.responseTimeMs) ?? stored.responseTimeMs;
+  return parseCacheDate(getHeader(stored.headers, 'date'), stored.responseTimeMs) ?? stored.responseTimeMs;
 }
 
 /**

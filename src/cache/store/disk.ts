@@ -47,6 +47,7 @@ import {
   type EntryBody,
   type EntryMeta,
   type PurgeFilter,
+  PurgeIncompleteError,
   type PutResult,
   type SecondaryKeyOf,
   type StoredEntry,
@@ -468,7 +469,7 @@ class DiskStoreImpl implements DiskStore {
     const variants = this.#byKey.get(key);
     if (id === undefined) {
       this.#inflight.invalidate(key);
-      if (variants) await this.#drop([...variants.values()]);
+      if (variants) await this.#dropAll([...variants.values()]);
       return;
     }
     const record = variants?.get(id);
@@ -487,7 +488,7 @@ class DiskStoreImpl implements DiskStore {
         if ('all' in filter || key.startsWith(filter.keyPrefix)) matched.push(...variants.values());
       }
     }
-    await this.#drop(matched); // unindexes at once; removing the meta file makes it last
+    await this.#dropAll(matched); // unindexes at once; removing the meta file makes it last
     return matched.length;
   }
 
@@ -607,6 +608,17 @@ class DiskStoreImpl implements DiskStore {
   async #drop(records: readonly DiskRecord[]): Promise<void> {
     for (const record of records) this.#unindex(record);
     await Promise.all(records.map((r) => this.#removeFiles(r.name)));
+  }
+
+  /**
+   * Like #drop, but every record's files are tried: the records leave the index whatever happens to
+   * their files, and failures are reported together (PurgeIncompleteError).
+   */
+  async #dropAll(records: readonly DiskRecord[]): Promise<void> {
+    for (const record of records) this.#unindex(record);
+    const results = await Promise.allSettled(records.map((r) => this.#removeFiles(r.name)));
+    const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed.length > 0) throw new PurgeIncompleteError(records.length, failed.length, failed[0]!.reason);
   }
 
   /** Meta first: without it the entry no longer exists, whatever happens to the body removal. */

@@ -195,10 +195,26 @@ export interface StoreOptions {
 
 /** Misuse of a store (bad options, use after close). Stable `code`. */
 export class CacheStoreError extends Error {
-  readonly code: 'bad_store_options' | 'store_closed';
+  readonly code: 'bad_store_options' | 'store_closed' | 'purge_incomplete';
   constructor(code: CacheStoreError['code'], message: string) {
     super(message);
     this.name = 'CacheStoreError';
     this.code = code;
+  }
+}
+
+/**
+ * A purge or delete removed `purged` entries from the index (they are never served again) but could
+ * not remove the files of `errors` of them (a filesystem fault); `cause` is the first failure.
+ */
+export class PurgeIncompleteError extends CacheStoreError {
+  readonly purged: number;
+  readonly errors: number;
+  constructor(purged: number, errors: number, cause: unknown) {
+    super('purge_incomplete', `${errors} of ${purged} purged entries left files behind`);
+    this.name = 'PurgeIncompleteError';
+    this.purged = purged;
+    this.errors = errors;
+    this.cause = cause;
   }
 }

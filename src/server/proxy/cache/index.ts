@@ -107,7 +107,8 @@ async function open(s: CacheState): Promise<void> {
 async function close(s: CacheState): Promise<void> {
   if (s.storePromise !== undefined) {
     const store = await s.storePromise.catch(() => undefined);
-    await store?.close();
+    // A broken store folder must not stop the shutdown: what is lost is a cache.
+    await store?.close().catch((err) => s.warn(err, 'cache store close failed'));
   }
   if (s.tempDir !== undefined) await rm(s.tempDir, { recursive: true, force: true });
 }

@@ -1,6 +1,7 @@
 // Invalidation after unsafe requests (§4.4) and the PURGE method (one URL, a URL prefix, tags).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getHeader, type HeaderMap, invalidationUris } from '../../../cache/index.js';
+import { PurgeIncompleteError } from '../../../cache/store/types.js';
 import { policyHeaders } from '../../../cache/targeted.js';
 import { hasDirective, parseCacheControl } from '../../../http/cache-control.js';
 import { parseIp } from '../../../http/ip.js';
@@ -92,18 +93,33 @@ export async function purge(
   try {
     const store = await getStore(s);
     let purged = 0;
+    let errors = 0;
+    /** Entries leave the index even when their files cannot be removed: counted, logged, still 200. */
+    const count = async (run: () => Promise<number>): Promise<void> => {
+      try {
+        purged += await run();
+      } catch (err) {
+        if (!(err instanceof PurgeIncompleteError)) throw err;
+        s.warn(err, 'cache purge left files behind');
+        purged += err.purged;
+        errors += err.errors;
+      }
+    };
     if (tags.length > 0) {
       noteInvalidated(s, undefined);
-      for (const tag of tags) purged += await store.purge({ tag });
+      for (const tag of tags) await count(() => store.purge({ tag }));
     } else if (key.endsWith('*')) {
       noteInvalidated(s, undefined);
-      purged = await store.purge({ keyPrefix: key.slice(0, -1) });
+      await count(() => store.purge({ keyPrefix: key.slice(0, -1) }));
     } else {
       noteInvalidated(s, key);
-      purged = (await store.getVariants(key)).length;
-      await store.delete(key);
+      await count(async () => {
+        const n = (await store.getVariants(key)).length;
+        await store.delete(key);
+        return n;
+      });
     }
-    const body = `${JSON.stringify({ purged })}\n`;
+    const body = `${JSON.stringify(errors > 0 ? { purged, errors } : { purged })}\n`;
     res.writeHead(200, {
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(body),

@@ -180,6 +180,12 @@ export interface CacheState {
   readonly sentFields: WeakMap<StoredResponse, Record<string, string | string[]>>;
   /** The same as a flat name/value list without Content-Length, and the last head built from it. */
   readonly sentFlat: WeakMap<StoredResponse, PlainHead>;
+  /**
+   * The last write to the store failed (a full or broken disk): Cache-Status does not say `stored`
+   * until a write succeeds again. The head goes out before the body is written, so the first failing
+   * write cannot be known in time.
+   */
+  writesFailing: boolean;
   /** Looks a request up again (after waiting on a coalesced exchange); set by index.ts. */
   lookup: (x: Exchange, mayWait: boolean) => Promise<void>;
 }
@@ -217,6 +223,7 @@ export function createCacheState(o: ProxyCacheOptions, logger: Logger): CacheSta
     timings: new WeakMap(),
     sentFields: new WeakMap(),
     sentFlat: new WeakMap(),
+    writesFailing: false,
     lookup: () => Promise.reject(new Error('route cache not wired')),
   };
 }

@@ -141,8 +141,12 @@ export function storeOrPass(
       return;
     }
     x.store!.put(key, meta, Buffer.concat(chunks, bytes)).then(
-      () => done(),
+      (r) => {
+        if (r.stored) s.writesFailing = false;
+        done();
+      },
       (err) => {
+        s.writesFailing = true;
         done();
         s.warn(err, 'cache store failed');
       },
@@ -151,7 +155,8 @@ export function storeOrPass(
   if (detached) return { kind: 'swallow', onData, onEnd };
   return {
     kind: 'pass',
-    headers: { ...t.fixes, 'cache-status': `${NAME}; ${t.statusText}; stored` },
+    // RFC 9211 §2.5 `stored` only while writes succeed (see CacheState.writesFailing).
+    headers: { ...t.fixes, 'cache-status': `${NAME}; ${t.statusText}${s.writesFailing ? '' : '; stored'}` },
     onData,
     onEnd,
   };

@@ -165,7 +165,7 @@ export function decideServe(input: ServeInput): ServeDecision {
 /**
  * The local time (ms) before which `decideServe` says `fresh`, with nothing to omit, for every request
  * without Cache-Control and Pragma (no request directives, §5.2.1, §5.4). Null when no such time
- * exists (response no-cache, §5.2.2.4; an unusable Age). The inputs never change for a stored
+ * exists (response no-cache, §5.2.2.4). The inputs never change for a stored
  * response, so callers may memoise this per response and skip decideServe on plain requests:
  *   fresh  <=>  lifetime > corrected_initial_age + (now - response_time)   (§4.2, §4.2.3)
  */

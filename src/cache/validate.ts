@@ -1,7 +1,8 @@
 // Validation: conditional requests (RFC 9111 §4.3.1), freshening with a 304 (§4.3.4, §3.2).
-import { parseHttpDate } from '../http/dates.js';
+
 import { type EntityTag, formatEntityTag, parseEntityTag, strongMatch, weakMatch } from '../http/etag.js';
 import { splitList } from '../http/lists.js';
+import { parseCacheDate } from './dates.js';
 import { getHeader, type HeaderMap, type StoredResponse } from './types.js';
 
 /**
@@ -25,7 +26,7 @@ export function conditionalHeaders(storedVariants: readonly StoredResponse[]): R
   const only = storedVariants.length === 1 ? storedVariants[0] : undefined;
   if (only !== undefined) {
     const lastModified = getHeader(only.headers, 'last-modified');
-    if (lastModified !== undefined && parseHttpDate(lastModified, only.responseTimeMs) !== null) {
+    if (lastModified !== undefined && parseCacheDate(lastModified, only.responseTimeMs) !== null) {
       return { 'if-modified-since': lastModified.trim() };
     }
   }
@@ -127,13 +128,13 @@ export function selectForUpdate(
   }
   const lastModifiedText = getHeader(notModifiedHeaders, 'last-modified');
   if (lastModifiedText !== undefined) {
-    const ms = parseHttpDate(lastModifiedText);
+    const ms = parseCacheDate(lastModifiedText);
     if (ms === null) return [];
     return mostRecent(
       storedVariants.filter(
         (v) =>
           getHeader(v.headers, 'etag') === undefined &&
-          parseHttpDate(getHeader(v.headers, 'last-modified'), v.responseTimeMs) === ms,
+          parseCacheDate(getHeader(v.headers, 'last-modified'), v.responseTimeMs) === ms,
       ),
     );
   }

@@ -158,6 +158,21 @@ export const proxyRouteSchema = z
           .boolean()
           .default(true)
           .describe('Concurrent misses and revalidations of one URL wait for a single upstream request.'),
+        maxVariants: z
+          .number()
+          .int()
+          .min(1)
+          .default(32)
+          .describe(
+            'Stored variants (Vary, RFC 9111 §4.1) per URL at most; a new one beyond it evicts the least recently used.',
+          ),
+        perUser: z
+          .boolean()
+          .default(false)
+          .describe(
+            'Cache responses to requests let through by an auth rule, keyed by the authenticated user ' +
+              '(default: such requests bypass the shared cache).',
+          ),
         staleIfUnreachableSec: z
           .number()
           .int()

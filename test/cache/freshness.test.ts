@@ -201,14 +201,16 @@ describe('currentAgeSec (RFC 9111 §4.2.3)', () => {
     ],
     ['corrected_age_value when larger than apparent_age', { date: at(0), age: '100' }, 0, 1, 11, 111],
     ['Date in the future: apparent_age clamps to 0', { date: at(500) }, 0, 0, 5, 5],
-    ['non-numeric Age: unusable, infinitely old', { age: 'ten' }, 0, 0, 0, Infinity],
-    ['negative Age: unusable', { age: '-5' }, 0, 0, 0, Infinity],
-    ['float Age: unusable', { age: '7200.0' }, 0, 0, 0, Infinity],
-    ['Age with a parameter: unusable', { age: '7200;foo=bar' }, 0, 0, 0, Infinity],
-    ['joined Age lines (a list): unusable', { age: '7, 9' }, 0, 0, 0, Infinity],
-    ['Age: 0, 0 (a list): unusable', { age: '0, 0' }, 0, 0, 0, Infinity],
+    ['non-numeric Age: ignored (§5.1)', { age: 'ten' }, 0, 0, 0, 0],
+    ['negative Age: ignored', { age: '-5' }, 0, 0, 0, 0],
+    ['float Age: ignored', { age: '7200.0' }, 0, 0, 0, 0],
+    ['Age with a parameter: ignored', { age: '7200;foo=bar' }, 0, 0, 0, 0],
+    ['invalid Age ignored, apparent_age still counts', { date: at(-50), age: 'x' }, 0, 0, 0, 50],
+    ['joined Age lines (a list): the first member (§5.1)', { age: '7, 9' }, 0, 0, 0, 7],
+    ['Age: 0,7200: the first member', { age: '0,7200' }, 0, 0, 0, 0],
+    ['list with an invalid first member: ignored', { age: 'x, 9' }, 0, 0, 0, 0],
     ['Age with surrounding whitespace is one value', { age: ' 7 ' }, 0, 0, 0, 7],
-    ['empty Age: unusable', { age: '' }, 0, 0, 0, Infinity],
+    ['empty Age: ignored', { age: '' }, 0, 0, 0, 0],
     ['fractional seconds from the ms clock', {}, 0, 0.5, 1.75, 1.75],
   ];
   for (const [name, headers, reqSec, resSec, nowSec, expected] of cases) {
@@ -239,7 +241,8 @@ describe('freshEndMs (RFC 9111 §4.2, §4.2.3)', () => {
     ['Age shortens it', { 'cache-control': 'max-age=60', age: '20' }, 40],
     ['already stale: in the past', { 'cache-control': 'max-age=60', age: '100' }, -40],
     ['no freshness: now', {}, 0],
-    ['unusable Age: never fresh', { 'cache-control': 'max-age=60', age: '1, 2' }, Number.NEGATIVE_INFINITY],
+    ['Age list: its first member shortens it (§5.1)', { 'cache-control': 'max-age=60', age: '1, 2' }, 59],
+    ['invalid Age: ignored (§5.1)', { 'cache-control': 'max-age=60', age: '-1' }, 60],
   ];
   for (const [name, headers, endSec] of cases) {
     it(name, () => {

@@ -422,7 +422,7 @@ describe('plainFreshUntilMs agrees with decideServe on plain requests (§4.2)', 
     ['already stale by Age', { 'cache-control': 'max-age=60', age: '100' }],
     ['no-cache', { 'cache-control': 'max-age=60, no-cache' }],
     ['qualified no-cache', { 'cache-control': 'max-age=60, no-cache="set-cookie"' }],
-    ['unusable Age', { 'cache-control': 'max-age=60', age: '1, 2' }],
+    ['Age list (first member, §5.1)', { 'cache-control': 'max-age=60', age: '1, 2' }],
     ['nothing', {}],
   ];
   for (const [name, headers] of responses) {

@@ -36,6 +36,8 @@ import {
   InflightPuts,
   isDiscarded,
   newestFirst,
+  VariantIndex,
+  varyOf,
   wholeBody,
 } from './shared.js';
 import {
@@ -45,9 +47,12 @@ import {
   type EntryBody,
   type EntryMeta,
   type PurgeFilter,
+  PurgeIncompleteError,
   type PutResult,
+  type SecondaryKeyOf,
   type StoredEntry,
   type StoreOptions,
+  type VariantMatch,
 } from './types.js';
 
 export interface DiskStoreOptions extends StoreOptions {
@@ -130,6 +135,7 @@ export interface DiskStore extends CacheStore {
   /** The folder the store keeps its files in. */
   readonly dir: string;
   getVariantsSync(key: string): StoredEntry[];
+  findVariantSync(key: string, secondaryKey: SecondaryKeyOf): VariantMatch;
   openBodySync(entry: StoredEntry): EntryBody | null | undefined;
 }
 
@@ -143,6 +149,9 @@ class DiskStoreImpl implements DiskStore {
   readonly #byKey = new Map<string, Map<string, DiskRecord>>();
   /** Entries listing each purge tag, so a tag purge does not scan every entry. */
   readonly #byTag = new Map<string, Set<DiskRecord>>();
+  /** The entries of each primary key by secondary key (§4.1), in order of use. */
+  readonly #variantIndex = new VariantIndex<DiskRecord>();
+  readonly #maxVariants: number;
   /** Entries whose lastAccessMs is not yet on disk as the meta file's mtime. */
   readonly #unsavedAccess = new Set<DiskRecord>();
   readonly #inflight = new InflightPuts();
@@ -162,6 +171,7 @@ class DiskStoreImpl implements DiskStore {
     this.#maxSizeBytes = options.maxSizeBytes;
     this.#maxEntryBytes = options.maxEntryBytes;
     this.#nowMs = options.nowMs ?? Date.now;
+    this.#maxVariants = options.maxVariantsPerKey ?? Number.POSITIVE_INFINITY;
     this.#hotMaxBytes = Math.min(
       options.memoryCacheBytes ?? DEFAULT_MEMORY_CACHE_BYTES,
       options.maxSizeBytes,
@@ -194,6 +204,17 @@ class DiskStoreImpl implements DiskStore {
     const { found, discarded } = this.#variants(key);
     if (discarded.length > 0) void this.#track(this.#drop(discarded)).catch(() => {});
     return found;
+  }
+
+  findVariant(key: string, secondaryKey: SecondaryKeyOf): Promise<VariantMatch> {
+    return this.#track(this.#findVariantAsync(key, secondaryKey));
+  }
+
+  /** The index is in memory: the same as findVariant without waiting for a discarded file to go. */
+  findVariantSync(key: string, secondaryKey: SecondaryKeyOf): VariantMatch {
+    const { match, discarded } = this.#select(key, secondaryKey);
+    if (discarded.length > 0) void this.#track(this.#drop(discarded)).catch(() => {});
+    return match;
   }
 
   /** A body in the memory tier; undefined when it would take a file read (see openBody). */
@@ -249,6 +270,36 @@ class DiskStoreImpl implements DiskStore {
     const { found, discarded } = this.#variants(key);
     if (discarded.length > 0) await this.#drop(discarded);
     return found;
+  }
+
+  async #findVariantAsync(key: string, secondaryKey: SecondaryKeyOf): Promise<VariantMatch> {
+    const { match, discarded } = this.#select(key, secondaryKey);
+    if (discarded.length > 0) await this.#drop(discarded);
+    return match;
+  }
+
+  /** The entry of `key` a request selects (see CacheStore.findVariant), a use, and hits past discardAfterMs. */
+  #select(key: string, secondaryKey: SecondaryKeyOf): { match: VariantMatch; discarded: DiskRecord[] } {
+    this.#assertOpen();
+    const { found, any } = this.#variantIndex.candidates(key, secondaryKey);
+    const nowMs = this.#nowMs();
+    const discarded: DiskRecord[] = [];
+    let best: { secondary: string; item: DiskRecord } | undefined;
+    for (const hit of found) {
+      if (isDiscarded(hit.item.entry.meta, nowMs)) discarded.push(hit.item);
+      else if (
+        best === undefined ||
+        hit.item.entry.meta.response.responseTimeMs > best.item.entry.meta.response.responseTimeMs
+      )
+        best = hit;
+    }
+    if (best !== undefined) {
+      this.#touch(best.item, nowMs);
+      this.#variantIndex.touch(key, best.secondary);
+    }
+    const entry = best?.item.entry;
+    const other = any !== undefined && !discarded.includes(any) ? any.entry : undefined;
+    return { match: { entry, any: entry ?? other }, discarded };
   }
 
   /** The live entries of `key`, newest first (each a use), and those past discardAfterMs. */
@@ -323,11 +374,19 @@ class DiskStoreImpl implements DiskStore {
       // The new response replaces the stored one it would be selected in place of (same secondary key).
       const replaced = this.#findVariant(key, meta.varyKey);
       if (replaced) this.#unindex(replaced);
+      // A new variant beyond the cap evicts the least recently used one of the key.
+      const overCap: DiskRecord[] = [];
+      while (this.#variantIndex.count(key) >= this.#maxVariants) {
+        const oldest = this.#variantIndex.oldest(key)!;
+        this.#unindex(oldest);
+        overCap.push(oldest);
+      }
       this.#index(record);
       this.#unsavedAccess.add(record);
       if (kept !== undefined) this.#hotSet(record, concat(kept, bodyBytes));
       const evicted = this.#evictOverBound();
-      await Promise.all([...(replaced ? [replaced] : []), ...evicted].map((r) => this.#removeFiles(r.name)));
+      const gone = [...(replaced ? [replaced] : []), ...overCap, ...evicted];
+      await Promise.all(gone.map((r) => this.#removeFiles(r.name)));
       return { stored: true, entry };
     } finally {
       inflight.finish();
@@ -410,7 +469,7 @@ class DiskStoreImpl implements DiskStore {
     const variants = this.#byKey.get(key);
     if (id === undefined) {
       this.#inflight.invalidate(key);
-      if (variants) await this.#drop([...variants.values()]);
+      if (variants) await this.#dropAll([...variants.values()]);
       return;
     }
     const record = variants?.get(id);
@@ -429,7 +488,7 @@ class DiskStoreImpl implements DiskStore {
         if ('all' in filter || key.startsWith(filter.keyPrefix)) matched.push(...variants.values());
       }
     }
-    await this.#drop(matched); // unindexes at once; removing the meta file makes it last
+    await this.#dropAll(matched); // unindexes at once; removing the meta file makes it last
     return matched.length;
   }
 
@@ -452,10 +511,7 @@ class DiskStoreImpl implements DiskStore {
   }
 
   #findVariant(key: string, varyKey: string): DiskRecord | undefined {
-    for (const record of this.#byKey.get(key)?.values() ?? []) {
-      if (record.entry.meta.varyKey === varyKey) return record;
-    }
-    return undefined;
+    return this.#variantIndex.get(key, varyKey);
   }
 
   #index(record: DiskRecord): void {
@@ -464,6 +520,7 @@ class DiskStoreImpl implements DiskStore {
     let variants = this.#byKey.get(key);
     if (!variants) this.#byKey.set(key, (variants = new Map()));
     variants.set(id, record);
+    this.#variantIndex.add(key, record.entry.meta.varyKey, varyOf(record.entry.meta), record);
     this.#tag(record);
     this.#totalBytes += record.entry.bodyBytes + record.metaBytes;
   }
@@ -475,6 +532,7 @@ class DiskStoreImpl implements DiskStore {
     const variants = this.#byKey.get(key);
     variants?.delete(id);
     if (variants?.size === 0) this.#byKey.delete(key);
+    this.#variantIndex.remove(key, record.entry.meta.varyKey, record);
     this.#untag(record);
     this.#unsavedAccess.delete(record);
     this.#totalBytes -= record.entry.bodyBytes + record.metaBytes;
@@ -550,6 +608,17 @@ class DiskStoreImpl implements DiskStore {
   async #drop(records: readonly DiskRecord[]): Promise<void> {
     for (const record of records) this.#unindex(record);
     await Promise.all(records.map((r) => this.#removeFiles(r.name)));
+  }
+
+  /**
+   * Like #drop, but every record's files are tried: the records leave the index whatever happens to
+   * their files, and failures are reported together (PurgeIncompleteError).
+   */
+  async #dropAll(records: readonly DiskRecord[]): Promise<void> {
+    for (const record of records) this.#unindex(record);
+    const results = await Promise.allSettled(records.map((r) => this.#removeFiles(r.name)));
+    const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed.length > 0) throw new PurgeIncompleteError(records.length, failed.length, failed[0]!.reason);
   }
 
   /** Meta first: without it the entry no longer exists, whatever happens to the body removal. */

@@ -8,6 +8,8 @@ import {
   InflightPuts,
   isDiscarded,
   newestFirst,
+  VariantIndex,
+  varyOf,
   wholeBody,
 } from './shared.js';
 import {
@@ -18,8 +20,10 @@ import {
   type EntryMeta,
   type PurgeFilter,
   type PutResult,
+  type SecondaryKeyOf,
   type StoredEntry,
   type StoreOptions,
+  type VariantMatch,
 } from './types.js';
 
 export type MemoryStoreOptions = StoreOptions;
@@ -57,6 +61,9 @@ class MemoryStore implements CacheStore {
   readonly #idsByKey = new Map<string, Set<string>>();
   /** Ids of the entries listing each purge tag, so a tag purge does not scan every entry. */
   readonly #idsByTag = new Map<string, Set<string>>();
+  /** Ids of the entries of each primary key by secondary key (§4.1), in order of use. */
+  readonly #variants = new VariantIndex<string>();
+  readonly #maxVariants: number;
   readonly #inflight = new InflightPuts();
   #closed = false;
 
@@ -65,6 +72,7 @@ class MemoryStore implements CacheStore {
     this.#maxSizeBytes = options.maxSizeBytes;
     this.#maxEntryBytes = options.maxEntryBytes;
     this.#nowMs = options.nowMs ?? Date.now;
+    this.#maxVariants = options.maxVariantsPerKey ?? Number.POSITIVE_INFINITY;
     this.#lru = new LRUCache<string, MemoryRecord>({
       maxSize: options.maxSizeBytes,
       // 'set' is an updateMeta replacing the record under the same id: the entry stays under its key,
@@ -96,6 +104,33 @@ class MemoryStore implements CacheStore {
     return found.length > 1 ? newestFirst(found) : found;
   }
 
+  async findVariant(key: string, secondaryKey: SecondaryKeyOf): Promise<VariantMatch> {
+    return this.findVariantSync(key, secondaryKey);
+  }
+
+  findVariantSync(key: string, secondaryKey: SecondaryKeyOf): VariantMatch {
+    this.#assertOpen();
+    const { found, any } = this.#variants.candidates(key, secondaryKey);
+    const nowMs = this.#nowMs();
+    let best: StoredEntry | undefined;
+    let bestSecondary = '';
+    for (const { secondary, item: id } of found) {
+      const record = this.#lru.get(id); // a use: moves it to the recent end
+      if (!record) continue;
+      if (isDiscarded(record.entry.meta, nowMs)) {
+        this.#lru.delete(id);
+        continue;
+      }
+      const t = record.entry.meta.response.responseTimeMs;
+      if (best === undefined || t > best.meta.response.responseTimeMs) {
+        best = record.entry;
+        bestSecondary = secondary;
+      }
+    }
+    if (best !== undefined) this.#variants.touch(key, bestSecondary);
+    return { entry: best, any: best ?? (any === undefined ? undefined : this.#lru.peek(any)?.entry) };
+  }
+
   async put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {
     this.#assertOpen();
     const inflight = this.#inflight.begin(key, meta.tags);
@@ -114,13 +149,15 @@ class MemoryStore implements CacheStore {
       if (sizeBytes > this.#maxSizeBytes) return { stored: false, reason: 'too-large' };
       const entry: StoredEntry = { key, id: globalThis.crypto.randomUUID(), meta, bodyBytes };
       // The new response replaces the stored one it would be selected in place of (same secondary key).
-      for (const id of this.#idsByKey.get(key) ?? []) {
-        if (this.#lru.peek(id)?.entry.meta.varyKey === meta.varyKey) this.#lru.delete(id);
-      }
+      const replaced = this.#variants.get(key, meta.varyKey);
+      if (replaced !== undefined) this.#lru.delete(replaced);
+      // A new variant beyond the cap evicts the least recently used one of the key.
+      while (this.#variants.count(key) >= this.#maxVariants) this.#lru.delete(this.#variants.oldest(key)!);
       // A copy: the caller's chunks may be views into larger (pooled) buffers.
       const whole = concat(chunks, bodyBytes);
       this.#lru.set(entry.id, { entry, body: wholeBody(whole) }, { size: sizeBytes });
       addToIndex(this.#idsByKey, key, entry.id);
+      this.#variants.add(key, meta.varyKey, varyOf(meta), entry.id);
       this.#tag(entry);
       return { stored: true, entry };
     } finally {
@@ -204,6 +241,7 @@ class MemoryStore implements CacheStore {
 
   #unindex(entry: StoredEntry): void {
     removeFromIndex(this.#idsByKey, entry.key, entry.id);
+    this.#variants.remove(entry.key, entry.meta.varyKey, entry.id);
     this.#untag(entry);
   }
 

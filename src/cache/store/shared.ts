@@ -1,4 +1,5 @@
 // Helpers shared by the store implementations (not exported from the package).
+import { getHeader } from '../types.js';
 import {
   type BodySource,
   CacheStoreError,
@@ -22,6 +23,16 @@ export function checkStoreOptions(options: StoreOptions): void {
     throw new CacheStoreError(
       'bad_store_options',
       `maxEntryBytes must be an integer from 0 to maxSizeBytes (${maxSizeBytes}), got ${maxEntryBytes}`,
+    );
+  }
+  const { maxVariantsPerKey } = options;
+  if (
+    maxVariantsPerKey !== undefined &&
+    !(Number.isSafeInteger(maxVariantsPerKey) && maxVariantsPerKey >= 1)
+  ) {
+    throw new CacheStoreError(
+      'bad_store_options',
+      `maxVariantsPerKey must be a positive integer, got ${maxVariantsPerKey}`,
     );
   }
 }
@@ -118,4 +129,92 @@ export function wholeBody(body: Uint8Array): EntryBody {
       if (body.byteLength > 0) yield body;
     },
   };
+}
+
+/** The variants of one primary key (see VariantIndex). */
+interface KeyVariants<T> {
+  /** By secondary key (§4.1, `meta.varyKey`), least recently used first; each with the Vary it was indexed under. */
+  readonly bySecondary: Map<string, { readonly item: T; readonly vary: string }>;
+  /** How many variants carry each response Vary value ('' for none): usually one value per key. */
+  readonly varyCounts: Map<string, number>;
+}
+
+/**
+ * The variants of each primary key, indexed by secondary key, so that selecting one (§4.1) costs a
+ * map lookup per distinct response Vary value of the key, however many variants are stored; the
+ * order of use gives the least recently used variant when a key is over its cap.
+ */
+export class VariantIndex<T> {
+  readonly #byKey = new Map<string, KeyVariants<T>>();
+
+  get(key: string, secondary: string): T | undefined {
+    return this.#byKey.get(key)?.bySecondary.get(secondary)?.item;
+  }
+
+  count(key: string): number {
+    return this.#byKey.get(key)?.bySecondary.size ?? 0;
+  }
+
+  /** The least recently used variant of `key`. */
+  oldest(key: string): T | undefined {
+    const first = this.#byKey.get(key)?.bySecondary.values().next();
+    return first === undefined || first.done ? undefined : first.value.item;
+  }
+
+  /** Indexes `item` under `key` and `secondary`, replacing what was there; `vary` is its response Vary. */
+  add(key: string, secondary: string, vary: string, item: T): void {
+    let k = this.#byKey.get(key);
+    if (k === undefined) this.#byKey.set(key, (k = { bySecondary: new Map(), varyCounts: new Map() }));
+    this.remove(key, secondary);
+    k.bySecondary.set(secondary, { item, vary });
+    k.varyCounts.set(vary, (k.varyCounts.get(vary) ?? 0) + 1);
+  }
+
+  /** Removes the variant under `secondary`, when it is `item` (any item when omitted). */
+  remove(key: string, secondary: string, item?: T): void {
+    const k = this.#byKey.get(key);
+    const found = k?.bySecondary.get(secondary);
+    if (k === undefined || found === undefined || (item !== undefined && found.item !== item)) return;
+    k.bySecondary.delete(secondary);
+    const n = (k.varyCounts.get(found.vary) ?? 1) - 1;
+    if (n === 0) k.varyCounts.delete(found.vary);
+    else k.varyCounts.set(found.vary, n);
+    if (k.bySecondary.size === 0) this.#byKey.delete(key);
+  }
+
+  /** Marks a variant used (most recent). */
+  touch(key: string, secondary: string): void {
+    const m = this.#byKey.get(key)?.bySecondary;
+    const found = m?.get(secondary);
+    if (m === undefined || found === undefined) return;
+    m.delete(secondary);
+    m.set(secondary, found);
+  }
+
+  /**
+   * The candidates a request selects: for each distinct Vary value of `key`, the variant under the
+   * request's secondary key for it (`secondaryKey`, null: no match, §4.1 `Vary: *`). `any` is some
+   * variant of the key (undefined: none stored).
+   */
+  candidates(
+    key: string,
+    secondaryKey: (vary: string | undefined) => string | null,
+  ): { found: { secondary: string; item: T }[]; any: T | undefined } {
+    const k = this.#byKey.get(key);
+    const found: { secondary: string; item: T }[] = [];
+    if (k === undefined) return { found, any: undefined };
+    for (const vary of k.varyCounts.keys()) {
+      const secondary = secondaryKey(vary === '' ? undefined : vary);
+      if (secondary === null) continue;
+      const hit = k.bySecondary.get(secondary);
+      if (hit !== undefined) found.push({ secondary, item: hit.item });
+    }
+    const first = k.bySecondary.values().next();
+    return { found, any: first.done ? undefined : first.value.item };
+  }
+}
+
+/** The Vary value a variant is indexed under ('' for none). */
+export function varyOf(meta: EntryMeta): string {
+  return getHeader(meta.response.headers, 'vary') ?? '';
 }

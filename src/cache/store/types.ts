@@ -30,6 +30,11 @@ export interface EntryMeta {
    */
   readonly discardAfterMs?: number;
   /**
+   * The stored response is stale whatever its freshness says (RFC 9111 §4.3.5: a HEAD answer that
+   * disagrees with it); it is revalidated before it is served again.
+   */
+  readonly markedStale?: true;
+  /**
    * Purge tags (surrogate keys, from `Cache-Tag`), already parsed and lowercased by the caller: a
    * `purge({ tag })` removes every entry listing `tag`. Undefined or empty: purged by key only.
    */
@@ -45,6 +50,17 @@ export interface StoredEntry {
   readonly meta: EntryMeta;
   /** Length of the stored body in bytes. */
   readonly bodyBytes: number;
+}
+
+/** The request's secondary key (§4.1) for a response Vary value; null when no response with it matches. */
+export type SecondaryKeyOf = (vary: string | undefined) => string | null;
+
+/** What findVariant found. */
+export interface VariantMatch {
+  /** The selected entry, if any. */
+  readonly entry: StoredEntry | undefined;
+  /** Some live entry of the key (its Vary names the fields that tell variants apart); undefined when none is stored. */
+  readonly any: StoredEntry | undefined;
 }
 
 /** A body to store: whole, or streamed. Chunks must not be modified after they are yielded. */
@@ -106,6 +122,17 @@ export interface CacheStore {
    */
   getVariantsSync?(key: string): StoredEntry[];
   /**
+   * The entry of `key` a request selects (§4.1), without listing the variants: for each distinct
+   * response Vary value stored under `key` (usually one), `secondaryKey(vary)` gives the request's
+   * secondary key (`varyKey(vary, requestHeaders)`; null when it cannot match), which is looked up in
+   * an index; the newest response among the hits wins. The cost does not grow with the number of
+   * variants. Counts as a use of the entry found; an entry past `discardAfterMs` is dropped, not found.
+   * The caller still checks the entry's current Vary (an updateMeta may have changed it).
+   */
+  findVariant(key: string, secondaryKey: SecondaryKeyOf): Promise<VariantMatch>;
+  /** Optional: findVariant without a promise (see getVariantsSync). */
+  findVariantSync?(key: string, secondaryKey: SecondaryKeyOf): VariantMatch;
+  /**
    * Optional: openBody without a promise (see getVariantsSync). Null when the entry is gone;
    * undefined when the store cannot answer without I/O (a body on disk): then call openBody.
    */
@@ -157,16 +184,37 @@ export interface StoreOptions {
   readonly maxSizeBytes: number;
   /** Bodies longer than this are not stored (streamed through by the caller). At most `maxSizeBytes`. */
   readonly maxEntryBytes: number;
+  /**
+   * At most this many variants (secondary keys, §4.1) per primary key: a put of a new variant beyond
+   * it evicts the least recently used variant of that key. Default unbounded.
+   */
+  readonly maxVariantsPerKey?: number;
   /** The clock for `discardAfterMs` and access times; injected for tests. Default `Date.now`. */
   readonly nowMs?: () => number;
 }
 
 /** Misuse of a store (bad options, use after close). Stable `code`. */
 export class CacheStoreError extends Error {
-  readonly code: 'bad_store_options' | 'store_closed';
+  readonly code: 'bad_store_options' | 'store_closed' | 'purge_incomplete';
   constructor(code: CacheStoreError['code'], message: string) {
     super(message);
     this.name = 'CacheStoreError';
     this.code = code;
+  }
+}
+
+/**
+ * A purge or delete removed `purged` entries from the index (they are never served again) but could
+ * not remove the files of `errors` of them (a filesystem fault); `cause` is the first failure.
+ */
+export class PurgeIncompleteError extends CacheStoreError {
+  readonly purged: number;
+  readonly errors: number;
+  constructor(purged: number, errors: number, cause: unknown) {
+    super('purge_incomplete', `${errors} of ${purged} purged entries left files behind`);
+    this.name = 'PurgeIncompleteError';
+    this.purged = purged;
+    this.errors = errors;
+    this.cause = cause;
   }
 }

@@ -2,10 +2,10 @@
 // §13.2.2) and Range (§14) are evaluated against the stored response, so a 304, a 206 or a 416 can come
 // from the store as well as a 200.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseCacheDate } from '../../cache/dates.js';
 import type { EntryBody } from '../../cache/store/types.js';
 import { getHeader, type HeaderMap, type StoredResponse } from '../../cache/types.js';
 import { evaluateIfRange, evaluatePreconditions } from '../../http/conditional.js';
-import { parseHttpDate } from '../../http/dates.js';
 import { formatEntityTag, parseEntityTag } from '../../http/etag.js';
 import {
   type ByteRange,
@@ -54,13 +54,13 @@ export async function serveFromStore(s: ServeFromStore): Promise<void> {
       header('if-unmodified-since') !== undefined;
     const tag = parseEntityTag(getHeader(response.headers, 'etag') ?? '');
     const etag = tag === null ? undefined : formatEntityTag(tag);
-    const lastModifiedMs = parseHttpDate(getHeader(response.headers, 'last-modified')) ?? undefined;
+    const lastModifiedMs = parseCacheDate(getHeader(response.headers, 'last-modified')) ?? undefined;
     if (hasPreconditions) {
       // RFC 9110 §13.2.2: the client's preconditions against the stored representation. RFC 9111
       // §4.3.2: If-Modified-Since is compared with Last-Modified, else Date, else the time received.
       const imsDateMs =
         lastModifiedMs ??
-        parseHttpDate(getHeader(response.headers, 'date'), response.responseTimeMs) ??
+        parseCacheDate(getHeader(response.headers, 'date'), response.responseTimeMs) ??
         response.responseTimeMs;
       const onlyIms = header('if-unmodified-since') === undefined && header('if-match') === undefined;
       const pre = evaluatePreconditions({

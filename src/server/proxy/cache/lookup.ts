@@ -1,0 +1,143 @@
+// Looking a GET or HEAD up (RFC 9111 §4): select a stored variant (§4.1), serve it when fresh or
+// allowed stale, else revalidate (§4.3) or go upstream, waiting on an exchange already under way for
+// the same variant (coalesce.ts).
+import {
+  completeFromPartial,
+  decideServe,
+  getHeader,
+  type HeaderMap,
+  isFresh,
+} from '../../../cache/index.js';
+import type { StoredEntry, VariantMatch } from '../../../cache/store/types.js';
+import { hasDirective, parseCacheControl } from '../../../http/cache-control.js';
+import { coalesceKey, lead, waitFor } from './coalesce.js';
+import { fetchAndStore, revalidateInBackground } from './revalidate.js';
+import { checkedVariant, gatewayTimeout, secondaryKeyOf, serveStored } from './serve.js';
+import {
+  type CacheState,
+  downstreamFixes,
+  type Exchange,
+  getStore,
+  pass,
+  policyView,
+  timingOf,
+  upstreamExtras,
+} from './state.js';
+import { storeOrPass, upstreamHeaders } from './write.js';
+
+const NO_FIELDS: readonly string[] = Object.freeze([]);
+
+/** Finds a stored response for the request (§4) and serves it, or goes upstream. */
+export async function lookup(s: CacheState, x: Exchange, mayWait: boolean): Promise<void> {
+  const { res, key, reqHeaders } = x;
+  let match: VariantMatch;
+  try {
+    // A store answering from memory is read without a promise: the hit is served in this tick.
+    const now = s.storeNow;
+    const secondaryKey = secondaryKeyOf(reqHeaders);
+    if (now?.findVariantSync !== undefined) {
+      x.store = now;
+      match = now.findVariantSync(key, secondaryKey);
+    } else {
+      x.store = await getStore(s);
+      match = await x.store.findVariant(key, secondaryKey);
+    }
+  } catch (err) {
+    s.warn(err, 'cache lookup failed');
+    x.ctx.forward({ requestHeaders: upstreamExtras(s, reqHeaders) });
+    return;
+  }
+  if (res.destroyed) return;
+  const entry = checkedVariant(match.entry, reqHeaders);
+  const ranged = x.method === 'GET' && reqHeaders.range !== undefined;
+  if (entry === undefined) {
+    if (onlyIfCached(reqHeaders)) return gatewayTimeout(x);
+    const reason = match.any !== undefined ? 'vary-miss' : 'uri-miss';
+    if (ranged) {
+      // A full response to the same URL being fetched or stored right now will answer it.
+      if (mayWait && (await waitFor(s, x, coalesceKey(x, match.any)))) return;
+      return rangeMiss(s, x, reason);
+    }
+    return upstream(s, x, reason, undefined, mayWait, match.any);
+  }
+  const stored = entry.meta.response;
+  const nowMs = Date.now();
+  // §4.3.5: a disagreeing HEAD answer marked it stale.
+  if (entry.meta.markedStale === true) return upstream(s, x, 'stale', entry, mayWait, entry);
+  if (reqHeaders['cache-control'] === undefined && reqHeaders.pragma === undefined) {
+    // The hit path: a plain request and a response fresh until a known time (memoised per response).
+    const until = timingOf(s, stored).plainUntilMs;
+    if (until !== null && nowMs < until && (await serveStored(s, x, entry, NO_FIELDS, 'hit'))) return;
+  }
+  const view = policyView(s, stored);
+  const d = decideServe({
+    stored: view,
+    requestHeaders: reqHeaders,
+    nowMs,
+    shared: true,
+    freshness: s.freshness,
+  });
+  if (d.kind === 'fresh' || d.kind === 'stale-ok') {
+    let status = 'hit';
+    if (d.kind === 'stale-ok') {
+      status = `hit; detail=${d.reason}`;
+      // RFC 5861 §3: serve stale now, revalidate in the background.
+      if (d.reason === 'stale-while-revalidate') revalidateInBackground(s, x, entry);
+    }
+    if (await serveStored(s, x, entry, d.omitHeaders, status)) return;
+    return upstream(s, x, 'uri-miss', undefined, false, undefined);
+  }
+  if (d.kind === 'miss-only-if-cached') return gatewayTimeout(x);
+  // Revalidate (§4.3): stale, or the client asked for it (then the client's request is not shared).
+  const reason = isFresh(view, nowMs, true, s.freshness) ? 'request' : 'stale';
+  return upstream(s, x, reason, entry, mayWait && reason === 'stale', entry);
+}
+
+/**
+ * Goes upstream, or waits for an exchange already under way for the same key and variant and then
+ * looks again (§4: one response can serve them all). `like` is a stored variant whose Vary names the
+ * request fields that tell variants apart.
+ */
+async function upstream(
+  s: CacheState,
+  x: Exchange,
+  reason: string,
+  entry: StoredEntry | undefined,
+  mayWait: boolean,
+  like: StoredEntry | undefined,
+): Promise<void> {
+  const ckey = mayWait ? coalesceKey(x, like) : undefined;
+  if (ckey !== undefined && (await waitFor(s, x, ckey))) return;
+  // Only GET leads: HEAD may wait for a GET under way, never the other way round.
+  fetchAndStore(s, x, reason, entry, ckey !== undefined && x.method === 'GET' ? lead(s, ckey) : undefined);
+}
+
+/**
+ * A Range request with nothing stored goes upstream as it is. Its answer is stored when it is the
+ * complete response: a 200 (the origin ignored Range, or If-Range failed), or a 206 carrying every
+ * byte (completeFromPartial, §3.3). Other answers pass through unstored; a later full GET fills the
+ * cache (parts are not combined, §3.4).
+ */
+function rangeMiss(s: CacheState, x: Exchange, reason: string): void {
+  const requestTimeMs = Date.now();
+  const sentAt = s.invalidations;
+  const hadIfRange = x.reqHeaders['if-range'] !== undefined;
+  x.ctx.forward({
+    requestHeaders: upstreamExtras(s, x.reqHeaders),
+    onHead: (status, upHeaders) => {
+      const responseTimeMs = Date.now();
+      const headers = upstreamHeaders(x, status, upHeaders);
+      const statusText = `fwd=${reason}; fwd-status=${status}`;
+      const fixes = downstreamFixes(s, headers);
+      const complete =
+        status === 200 ? headers : status === 206 ? completeFromPartial(headers, hadIfRange) : null;
+      if (complete === null) return pass(statusText, fixes);
+      const t = { statusText, fixes, done: () => {}, detached: false, sentAt };
+      return storeOrPass(s, x, 'GET', 200, complete, requestTimeMs, responseTimeMs, t);
+    },
+  });
+}
+
+function onlyIfCached(reqHeaders: HeaderMap): boolean {
+  return hasDirective(parseCacheControl(getHeader(reqHeaders, 'cache-control')), 'only-if-cached');
+}

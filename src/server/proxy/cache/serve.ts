@@ -1,0 +1,213 @@
+// Serving a stored response (RFC 9111 §4): Age (§5.1), Cache-Status (RFC 9211), the memoised fields
+// of plain hits, and the hit path without a promise (tryHit).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  ageFieldSeconds,
+  getHeader,
+  type HeaderMap,
+  matchesVary,
+  type StoredResponse,
+  varyKey,
+} from '../../../cache/index.js';
+import type { SecondaryKeyOf, StoredEntry } from '../../../cache/store/types.js';
+import { requestFacts } from '../../context.js';
+import { ERRORS, sendError } from '../../errors.js';
+import { logCacheStatus } from '../../log.js';
+import { isPlainRead, serveFromStore } from '../cache-serve.js';
+import { primaryKey } from './keys.js';
+import {
+  type CacheState,
+  downstreamFixes,
+  type Exchange,
+  NAME,
+  type PlainHead,
+  setFields,
+  type Timing,
+  timingOf,
+  toIncoming,
+} from './state.js';
+
+/** The request's secondary key (§4.1) for a stored response's Vary. */
+export function secondaryKeyOf(reqHeaders: HeaderMap): SecondaryKeyOf {
+  return (vary) => varyKey(vary, reqHeaders);
+}
+
+/**
+ * §4.1: the entry the store's variant index selects, when its current Vary still matches (a 304 may
+ * have changed it since it was indexed). One index lookup per distinct Vary value, never a scan.
+ */
+export function checkedVariant(
+  entry: StoredEntry | undefined,
+  reqHeaders: HeaderMap,
+): StoredEntry | undefined {
+  if (entry === undefined) return undefined;
+  const vary = getHeader(entry.meta.response.headers, 'vary');
+  return matchesVary(vary, entry.meta.varyHeaders, reqHeaders) ? entry : undefined;
+}
+
+/** The hit path without a promise (see RouteCache.tryHit). */
+export function tryHit(s: CacheState, req: IncomingMessage, res: ServerResponse): boolean {
+  const store = s.storeNow;
+  if (store?.openBodySync === undefined) return false;
+  const h = req.headers as HeaderMap;
+  if (req.method !== 'GET' || h['cache-control'] !== undefined || h.pragma !== undefined) return false;
+  if (!isPlainRead(h) || req.headers['set-cookie'] !== undefined) return false;
+  if (res.destroyed || res.getHeaderNames().length !== 0) return false;
+  // Let through by an auth rule: bypassed, or kept per user (see handle in index.ts).
+  if (requestFacts(req).authorized === true) return false;
+  const key = primaryKey(req);
+  if (key === undefined) return false;
+  if (store.findVariantSync === undefined) return false;
+  const entry = checkedVariant(store.findVariantSync(key, secondaryKeyOf(h)).entry, h);
+  if (entry === undefined || entry.meta.markedStale === true) return false;
+  const response = entry.meta.response;
+  // Only a response whose fields serveStored has worked out already (its first hit goes there).
+  const plain = s.sentFlat.get(response);
+  if (plain === undefined) return false;
+  const nowMs = Date.now();
+  const t = timingOf(s, response);
+  if (t.plainUntilMs === null || nowMs >= t.plainUntilMs) return false;
+  const body = store.openBodySync(entry);
+  if (body?.whole === undefined) return false;
+  writePlainHit(s, res, key, response, t, plain, body.whole, 'hit', nowMs);
+  return true;
+}
+
+/** RFC 9211 §2.6: ttl, the remaining freshness in seconds (negative when stale); none when unknown. */
+function ttlOf(t: Timing, nowMs: number): number | undefined {
+  return Number.isFinite(t.endMs) ? Math.ceil((t.endMs - nowMs) / 1000) : undefined;
+}
+
+/** Cache-Status (RFC 9211 §2.1) for a stored response served now; §2.7 key when configured. */
+function cacheStatusOf(s: CacheState, key: string, status: string, ttl: number | undefined): string {
+  let out = `${NAME}; ${status}`;
+  if (ttl !== undefined) out += `; ttl=${ttl}`;
+  if (s.o.statusKey === true) out += `; key=${JSON.stringify(key)}`;
+  return out;
+}
+
+/** Age (§5.1) in seconds: current_age (§4.2.3) from the memoised initial age plus the resident time. */
+function ageSecOf(response: StoredResponse, t: Timing, nowMs: number): number {
+  return ageFieldSeconds(t.initialAgeSec + (nowMs - response.responseTimeMs) / 1000);
+}
+
+/**
+ * Writes a whole stored response to a plain GET: the memoised fields, Age, Cache-Status and the body
+ * in one write. The head list is rebuilt only when Age or Cache-Status changed since the last one.
+ */
+function writePlainHit(
+  s: CacheState,
+  res: ServerResponse,
+  key: string,
+  response: StoredResponse,
+  t: Timing,
+  plain: PlainHead,
+  whole: Uint8Array,
+  status: string,
+  nowMs: number,
+): void {
+  const ageSec = ageSecOf(response, t, nowMs);
+  const ttl = ttlOf(t, nowMs);
+  let head = plain.last;
+  if (
+    head === undefined ||
+    plain.lastAgeSec !== ageSec ||
+    plain.lastTtl !== ttl ||
+    plain.lastWord !== status
+  ) {
+    const noBody = response.status === 204 || response.status === 304;
+    const cacheStatus = cacheStatusOf(s, key, status, ttl);
+    head = plain.fields.concat('age', String(ageSec), 'cache-status', cacheStatus);
+    if (!noBody) head.push('content-length', String(whole.byteLength));
+    plain.last = head;
+    plain.lastAgeSec = ageSec;
+    plain.lastTtl = ttl;
+    plain.lastWord = status;
+    plain.lastStatus = cacheStatus;
+  }
+  res.writeHead(response.status, head);
+  res.end(response.status === 204 || response.status === 304 ? undefined : whole);
+  logCacheStatus(res, plain.lastStatus);
+}
+
+/**
+ * Answers from the store (§4): the stored status and headers, Age (§5.1), the body unless HEAD;
+ * the client's preconditions and Range are evaluated against the stored response (cache-serve.ts).
+ * False when the body is gone (evicted meanwhile): the caller forwards instead.
+ */
+export async function serveStored(
+  s: CacheState,
+  x: Exchange,
+  entry: StoredEntry,
+  omit: readonly string[],
+  status: string,
+  response: StoredResponse = entry.meta.response,
+): Promise<boolean> {
+  const { res } = x;
+  const store = x.store!;
+  const body = store.openBodySync?.(entry) ?? (await store.openBody(entry));
+  if (body === null) return false;
+  if (res.destroyed || res.headersSent) {
+    await body.close();
+    return true;
+  }
+  const nowMs = Date.now();
+  // The fields sent for a stored response depend on it, its key (host, path) and the headers earlier
+  // steps set on `res`; with none of those and nothing to omit they are the same every time.
+  const plain = omit.length === 0 && res.getHeaderNames().length === 0;
+  let base = plain ? s.sentFields.get(response) : undefined;
+  if (base === undefined) {
+    base = x.ctx.responseHeaders(toIncoming(response.headers, omit));
+    setFields(base, downstreamFixes(s, response.headers));
+    if (plain) s.sentFields.set(response, base);
+  }
+  if (plain && body.whole !== undefined && x.method === 'GET' && isPlainRead(x.reqHeaders)) {
+    // The hit path (see tryHit, which takes the following ones without this function).
+    let flat = s.sentFlat.get(response);
+    if (flat === undefined) {
+      // Several lines of one field (Set-Cookie) stay one array value: when an earlier step has
+      // touched the response's fields, writeHead sets each pair of a flat list with setHeader,
+      // so a repeated name would keep only its last line.
+      const fields: (string | string[])[] = [];
+      for (const [name, v] of Object.entries(base)) if (name !== 'content-length') fields.push(name, v);
+      flat = { fields, last: undefined, lastAgeSec: -1, lastTtl: undefined, lastWord: '', lastStatus: '' };
+      s.sentFlat.set(response, flat);
+    }
+    writePlainHit(s, res, x.key, response, timingOf(s, response), flat, body.whole, status, nowMs);
+    return true;
+  }
+  const out = { ...base };
+  const t = timingOf(s, response);
+  out.age = String(ageSecOf(response, t, nowMs));
+  out['cache-status'] = cacheStatusOf(s, x.key, status, ttlOf(t, nowMs));
+  logCacheStatus(res, out['cache-status']);
+  try {
+    await serveFromStore({
+      req: x.req,
+      res,
+      method: x.method,
+      reqHeaders: x.reqHeaders,
+      response,
+      headers: out,
+      body,
+      nowMs,
+    });
+  } catch (err) {
+    s.warn(err, 'cache read failed');
+    res.destroy(err as Error);
+  }
+  return true;
+}
+
+/** 504 for only-if-cached with nothing usable stored (§5.2.1.7). */
+export function gatewayTimeout(x: Exchange): void {
+  const status = `${NAME}; detail=only-if-cached`;
+  sendError(
+    x.req,
+    x.res,
+    ERRORS.gatewayTimeout,
+    'The request asked for a stored response only (only-if-cached) and none is available.',
+    { 'cache-status': status },
+  );
+  logCacheStatus(x.res, status);
+}

@@ -672,22 +672,39 @@ describe('websocket endpoints', () => {
 });
 
 describe('websocket heartbeat', () => {
-  let h: Harness;
-  before(async () => {
-    h = await start([{ path: '/hb', mode: 'echo', heartbeatIntervalMs: 100 }]);
-  });
-  after(() => h.close());
-
   it('pings every interval; a client that never pongs is terminated, one that does stays', T, async () => {
-    const good = await open(h.url('/hb'));
-    const silent = await open(h.url('/hb'), { autoPong: false });
-    const { code } = await within(silent.closed, 'the silent client to be dropped');
-    assert.equal(code, 1006); // terminated: no close frame
-    assert.ok(silent.pings.length >= 1);
-    await eventually(() => good.pings.length >= 3, 'three pings');
-    assert.equal(good.ws.readyState, WebSocket.OPEN);
-    assert.equal(h.endpoints.clients('/hb'), 1);
-    good.ws.close();
+    // The interval runs on a mocked clock (setInterval only; setTimeout, sockets stay real): each tick
+    // is one heartbeat, so a loaded machine cannot make a pong miss its interval.
+    mock.timers.enable({ apis: ['setInterval'] });
+    let h: Harness | undefined;
+    try {
+      h = await start([{ path: '/hb', mode: 'echo', heartbeatIntervalMs: 100 }]);
+      const good = await open(h.url('/hb'));
+      const silent = await open(h.url('/hb'), { autoPong: false });
+      // An echo on the good client: its pong, sent before on the same stream, has reached the server.
+      const roundTrip = async (n: number) => {
+        await good.send(`rt${n}`);
+        assert.equal((await good.next()).text, `rt${n}`);
+      };
+      mock.timers.tick(100);
+      await eventually(() => good.pings.length === 1 && silent.pings.length === 1, 'the first pings');
+      await roundTrip(1);
+      mock.timers.tick(100); // the silent one never answered: terminated; the good one pinged again
+      const { code } = await within(silent.closed, 'the silent client to be dropped');
+      assert.equal(code, 1006); // terminated: no close frame
+      await eventually(() => good.pings.length === 2, 'the second ping');
+      await roundTrip(2);
+      mock.timers.tick(100);
+      await eventually(() => good.pings.length === 3, 'the third ping');
+      assert.equal(good.ws.readyState, WebSocket.OPEN);
+      const hh = h;
+      await eventually(() => hh.endpoints.clients('/hb') === 1, 'the count to drop to the good client');
+      good.ws.close();
+      await within(good.closed, 'the good client to close');
+    } finally {
+      mock.timers.reset();
+      await h?.close();
+    }
   });
 });
 

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import { makeSite, removeSite, startServer, type TestServer } from './http.js';
+import { WAIT_DEADLINE_MS } from './wait.js';
 
 export interface HttpUpstream {
   url: string;
@@ -65,7 +66,11 @@ export async function rawUpstream(onRequest: (sock: Socket, head: string) => voi
 }
 
 /** Polls `cond` every 10 ms; rejects with `what` after `deadlineMs` (a failure, not a measurement). */
-export async function waitFor(cond: () => boolean, what: string, deadlineMs = 10_000): Promise<void> {
+export async function waitFor(
+  cond: () => boolean,
+  what: string,
+  deadlineMs = WAIT_DEADLINE_MS,
+): Promise<void> {
   const end = Date.now() + deadlineMs;
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -25,7 +25,7 @@ describe('Host header', () => {
     await up.close();
     removeSite(site);
   });
-  const send = (head: string) => raw(gh.port, `${head}Connection: close\r\n\r\n`, 5000);
+  const send = (head: string) => raw(gh.port, `${head}Connection: close\r\n\r\n`);
 
   const bad: [string, string][] = [
     ['a slash and a fragment', 'example.com/api/account/me#'],

@@ -19,18 +19,16 @@ import { createClientAddress } from '../../src/server/client-address.js';
 import type { Logger } from '../../src/server/log.js';
 import { compilePipeline } from '../../src/server/pipeline.js';
 import { get, makeSite, type Res, removeSite, startServer } from '../helpers/http.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const ATTACKER = '127.0.0.2';
 const VICTIM = '127.0.0.3';
 const RIGHT = 'correct horse';
 
 /** Polls `cond` until it holds (every few ms), failing after a generous deadline. */
-async function until(cond: () => boolean, what: string, deadlineMs = 20_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+/** Waits until `cond` holds; the shared deadline (WAIT_DEADLINE_MS) only turns a hang into a failure. */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  await waitUntil(what, cond);
 }
 
 interface Harness {

@@ -7,15 +7,13 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const BIG_BYTES = 1_000_000;
 
-async function until(cond: () => boolean, what: string, deadlineMs = 20_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** Waits until `cond` holds; the shared deadline (WAIT_DEADLINE_MS) only turns a hang into a failure. */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  await waitUntil(what, cond);
 }
 
 function open(port: number): Promise<Socket> {

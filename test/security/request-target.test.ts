@@ -28,7 +28,7 @@ describe('request-target', () => {
     removeSite(site);
   });
   const send = (target: string, method = 'GET', host = 'example.com') =>
-    raw(gh.port, `${method} ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, 5000);
+    raw(gh.port, `${method} ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
   const upstreamTarget = (text: string) => /target=(\S+)/.exec(text)?.[1];
 
   const proxied: [string, string][] = [

@@ -6,13 +6,11 @@ import type { ServerResponse } from 'node:http';
 import { describe, it } from 'node:test';
 import { makeSite, raw, rawStatus, removeSite, startServer } from '../helpers/http.js';
 import { origin } from '../helpers/origin.js';
+import { waitUntil } from '../helpers/wait.js';
 
-async function until(cond: () => boolean, what: string, deadlineMs = 10_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/** Waits until `cond` holds; the shared deadline (WAIT_DEADLINE_MS) only turns a hang into a failure. */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  await waitUntil(what, cond);
 }
 
 describe('shutdown deadline', () => {

@@ -9,6 +9,7 @@ import { WebSocketServer } from 'ws';
 import { hashPassword } from '../../src/server/auth.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { ITERATIONS, mulberry32, SEED_OFFSET } from '../helpers/random.js';
+import { WAIT_DEADLINE_MS } from '../helpers/wait.js';
 
 const RUNS = Math.max(50, Math.min(400, Math.round(ITERATIONS / 10)));
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
@@ -136,7 +137,7 @@ function firstStatus(port: number, text: string): Promise<number> {
     const timer = setTimeout(() => {
       sock.destroy();
       reject(new Error(`no answer to ${JSON.stringify(text)}`));
-    }, 10_000);
+    }, WAIT_DEADLINE_MS);
     sock.on('data', (c: Buffer) => {
       got += c.toString('latin1');
       const m = /^HTTP\/1\.1 (\d{3}) [^\r\n]*\r\n/.exec(got);

@@ -6,6 +6,7 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { makeSite, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const T = { timeout: 30_000 };
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
@@ -36,12 +37,9 @@ function handshake(port: number, path: string): Promise<{ head: string; body: st
   });
 }
 
-async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setImmediate(r));
-  }
+/** Waits until `cond` holds; the shared deadline (WAIT_DEADLINE_MS) only turns a hang into a failure. */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  await waitUntil(what, cond);
 }
 
 interface CountingUpstream {
@@ -136,13 +134,13 @@ describe('attack: more upgraded connections than an upstream should hold', () =>
     assert.equal(up.open(), 2, 'the refused one never reached the upstream');
     a.socket.destroy();
     await until(() => up.open() === 1, 'the closed tunnel to reach the upstream');
-    let d = await handshake(s.port, '/ws/d');
     // The count drops when both sides of the closed tunnel are gone: retry until it has.
-    const end = Date.now() + 5000;
-    while (rawStatus(d.head) === 503 && Date.now() < end) {
-      await new Promise((r) => setImmediate(r));
-      d = await handshake(s.port, '/ws/d');
-    }
+    const d = await waitUntil('a handshake past the freed place', async () => {
+      const h = await handshake(s.port, '/ws/d');
+      if (rawStatus(h.head) !== 503) return h;
+      h.socket.destroy();
+      return undefined;
+    });
     assert.equal(rawStatus(d.head), 101);
     b.socket.destroy();
     d.socket.destroy();

@@ -11,6 +11,7 @@ import { bindTunnel } from '../../src/server/entry.js';
 import type { Logger } from '../../src/server/log.js';
 import { createWebSocketEndpoints, type WebSocketHandler } from '../../src/server/websocket.js';
 import { makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const T = { timeout: 20_000 };
 const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {}, isLevelEnabled: () => false };
@@ -35,12 +36,9 @@ function open(url: string): Promise<Client> {
   });
 }
 
-async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setImmediate(r));
-  }
+/** Waits until `cond` holds; the shared deadline (WAIT_DEADLINE_MS) only turns a hang into a failure. */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  await waitUntil(what, cond);
 }
 
 describe('attack: message flood on a WebSocket endpoint (the real server)', () => {

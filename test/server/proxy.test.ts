@@ -1,10 +1,8 @@
 // The reverse proxy against real upstream servers on 127.0.0.1:0.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket, WebSocketServer } from 'ws';
 import { get, makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
@@ -16,6 +14,7 @@ import {
   statusLines,
   waitFor,
 } from '../helpers/proxy-attack.js';
+import { holdsFor, WAIT_DEADLINE_MS, waitUntil } from '../helpers/wait.js';
 
 interface Upstream {
   server: Server;
@@ -24,8 +23,6 @@ interface Upstream {
   seen: IncomingMessage[];
   close(): Promise<void>;
 }
-
-const BIN = join(import.meta.dirname, '../../bin/gatehouse.js');
 
 async function upstream(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Upstream> {
   const seen: IncomingMessage[] = [];
@@ -343,10 +340,13 @@ describe('proxy: failures', () => {
 
   it('idle timeout mid-body and an upstream dying mid-body end the client response as broken', async () => {
     for (const mode of ['stall', 'die']) {
+      // 'die': the upstream's socket goes once the client holds the first bytes (so mid-body, for sure);
+      // 'stall': nothing more comes and idleMs (the scenario's own timer) ends it.
+      let die = () => {};
       const up = await upstream((_req, res) => {
         res.writeHead(200, { 'content-length': '100' });
         res.write('x'.repeat(10));
-        if (mode === 'die') setTimeout(() => res.socket?.destroy(), 50);
+        die = () => res.socket?.destroy();
       });
       const site = makeSite({});
       const gh = await startServer(site, {
@@ -355,7 +355,7 @@ describe('proxy: failures', () => {
       try {
         const err = await new Promise<Error | undefined>((resolve) => {
           const req = request(`${gh.url}/api/x`, (res) => {
-            res.on('data', () => {});
+            res.on('data', () => mode === 'die' && die());
             res.on('end', () => resolve(undefined));
             res.on('error', resolve);
             res.on('aborted', () => resolve(new Error('aborted')));
@@ -383,10 +383,16 @@ describe('proxy: failures', () => {
     const site = makeSite({});
     const gh = await startServer(site, { proxy: [{ prefix: '/api', upstream: up.url }] });
     try {
-      await raw(gh.port, 'GET /api/long HTTP/1.1\r\nHost: x\r\n\r\n', 150);
+      // The client goes once the upstream's first bytes reach it: the exchange is under way, mid-body.
+      const client = rawClient(gh.port, 'GET /api/long HTTP/1.1\r\nHost: x\r\n\r\n');
+      await waitUntil('the first body bytes reach the client', () => client.text().includes('start'));
+      client.sock.destroy();
+      // No other close happens: the upstream's answer never ends and idleMs (60 s) is far away.
       await Promise.race([
         closed,
-        new Promise((_, rej) => setTimeout(() => rej(new Error('upstream never saw the close')), 2000)),
+        new Promise((_, rej) =>
+          setTimeout(() => rej(new Error('upstream never saw the close')), WAIT_DEADLINE_MS),
+        ),
       ]);
     } finally {
       await gh.close();
@@ -459,52 +465,117 @@ describe('proxy: several upstreams', () => {
 });
 
 describe('proxy: streaming', () => {
-  it('a 200 MiB upload and download stream through with bounded memory (RSS of the server process)', async () => {
-    // 200 MiB each way: buffering either body would cost >= 200 MB; V8 lets garbage chunks
-    // (external memory) pile up to ~64 MB before it collects, so bounded means well under that.
-    const SIZE = 200 * 1024 * 1024;
-    const chunk = Buffer.alloc(64 * 1024, 97);
-    const up = await upstream((req, res) => {
-      if (req.method === 'POST') {
-        let n = 0;
-        req.on('data', (c: Buffer) => (n += c.length));
-        req.on('end', () => res.end(String(n)));
-        return;
-      }
-      res.writeHead(200, { 'content-length': String(SIZE) });
-      let sent = 0;
-      const pump = () => {
-        while (sent < SIZE) {
-          sent += chunk.length;
-          if (!res.write(chunk)) return void res.once('drain', pump);
+  // Structural, not a memory or time bound: bytes in flight (what the writer has handed over minus
+  // what the reader has taken) can only exceed the proxy's bufferBytes plus the kernel's socket
+  // buffers (two loopback hops, each a send and a receive buffer at their maximum) if the proxy
+  // holds the body. The writer checks it after every chunk; the reader stays paused first, so a
+  // proxy that buffers lets the whole body in while nobody reads it.
+  const BUFFER_BYTES = 64 * 1024;
+  const kernelMax = (file: string, fallback: number) => {
+    try {
+      return Number(readFileSync(file, 'utf8').trim().split(/\s+/)[2]) || fallback;
+    } catch {
+      return fallback;
+    }
+  };
+  const IN_FLIGHT_BOUND =
+    BUFFER_BYTES +
+    2 *
+      (kernelMax('/proc/sys/net/ipv4/tcp_wmem', 16 << 20) +
+        kernelMax('/proc/sys/net/ipv4/tcp_rmem', 16 << 20)) +
+    (1 << 20); // Node's stream buffers on four sockets, a chunk each
+  const CHUNK = Buffer.alloc(64 * 1024, 97);
+  const SIZE = Math.max(200 << 20, Math.ceil((3 * IN_FLIGHT_BOUND) / CHUNK.length) * CHUNK.length);
+
+  /** A writer that counts what it hands over and whether it waits for 'drain'. */
+  class Meter {
+    written = 0;
+    read = 0;
+    maxInFlight = 0;
+    blocked = false;
+    stalls = 0;
+    pump(w: { write(c: Buffer): boolean; once(e: 'drain', f: () => void): unknown; end(): unknown }): void {
+      const step = () => {
+        this.blocked = false;
+        while (this.written < SIZE) {
+          this.written += CHUNK.length;
+          this.maxInFlight = Math.max(this.maxInFlight, this.written - this.read);
+          if (!w.write(CHUNK)) {
+            this.blocked = true;
+            this.stalls++;
+            return void w.once('drain', step);
+          }
         }
-        res.end();
+        w.end();
       };
-      pump();
+      step();
+    }
+    /** Phase 1: the reader takes nothing; the writer must come to a stop within the bound. */
+    async heldBack(): Promise<void> {
+      await waitUntil('the writer waits for drain', () => this.blocked || this.written >= SIZE);
+      await holdsFor(
+        `bytes in flight stay <= ${IN_FLIGHT_BOUND} while the reader is paused`,
+        () => this.written - this.read <= IN_FLIGHT_BOUND,
+        500,
+      );
+    }
+    check(what: string): void {
+      assert.equal(this.read, SIZE, `${what}: the whole body arrives`);
+      assert.ok(
+        this.maxInFlight <= IN_FLIGHT_BOUND,
+        `${what}: ${this.maxInFlight} bytes in flight, over ${IN_FLIGHT_BOUND}: the proxy holds the body`,
+      );
+      assert.ok(this.stalls > 0, `${what}: the writer was never held back`);
+    }
+  }
+
+  it('a large download streams with backpressure: a paused client pauses the upstream', async () => {
+    const m = new Meter();
+    const up = await upstream((_req, res) => {
+      res.writeHead(200, { 'content-length': String(SIZE) });
+      m.pump(res);
     });
     const site = makeSite({});
-    // The built CLI in its own process, so its RSS is the proxy's alone.
-    const child = spawn(
-      process.execPath,
-      [BIN, 'serve', site, '--port', '0', '--log', 'off', '--proxy', `/api=${up.url}`],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    const hwm = () =>
-      Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) / 1024;
+    const gh = await startServer(site, {
+      proxy: [{ prefix: '/api', upstream: up.url, bufferBytes: BUFFER_BYTES }],
+    });
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        child.stdout.on('data', (d) => {
-          const m = /listening on (\S+)/.exec(String(d));
-          if (m) resolve(m[1]!);
-        });
-        child.on('exit', () => reject(new Error('server exited')));
+      const res = await new Promise<IncomingMessage>((resolve, reject) => {
+        const req = request(`${gh.url}/api/down`, resolve);
+        req.on('error', reject);
+        req.end();
       });
-      const baseMb = hwm();
-      const uploaded = await new Promise<string>((resolve, reject) => {
+      assert.equal(res.statusCode, 200);
+      await m.heldBack();
+      await new Promise<void>((resolve, reject) => {
+        res.on('data', (c: Buffer) => (m.read += c.length));
+        res.on('end', resolve);
+        res.on('error', reject);
+      });
+      m.check('download');
+    } finally {
+      await gh.close();
+      await up.close();
+      removeSite(site);
+    }
+  });
+
+  it('a large upload streams with backpressure: a paused upstream pauses the client', async () => {
+    const m = new Meter();
+    let upstreamReq: IncomingMessage | undefined;
+    const up = await upstream((req, res) => {
+      req.pause();
+      upstreamReq = req;
+      req.on('end', () => res.end(String(m.read)));
+    });
+    const site = makeSite({});
+    const gh = await startServer(site, {
+      proxy: [{ prefix: '/api', upstream: up.url, bufferBytes: BUFFER_BYTES }],
+    });
+    try {
+      const answer = new Promise<string>((resolve, reject) => {
         const req = request(
-          `${url}/api/up`,
+          `${gh.url}/api/up`,
           { method: 'POST', headers: { 'content-length': String(SIZE) } },
           (res) => {
             let b = '';
@@ -513,30 +584,16 @@ describe('proxy: streaming', () => {
           },
         );
         req.on('error', reject);
-        let sent = 0;
-        const pump = () => {
-          while (sent < SIZE) {
-            sent += chunk.length;
-            if (!req.write(chunk)) return void req.once('drain', pump);
-          }
-          req.end();
-        };
-        pump();
+        m.pump(req);
       });
-      assert.equal(Number(uploaded), SIZE);
-      const downloaded = await new Promise<number>((resolve, reject) => {
-        request(`${url}/api/down`, (res) => {
-          let n = 0;
-          res.on('data', (c: Buffer) => (n += c.length));
-          res.on('end', () => resolve(n));
-          res.on('error', reject);
-        }).end();
-      });
-      assert.equal(downloaded, SIZE);
-      const grewMb = hwm() - baseMb;
-      assert.ok(grewMb < 140, `server peak RSS grew ${grewMb.toFixed(1)} MB while streaming 2 x 200 MiB`);
+      const upReq = await waitUntil('the upstream has the request', () => upstreamReq);
+      await m.heldBack();
+      upReq.on('data', (c: Buffer) => (m.read += c.length));
+      upReq.resume();
+      assert.equal(Number(await answer), SIZE);
+      m.check('upload');
     } finally {
-      child.kill('SIGKILL');
+      await gh.close();
       await up.close();
       removeSite(site);
     }

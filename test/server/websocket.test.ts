@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, mock } from 'node:test';
 import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { formatIssues } from '../../src/config/load.js';
@@ -25,14 +25,18 @@ import {
   type WebSocketEndpoints,
 } from '../../src/server/websocket.js';
 import { makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { Gen } from '../helpers/random.js';
+import { WAIT_DEADLINE_MS, waitUntil } from '../helpers/wait.js';
 
 const ALLOWED_ORIGIN = 'https://app.example';
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
-const T = { timeout: 10_000 };
+// Longer than any one wait below, so a wait that fails reports what it waited for.
+const T = { timeout: 3 * WAIT_DEADLINE_MS };
 
 // ---------- helpers ----------
 
-function within<V>(p: Promise<V>, ms: number, what: string): Promise<V> {
+/** `p`, or a failure naming `what` after `ms` (a deadline that turns a hang into a failure, not a bound). */
+function within<V>(p: Promise<V>, what: string, ms = WAIT_DEADLINE_MS): Promise<V> {
   let timer: NodeJS.Timeout | undefined;
   const t = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
@@ -128,14 +132,14 @@ class Peer {
     );
   }
 
-  next(ms = 2000): Promise<Msg> {
+  next(): Promise<Msg> {
     const m = this.queue.shift();
     if (m) return Promise.resolve(m);
-    return within(new Promise<Msg>((resolve) => this.waiters.push(resolve)), ms, 'a message');
+    return within(new Promise<Msg>((resolve) => this.waiters.push(resolve)), 'a message');
   }
 
-  async nextJson(ms = 2000): Promise<unknown> {
-    return JSON.parse((await this.next(ms)).text);
+  async nextJson(): Promise<unknown> {
+    return JSON.parse((await this.next()).text);
   }
 
   send(data: string | Buffer, binary = typeof data !== 'string'): Promise<void> {
@@ -161,7 +165,6 @@ function open(url: string, options: WebSocket.ClientOptions = {}, protocols?: st
         reject(new Error(`unexpected response ${res.statusCode}`));
       });
     }),
-    3000,
     `open ${url}`,
   );
 }
@@ -188,7 +191,6 @@ function refused(
         });
       });
     }),
-    3000,
     `the refusal of ${url}`,
   );
 }
@@ -200,12 +202,18 @@ function handshake(path: string, lines: string[] = [], method = 'GET'): string {
 const UPGRADE = ['Upgrade: websocket', 'Connection: Upgrade'];
 const VALID = [...UPGRADE, `Sec-WebSocket-Key: ${KEY}`, 'Sec-WebSocket-Version: 13'];
 
-async function eventually(cond: () => boolean, ms: number, what: string): Promise<void> {
-  const until = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/** `n` turns of the event loop (I/O included), for what a mocked clock keeps from setTimeout. */
+async function turns(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** Turns the event loop until `cond` holds (no setTimeout: usable while the clock is mocked). */
+async function turnsUntil(cond: () => boolean): Promise<void> {
+  while (!cond()) await turns(1);
+}
+
+function eventually(cond: () => boolean, what: string): Promise<unknown> {
+  return waitUntil(what, cond);
 }
 
 // ---------- config ----------
@@ -430,21 +438,21 @@ describe('websocket endpoints', () => {
     it('a message over maxPayloadBytes closes the connection with 1009', T, async () => {
       const p = await open(h.url('/echo'));
       await p.send('x'.repeat(2048));
-      const { code } = await within(p.closed, 2000, 'close');
+      const { code } = await within(p.closed, 'close');
       assert.equal(code, 1009);
-      await eventually(() => h.logs.some((l) => l.msg === 'websocket connection error'), 1000, 'log');
+      await eventually(() => h.logs.some((l) => l.msg === 'websocket connection error'), 'log');
     });
 
     it('clients(path) counts open connections', T, async () => {
       // The server side of an earlier test's connection may still be closing (seen under Node 24).
-      await eventually(() => h.endpoints.clients('/echo') === 0, 5000, 'earlier connections to close');
+      await eventually(() => h.endpoints.clients('/echo') === 0, 'earlier connections to close');
       const before = h.endpoints.clients('/echo');
       const p = await open(h.url('/echo'));
       assert.equal(h.endpoints.clients('/echo'), before + 1);
       assert.equal(h.endpoints.clients('/nope'), 0);
       p.ws.close();
       await p.closed;
-      await eventually(() => h.endpoints.clients('/echo') === before, 1000, 'the count to drop');
+      await eventually(() => h.endpoints.clients('/echo') === before, 'the count to drop');
     });
   });
 
@@ -512,13 +520,14 @@ describe('websocket endpoints', () => {
     });
 
     it('clients resetting mid-handshake do not crash the server', T, async () => {
+      const g = new Gen(0x5e7);
       await Promise.all(
         Array.from(
           { length: 20 },
           () =>
             new Promise<void>((resolve) => {
               const s = connect(h.port, '127.0.0.1', () => {
-                s.write(handshake(Math.random() < 0.5 ? '/echo' : '/strict', VALID));
+                s.write(handshake(g.pick(['/echo', '/strict']), VALID));
                 s.resetAndDestroy();
               });
               s.on('error', () => {});
@@ -663,22 +672,39 @@ describe('websocket endpoints', () => {
 });
 
 describe('websocket heartbeat', () => {
-  let h: Harness;
-  before(async () => {
-    h = await start([{ path: '/hb', mode: 'echo', heartbeatIntervalMs: 100 }]);
-  });
-  after(() => h.close());
-
   it('pings every interval; a client that never pongs is terminated, one that does stays', T, async () => {
-    const good = await open(h.url('/hb'));
-    const silent = await open(h.url('/hb'), { autoPong: false });
-    const { code } = await within(silent.closed, 1000, 'the silent client to be dropped');
-    assert.equal(code, 1006); // terminated: no close frame
-    assert.ok(silent.pings.length >= 1);
-    await eventually(() => good.pings.length >= 3, 1000, 'three pings');
-    assert.equal(good.ws.readyState, WebSocket.OPEN);
-    assert.equal(h.endpoints.clients('/hb'), 1);
-    good.ws.close();
+    // The interval runs on a mocked clock (setInterval only; setTimeout, sockets stay real): each tick
+    // is one heartbeat, so a loaded machine cannot make a pong miss its interval.
+    mock.timers.enable({ apis: ['setInterval'] });
+    let h: Harness | undefined;
+    try {
+      h = await start([{ path: '/hb', mode: 'echo', heartbeatIntervalMs: 100 }]);
+      const good = await open(h.url('/hb'));
+      const silent = await open(h.url('/hb'), { autoPong: false });
+      // An echo on the good client: its pong, sent before on the same stream, has reached the server.
+      const roundTrip = async (n: number) => {
+        await good.send(`rt${n}`);
+        assert.equal((await good.next()).text, `rt${n}`);
+      };
+      mock.timers.tick(100);
+      await eventually(() => good.pings.length === 1 && silent.pings.length === 1, 'the first pings');
+      await roundTrip(1);
+      mock.timers.tick(100); // the silent one never answered: terminated; the good one pinged again
+      const { code } = await within(silent.closed, 'the silent client to be dropped');
+      assert.equal(code, 1006); // terminated: no close frame
+      await eventually(() => good.pings.length === 2, 'the second ping');
+      await roundTrip(2);
+      mock.timers.tick(100);
+      await eventually(() => good.pings.length === 3, 'the third ping');
+      assert.equal(good.ws.readyState, WebSocket.OPEN);
+      const hh = h;
+      await eventually(() => hh.endpoints.clients('/hb') === 1, 'the count to drop to the good client');
+      good.ws.close();
+      await within(good.closed, 'the good client to close');
+    } finally {
+      mock.timers.reset();
+      await h?.close();
+    }
   });
 });
 
@@ -709,7 +735,7 @@ describe('websocket slow consumer', () => {
     }
     assert.ok(isSlow(), 'the server noticed the slow consumer');
     slow.rawSocket.resume();
-    const { code, reason } = await within(slow.closed, 3000, 'the slow client to see the close');
+    const { code, reason } = await within(slow.closed, 'the slow client to see the close');
     assert.equal(code, 1013);
     assert.equal(reason, 'slow consumer');
     // Everyone else carries on.
@@ -731,21 +757,45 @@ describe('websocket close()', () => {
         ],
         { closeGraceMs: 300 },
       );
-      const peers = await Promise.all([open(h.url('/a')), open(h.url('/a')), open(h.url('/b'))]);
-      const stuck = await open(h.url('/a'));
-      stuck.rawSocket.pause(); // cannot answer the close handshake
-      const t0 = Date.now();
-      await within(h.endpoints.close(), 2000, 'close()');
-      const ms = Date.now() - t0;
-      assert.ok(ms >= 250 && ms < 1500, `close() took ${ms} ms`);
-      for (const p of peers) assert.equal((await within(p.closed, 1000, 'close')).code, 1001);
-      stuck.rawSocket.resume();
-      assert.equal((await within(stuck.closed, 1000, 'close')).code, 1001);
-      assert.equal(h.endpoints.clients('/a'), 0);
-      assert.equal(h.endpoints.clients('/b'), 0);
-      const text = await raw(h.port, handshake('/a', VALID));
-      assert.equal(rawStatus(text), 503);
-      await h.close(); // idempotent
+      const clients: Peer[] = [];
+      try {
+        const peers = await Promise.all([open(h.url('/a')), open(h.url('/a')), open(h.url('/b'))]);
+        const stuck = await open(h.url('/a'));
+        clients.push(...peers, stuck);
+        stuck.rawSocket.pause(); // cannot answer the close handshake
+        // The grace runs on a mocked clock (setTimeout only: sockets and setImmediate stay real), so
+        // "after the grace, not before, and not later" is checked by ticking it, whatever the machine.
+        mock.timers.enable({ apis: ['setTimeout'] });
+        let settled = false;
+        let closing: Promise<void> | undefined;
+        try {
+          closing = h.endpoints.close().then(() => {
+            settled = true;
+          });
+          for (const p of peers) assert.equal((await p.closed).code, 1001);
+          await turnsUntil(() => h.endpoints.clients('/b') === 0 && h.endpoints.clients('/a') === 1);
+          await turns(20);
+          assert.equal(settled, false, 'close() waits for the straggler until the grace ends');
+          mock.timers.tick(299);
+          await turns(20);
+          assert.equal(settled, false, 'the straggler is not terminated before the grace ends');
+          mock.timers.tick(1);
+        } finally {
+          mock.timers.reset();
+        }
+        await within(closing!, 'close() once the grace has ended');
+        assert.equal(settled, true);
+        stuck.rawSocket.resume();
+        assert.equal((await within(stuck.closed, 'close')).code, 1001);
+        assert.equal(h.endpoints.clients('/a'), 0);
+        assert.equal(h.endpoints.clients('/b'), 0);
+        const text = await raw(h.port, handshake('/a', VALID));
+        assert.equal(rawStatus(text), 503);
+        await h.close(); // idempotent
+      } finally {
+        for (const c of clients) c.ws.terminate();
+        await h.close();
+      }
     },
   );
 });
@@ -843,7 +893,7 @@ describe('the entry with the real server', () => {
         got += c.toString('latin1');
       });
       sock.write(one.repeat(n));
-      await eventually(() => (got.match(/HTTP\/1\.1 200 /g) ?? []).length === n, 5000, `${n} answers`);
+      await eventually(() => (got.match(/HTTP\/1\.1 200 /g) ?? []).length === n, `${n} answers`);
       s.app.server.off('connection', onConnection);
       assert.ok(
         serverSide!.listenerCount('error') <= 2,
@@ -855,7 +905,7 @@ describe('the entry with the real server', () => {
   );
 
   it('a refused handshake closes its connection (the parser is gone)', T, async () => {
-    const out = await raw(s.port, handshake('/ws', UPGRADE), 5000);
+    const out = await raw(s.port, handshake('/ws', UPGRADE));
     assert.equal(rawStatus(out), 400);
     assert.match(out, /^connection: close$/im);
   });
@@ -870,14 +920,16 @@ describe('limits.maxConnections counts handshakes', () => {
     });
     try {
       const p = await open(`ws://127.0.0.1:${s.port}/ws`);
-      assert.equal(await raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 1000), '');
+      const GET = 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n';
+      // Dropped: closed without a byte (raw's deadline is far beyond; an answer would show here).
+      assert.equal(await raw(s.port, GET), '');
       p.ws.close();
       await p.closed;
-      const until = Date.now() + 5000;
-      let again = '';
-      while (again === '' && Date.now() < until) {
-        again = await raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 1000);
-      }
+      // The place frees once the server side has seen the close: until then a try is still dropped.
+      const again = await waitUntil('a connection gets in again', async () => {
+        const text = await raw(s.port, GET);
+        return text === '' ? undefined : text;
+      });
       assert.equal(rawStatus(again), 404);
     } finally {
       await s.close();

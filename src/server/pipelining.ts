@@ -29,6 +29,9 @@ interface Gate {
 }
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
+const kGate = Symbol('pipeliningGate');
+/** A response counted against its connection's gate until it closes. */
+type CountedResponse = ServerResponse & { [kGate]?: Gate };
 const gates = new WeakMap<Socket, Gate>();
 
 type Listener = (...args: unknown[]) => void;
@@ -158,20 +161,21 @@ export function limitPipelining(server: Server, maxPipelined: number): Pipelinin
   }
   const open = new Set<ServerResponse>();
   if (maxPipelined > 0) server.on('connection', (socket: Socket) => installGate(socket, maxPipelined));
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  // One 'close' listener per response and no closure: Node emits 'close' on a response after it
+  // finishes (next tick) and when its connection closes first, so it counts both ends.
+  function release(this: CountedResponse): void {
+    open.delete(this);
+    const gate = this[kGate];
+    if (gate === undefined) return;
+    this[kGate] = undefined;
+    gate.inFlight--;
+    gate.pump();
+  }
+  server.on('request', (req: IncomingMessage, res: CountedResponse) => {
     const gate = gates.get(req.socket);
     open.add(res);
+    res[kGate] = gate;
     if (gate !== undefined) gate.inFlight++;
-    let counted = true;
-    const release = () => {
-      if (!counted) return;
-      counted = false;
-      open.delete(res);
-      if (gate === undefined) return;
-      gate.inFlight--;
-      gate.pump();
-    };
-    res.once('finish', release);
     res.once('close', release);
   });
   return { outstanding: () => open.values() };

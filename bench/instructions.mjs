@@ -24,6 +24,8 @@ const { values: opts } = parseArgs({
     connections: { type: 'string', default: '8' },
     only: { type: 'string' },
     node: { type: 'string', default: process.execPath },
+    // No concurrent JIT or GC threads: their work would land in varying amounts between the two runs.
+    'v8-flags': { type: 'string', default: '--single-threaded' },
   },
 });
 const N = Number(opts.requests);
@@ -83,11 +85,21 @@ async function count(variant, root, total) {
     writeFileSync(file, JSON.stringify(variant.config));
     args.push('--config', file);
   }
-  const child = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`, opts.node, ...args], {
-    cwd: root,
-    env: { ...process.env, NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      `--callgrind-out-file=${out}`,
+      opts.node,
+      ...opts['v8-flags'].split(' ').filter(Boolean),
+      ...args,
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   await new Promise((resolve, reject) => {
     child.stdout.on('data', (b) => {

@@ -25,7 +25,7 @@ const { values: opts } = parseArgs({
     only: { type: 'string' },
     node: { type: 'string', default: process.execPath },
     // No concurrent JIT or GC threads: their work would land in varying amounts between the two runs.
-    'v8-flags': { type: 'string', default: '--single-threaded' },
+    'v8-flags': { type: 'string', default: '--single-threaded --predictable-gc-schedule' },
   },
 });
 const N = Number(opts.requests);

@@ -29,14 +29,6 @@ interface Gate {
 }
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
-/**
- * Fewer bytes than any request head Node accepts: `GET / HTTP/1.1` and an empty line, with bare LFs
- * (RFC 9112 §2.2); Node even requires CRLF (18 bytes). Blank lines before a request only add bytes.
- */
-const MIN_HEAD_BYTES = 16;
-const kGate = Symbol('pipeliningGate');
-/** A response counted against its connection's gate until it closes. */
-type CountedResponse = ServerResponse & { [kGate]?: Gate };
 const gates = new WeakMap<Socket, Gate>();
 
 type Listener = (...args: unknown[]) => void;
@@ -81,12 +73,9 @@ function installGate(socket: HttpSocket, maxPipelined: number): void {
         gatePaused = true;
         return;
       }
-      // A piece that cannot complete more heads than the budget left goes whole, unsearched (the
-      // common one-small-request-per-read case): L bytes complete at most floor(L / 16) + 1 heads.
-      // Else one request head at a time: up to and including the next CRLFCRLF (RFC 9112 §2.1).
-      // Body bytes may be cut anywhere; the parser is incremental.
-      const i =
-        waiting.length < (maxPipelined - gate.inFlight) * MIN_HEAD_BYTES ? -1 : waiting.indexOf(CRLFCRLF);
+      // One request head at a time: up to and including the next CRLFCRLF (RFC 9112 §2.1). Body
+      // bytes may be cut anywhere; the parser is incremental.
+      const i = waiting.indexOf(CRLFCRLF);
       const cut = i === -1 ? waiting.length : i + 4;
       const piece = cut === waiting.length ? waiting : waiting.subarray(0, cut);
       waiting = cut === waiting.length ? undefined : waiting.subarray(cut);
@@ -169,21 +158,20 @@ export function limitPipelining(server: Server, maxPipelined: number): Pipelinin
   }
   const open = new Set<ServerResponse>();
   if (maxPipelined > 0) server.on('connection', (socket: Socket) => installGate(socket, maxPipelined));
-  // One 'close' listener per response and no closure: Node emits 'close' on a response after it
-  // finishes (next tick) and when its connection closes first, so it counts both ends.
-  function release(this: CountedResponse): void {
-    open.delete(this);
-    const gate = this[kGate];
-    if (gate === undefined) return;
-    this[kGate] = undefined;
-    gate.inFlight--;
-    gate.pump();
-  }
-  server.on('request', (req: IncomingMessage, res: CountedResponse) => {
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const gate = gates.get(req.socket);
     open.add(res);
-    res[kGate] = gate;
     if (gate !== undefined) gate.inFlight++;
+    let counted = true;
+    const release = () => {
+      if (!counted) return;
+      counted = false;
+      open.delete(res);
+      if (gate === undefined) return;
+      gate.inFlight--;
+      gate.pump();
+    };
+    res.once('finish', release);
     res.once('close', release);
   });
   return { outstanding: () => open.values() };

@@ -1,0 +1,140 @@
+// Instructions per request of a Gatehouse server, counted by valgrind's callgrind: unlike requests/s, the
+// count does not move with the load of a shared machine. Each variant serves GET /1k.txt (the bench
+// fixture) to CONNECTIONS keep-alive clients, each sending its next request when the previous answer is in
+// (one request per read, the common case); the server runs twice, for N and 2N requests, and stops on
+// SIGTERM. Instructions per request = (I(2N) - I(N)) / N, so start-up, JIT warm-up and shutdown cancel out.
+//
+//   node bench/instructions.mjs [--requests N] [--connections C] [--only a,b] [--node PATH]
+//
+// Variants: `baseline` (BENCH_BASELINE, default /work/wt/baseline: bin/gatehouse.js of a checkout with dist/
+// built), `gate` (this checkout, default config) and `gate-off` (this checkout with
+// `limits.maxPipelinedRequests: 0`). Needs `npm run build` and valgrind. Takes a few minutes.
+import { spawn } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createFixture } from './lib/fixture.mjs';
+
+const { values: opts } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '2000' },
+    connections: { type: 'string', default: '8' },
+    only: { type: 'string' },
+    node: { type: 'string', default: process.execPath },
+    // No concurrent JIT or GC threads: their work would land in varying amounts between the two runs.
+    'v8-flags': { type: 'string', default: '--single-threaded --predictable-gc-schedule' },
+  },
+});
+const N = Number(opts.requests);
+const C = Number(opts.connections);
+const here = fileURLToPath(new URL('..', import.meta.url));
+const baseline = process.env.BENCH_BASELINE ?? '/work/wt/baseline';
+
+const variants = [
+  { name: 'baseline', bin: join(baseline, 'bin/gatehouse.js') },
+  { name: 'gate', bin: join(here, 'bin/gatehouse.js') },
+  { name: 'gate-off', bin: join(here, 'bin/gatehouse.js'), config: { limits: { maxPipelinedRequests: 0 } } },
+].filter((v) => !opts.only || opts.only.split(',').includes(v.name));
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+/** `total` GET /1k.txt over `C` keep-alive connections, one outstanding request per connection. */
+async function load(port, total) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: C });
+  let sent = 0;
+  const one = () =>
+    new Promise((resolve, reject) => {
+      http
+        .get({ host: '127.0.0.1', port, path: '/1k.txt', agent }, (res) => {
+          let bytes = 0;
+          res.on('data', (b) => {
+            bytes += b.length;
+          });
+          res.on('end', () =>
+            res.statusCode === 200 && bytes === 1024 ? resolve() : reject(new Error('bad answer')),
+          );
+        })
+        .on('error', reject);
+    });
+  const worker = async () => {
+    while (sent < total) {
+      sent++;
+      await one();
+    }
+  };
+  await Promise.all(Array.from({ length: C }, worker));
+  agent.destroy();
+}
+
+/** Runs one server under callgrind for `total` requests; returns the instructions it executed. */
+async function count(variant, root, total) {
+  const port = await freePort();
+  const out = join(root, `callgrind.${variant.name}.${total}.out`);
+  const args = [variant.bin, 'serve', root, '--port', String(port), '--host', '127.0.0.1', '--log', 'off'];
+  if (variant.config) {
+    const file = join(root, `${variant.name}.config.json`);
+    writeFileSync(file, JSON.stringify(variant.config));
+    args.push('--config', file);
+  }
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      `--callgrind-out-file=${out}`,
+      opts.node,
+      ...opts['v8-flags'].split(' ').filter(Boolean),
+      ...args,
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  await new Promise((resolve, reject) => {
+    child.stdout.on('data', (b) => {
+      stdout += b;
+      if (stdout.includes(`listening on http://127.0.0.1:${port}`)) resolve();
+    });
+    child.on('exit', (code) =>
+      reject(new Error(`${variant.name} exited (${code}) before listening: ${stdout}`)),
+    );
+  });
+  await load(port, total);
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+  const m = /^summary: (\d+)/m.exec(readFileSync(out, 'utf8'));
+  rmSync(out, { force: true });
+  if (!m) throw new Error(`no summary in ${out}`);
+  return Number(m[1]);
+}
+
+const fixture = createFixture();
+try {
+  console.log(`GET /1k.txt, ${C} keep-alive connections, runs of ${N} and ${2 * N} requests`);
+  const rows = [];
+  for (const v of variants) {
+    const small = await count(v, fixture.dir, N);
+    const large = await count(v, fixture.dir, 2 * N);
+    rows.push({ name: v.name, perRequest: Math.round((large - small) / N) });
+    console.log(`${v.name.padEnd(9)} ${String(rows.at(-1).perRequest).padStart(9)} instructions/request`);
+  }
+  const base = rows.find((r) => r.name === 'baseline');
+  if (base) {
+    for (const r of rows)
+      console.log(`${r.name.padEnd(9)} ${(r.perRequest / base.perRequest).toFixed(3)} x baseline`);
+  }
+} finally {
+  fixture.cleanup();
+}

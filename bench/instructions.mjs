@@ -7,7 +7,7 @@
 //   node bench/instructions.mjs [--requests N] [--connections C] [--only a,b] [--node PATH]
 //
 // Variants: `baseline` (BENCH_BASELINE, default /work/wt/baseline: bin/gatehouse.js of a checkout with dist/
-// built), `gate` (this checkout, default config) and `gate-off` (this checkout with
+// built), `gate` (this checkout, `limits.maxPipelinedRequests: 16`) and `gate-off` (this checkout with
 // `limits.maxPipelinedRequests: 0`). Needs `npm run build` and valgrind. Takes a few minutes.
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,7 +35,7 @@ const baseline = process.env.BENCH_BASELINE ?? '/work/wt/baseline';
 
 const variants = [
   { name: 'baseline', bin: join(baseline, 'bin/gatehouse.js') },
-  { name: 'gate', bin: join(here, 'bin/gatehouse.js') },
+  { name: 'gate', bin: join(here, 'bin/gatehouse.js'), config: { limits: { maxPipelinedRequests: 16 } } },
   { name: 'gate-off', bin: join(here, 'bin/gatehouse.js'), config: { limits: { maxPipelinedRequests: 0 } } },
 ].filter((v) => !opts.only || opts.only.split(',').includes(v.name));
 

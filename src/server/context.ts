@@ -44,6 +44,11 @@ export interface RequestFacts {
 const FACTS = Symbol('gatehouse.requestFacts');
 type WithFacts = IncomingMessage & { [FACTS]?: RequestFacts };
 
+/** The facts recorded for `req`, or undefined when no step recorded any (reads allocate nothing). */
+export function peekRequestFacts(req: IncomingMessage): RequestFacts | undefined {
+  return (req as WithFacts)[FACTS];
+}
+
 /** The facts recorded for `req` so far (created empty on first use). */
 export function requestFacts(req: IncomingMessage): RequestFacts {
   const r = req as WithFacts;

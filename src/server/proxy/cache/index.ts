@@ -8,7 +8,7 @@
 import { rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HeaderMap } from '../../../cache/index.js';
-import { requestFacts } from '../../context.js';
+import { peekRequestFacts } from '../../context.js';
 import type { Logger } from '../../log.js';
 import { primaryKey, userKey } from './keys.js';
 import { lookup } from './lookup.js';
@@ -63,8 +63,8 @@ async function handle(
     ctx.forward({});
     return;
   }
-  const facts = requestFacts(req);
-  if (facts.authorized === true) {
+  const facts = peekRequestFacts(req);
+  if (facts?.authorized === true) {
     // An auth rule let the request through: its answer is for this user only (RFC 9111 §3.5, §7.3).
     // It bypasses the shared cache, or with perUser is kept apart under the user's id.
     const user = s.o.perUser === true ? facts.user : undefined;

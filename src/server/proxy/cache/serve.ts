@@ -10,7 +10,7 @@ import {
   varyKey,
 } from '../../../cache/index.js';
 import type { SecondaryKeyOf, StoredEntry } from '../../../cache/store/types.js';
-import { requestFacts } from '../../context.js';
+import { peekRequestFacts } from '../../context.js';
 import { ERRORS, sendError } from '../../errors.js';
 import { logCacheStatus } from '../../log.js';
 import { isPlainRead, serveFromStore } from '../cache-serve.js';
@@ -54,7 +54,7 @@ export function tryHit(s: CacheState, req: IncomingMessage, res: ServerResponse)
   if (!isPlainRead(h) || req.headers['set-cookie'] !== undefined) return false;
   if (res.destroyed || res.getHeaderNames().length !== 0) return false;
   // Let through by an auth rule: bypassed, or kept per user (see handle in index.ts).
-  if (requestFacts(req).authorized === true) return false;
+  if (peekRequestFacts(req)?.authorized === true) return false;
   const key = primaryKey(req);
   if (key === undefined) return false;
   if (store.findVariantSync === undefined) return false;

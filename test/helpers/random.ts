@@ -56,6 +56,12 @@ export class Gen {
     for (let i = 0; i < n; i++) s += this.pick(alphabet);
     return s;
   }
+  /** Up to `max` random bytes. */
+  bytes(max: number): Uint8Array {
+    const b = new Uint8Array(this.int(max + 1));
+    for (let i = 0; i < b.length; i++) b[i] = this.int(256);
+    return b;
+  }
   /** Any UTF-16 code units, lone surrogates and controls included. */
   anyString(maxLength: number): string {
     let s = '';

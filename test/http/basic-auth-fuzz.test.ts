@@ -12,34 +12,7 @@ import {
   parseBasicAuthorization,
 } from '../../src/http/basic-auth.js';
 import { parseScryptHash, SCRYPT_MIN_WORK } from '../../src/server/auth.js';
-import { ITERATIONS, mulberry32, SEED_OFFSET } from '../helpers/random.js';
-
-class Gen {
-  private readonly next: () => number;
-  constructor(seed: number) {
-    this.next = mulberry32(seed + SEED_OFFSET);
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)]!;
-  }
-  string(alphabet: readonly string[], maxPieces: number): string {
-    let s = '';
-    const n = this.int(maxPieces + 1);
-    for (let i = 0; i < n; i++) s += this.pick(alphabet);
-    return s;
-  }
-  bytes(max: number): Uint8Array {
-    const b = new Uint8Array(this.int(max + 1));
-    for (let i = 0; i < b.length; i++) b[i] = this.int(256);
-    return b;
-  }
-}
+import { Gen, ITERATIONS } from '../helpers/random.js';
 
 const CONTROL = /[\x00-\x1f\x7f]/;
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

@@ -26,30 +26,7 @@ import {
 } from '../../src/http/lists.js';
 import { negotiateEncoding, prefersHtml } from '../../src/http/negotiate.js';
 import { type ByteRange, parseRange, type RangeDecision } from '../../src/http/range.js';
-import { ITERATIONS, mulberry32, SEED_OFFSET } from '../helpers/random.js';
-
-class Gen {
-  private readonly next: () => number;
-  constructor(seed: number) {
-    this.next = mulberry32(seed + SEED_OFFSET);
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)]!;
-  }
-  /** A string of `n` pieces drawn from `alphabet` (pieces may be several characters). */
-  string(alphabet: readonly string[], maxPieces: number): string {
-    let s = '';
-    const n = this.int(maxPieces + 1);
-    for (let i = 0; i < n; i++) s += this.pick(alphabet);
-    return s;
-  }
-}
+import { Gen, ITERATIONS } from '../helpers/random.js';
 
 const HOSTILE = [
   '"',

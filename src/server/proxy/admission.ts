@@ -1,12 +1,11 @@
 // Admission of one request to an upstream: pick, body-size refusal, connection slot or queue,
 // then the exchange (forward.ts); the one retry of an idempotent request on a connect failure.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { upstreamRequestHeaders } from '../../http/proxy-headers.js';
 import { ERRORS, sendError } from '../errors.js';
 import { type ForwardHooks, setFields } from './cache.js';
 import { Exchange } from './forward.js';
 import { type Route, upstreamTarget } from './routes.js';
-import { type ProxyState, VIA_NAME } from './state.js';
+import { type ProxyState, upstreamHeadersFor } from './state.js';
 import type { Upstream } from './upstreams.js';
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -76,17 +75,7 @@ function startExchange(
   hasBody: boolean,
 ): void {
   const o = route.o;
-  const headers = upstreamRequestHeaders({
-    headers: req.headers,
-    peer: req.socket.remoteAddress,
-    peerTrusted: state.deps.isTrustedPeer(req),
-    proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
-    upstreamHost: u.url.host,
-    changeOrigin: o.changeOrigin,
-    xForwarded: o.xForwarded,
-    forwarded: o.forwarded,
-    via: o.via ? VIA_NAME : undefined,
-  });
+  const headers = upstreamHeadersFor(state, req, route, u);
   if (hooks?.requestHeaders) setFields(headers, hooks.requestHeaders);
   const path = upstreamTarget(req.url!, route.prefix, {
     stripPrefix: o.stripPrefix,

@@ -1,6 +1,7 @@
 // The state one proxy's parts share: compiled routes, cache policy, open tunnels, exchange env.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { upstreamRequestHeaders } from '../../http/proxy-headers.js';
 import type { StepContext } from '../context.js';
 import type { Logger } from '../log.js';
 import type { CacheRule, compileRuleList } from '../static/policy.js';
@@ -35,3 +36,26 @@ export interface ProxyState {
 }
 
 export const VIA_NAME = 'gatehouse';
+
+/** The fields sent upstream for `req` on `route` to `u` (RFC 9110 §7.6; RFC 7239), plain or upgrade. */
+export function upstreamHeadersFor(
+  state: ProxyState,
+  req: IncomingMessage,
+  route: Route,
+  u: Upstream,
+  upgrade = false,
+): Record<string, string | string[]> {
+  const o = route.o;
+  return upstreamRequestHeaders({
+    headers: req.headers,
+    peer: req.socket.remoteAddress,
+    peerTrusted: state.deps.isTrustedPeer(req),
+    proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+    upstreamHost: u.url.host,
+    changeOrigin: o.changeOrigin,
+    xForwarded: o.xForwarded,
+    forwarded: o.forwarded,
+    via: o.via ? VIA_NAME : undefined,
+    upgrade,
+  });
+}

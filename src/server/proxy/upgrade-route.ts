@@ -1,11 +1,10 @@
 // WebSocket pass-through admission: a handshake that cleared every request step goes to its
 // route's upstream (bounded per upstream by maxUpgrades); the tunnel itself is upgrade.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { upstreamRequestHeaders } from '../../http/proxy-headers.js';
 import type { Tunnel } from '../context.js';
 import { ERRORS, sendError } from '../errors.js';
 import { findRoute, upstreamTarget } from './routes.js';
-import { type ProxyState, VIA_NAME } from './state.js';
+import { type ProxyState, upstreamHeadersFor } from './state.js';
 import { proxyUpgrade } from './upgrade.js';
 
 /** Whether a WebSocket handshake for this request goes to a pass-through route. */
@@ -39,18 +38,7 @@ export function upgradeRoute(
     return true;
   }
   upgrades.set(u, open + 1);
-  const headers = upstreamRequestHeaders({
-    headers: req.headers,
-    peer: req.socket.remoteAddress,
-    peerTrusted: state.deps.isTrustedPeer(req),
-    proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
-    upstreamHost: u.url.host,
-    changeOrigin: route.o.changeOrigin,
-    xForwarded: route.o.xForwarded,
-    forwarded: route.o.forwarded,
-    via: route.o.via ? VIA_NAME : undefined,
-    upgrade: true,
-  });
+  const headers = upstreamHeadersFor(state, req, route, u, true);
   // Only the WebSocket protocol is tunnelled: the upstream is offered exactly that (RFC 9110 §7.8),
   // never another protocol the client listed beside it.
   headers.upgrade = 'websocket';

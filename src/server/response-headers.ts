@@ -135,3 +135,22 @@ function applyPending(res: ServerResponse, p: Pending): void {
   for (const [name, value, weak] of p.pairs) if (!weak || !res.hasHeader(name)) res.setHeader(name, value);
   if (p.vary !== undefined) res.setHeader('vary', mergeVary(res.getHeader('vary'), p.vary));
 }
+
+/**
+ * Every field the steps put on `res` so far (set and pending, pending folded in as writeHead would),
+ * for a head that another writer writes on the socket (a WebSocket 101: ws's, or an upstream's).
+ */
+export function responseFields(res: ServerResponse): [string, string | number | string[]][] {
+  const p = (res as Decorated)[PENDING];
+  if (p !== undefined) {
+    applyPending(res, p);
+    p.pairs.length = 0;
+    p.vary = undefined;
+  }
+  const out: [string, string | number | string[]][] = [];
+  for (const name of res.getHeaderNames()) {
+    const v = res.getHeader(name);
+    if (v !== undefined) out.push([name, v]);
+  }
+  return out;
+}

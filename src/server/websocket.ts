@@ -8,17 +8,20 @@
 // The parts under websocket/ share one WsState: handshake.ts (pure decision), envelope.ts (message
 // convention), connection.ts (one connection), broadcast.ts (rooms), deliver.ts (slow consumers).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { WebSocketServer } from 'ws';
 import type { Tunnel } from './context.js';
 import { ERRORS, sendError } from './errors.js';
+import { responseFields } from './response-headers.js';
 import { onConnection } from './websocket/connection.js';
 import { buildEndpoints, closeEndpoints } from './websocket/endpoints.js';
-import { checkHandshake, isSameOrigin } from './websocket/handshake.js';
+import { checkHandshake, isSameOrigin, switchFields } from './websocket/handshake.js';
 import type { WebSocketDeps, WebSocketEndpoint, WsState } from './websocket/types.js';
 
 export type { Envelope } from './websocket/envelope.js';
 export { isAppPing, parseEnvelope } from './websocket/envelope.js';
 export type { HandshakeDecision } from './websocket/handshake.js';
-export { checkHandshake, isSameOrigin } from './websocket/handshake.js';
+export { checkHandshake, isSameOrigin, switchFields } from './websocket/handshake.js';
 export type { WebSocketDeps, WebSocketEndpoint, WebSocketHandler } from './websocket/types.js';
 export { CLOSE_CODES, WebSocketConfigError } from './websocket/types.js';
 
@@ -48,6 +51,7 @@ export function createWebSocketEndpoints(
     byPath: buildEndpoints(endpoints, deps),
     closing: undefined,
   };
+  for (const ep of ws.byPath.values()) watchHandshakes(ep.wss);
   return {
     owns: (req) => ws.byPath.has(pathOf(req.url ?? '/')),
     handleUpgrade: (req, res, tunnel) => handleUpgrade(ws, req, res, tunnel),
@@ -76,10 +80,40 @@ function handleUpgrade(ws: WsState, req: IncomingMessage, res: ServerResponse, t
     sendError(req, res, decision.entry, decision.detail, decision.headers);
     return true;
   }
-  tunnel.accept();
-  // ws has its own error handling on the socket once it has taken it.
+  // ws decides the rest synchronously: its 'headers' event (the 101 is about to be written) or its
+  // 'wsClientError' (a refusal) finds the step's response here (watchHandshakes).
+  switching.set(req, { res, tunnel });
   ep.wss.handleUpgrade(req, tunnel.socket, tunnel.head, (socket) => onConnection(ws, ep, socket, req));
+  // Neither came only when ws dropped a socket the client had half-closed: nothing was sent, and the
+  // access log records 499 when it closes.
+  switching.delete(req);
   return true;
+}
+
+/** Handshakes inside ws's handleUpgrade, by request. */
+const switching = new WeakMap<IncomingMessage, { res: ServerResponse; tunnel: Tunnel }>();
+
+/**
+ * ws writes the 101 itself; the steps' fields (header rules, CORS, rate limit) go on it, and the
+ * tunnel is accepted (the switch logged) only then. A handshake ws refuses after our checks (a
+ * malformed Sec-WebSocket-Protocol or Sec-WebSocket-Extensions) is answered like any refusal, on the
+ * step's response (problem+json, step fields, access log with the status sent), not by ws.
+ */
+function watchHandshakes(wss: WebSocketServer): void {
+  wss.on('headers', (lines: string[], req: IncomingMessage) => {
+    const p = switching.get(req);
+    if (p === undefined) return;
+    switching.delete(req);
+    for (const [name, value] of switchFields(responseFields(p.res))) lines.push(`${name}: ${value}`);
+    p.tunnel.accept();
+  });
+  wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => {
+    const p = switching.get(req);
+    switching.delete(req);
+    if (p === undefined) socket.destroy();
+    // RFC 6455 §4.2.2: a handshake the server does not accept gets an HTTP error, e.g. 400.
+    else sendError(req, p.res, ERRORS.badRequest, `${err.message}.`);
+  });
 }
 
 /** The path of a request target: origin-form up to `?`, or the path of an absolute-form target. */

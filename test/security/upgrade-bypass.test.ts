@@ -12,6 +12,7 @@ import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
 import { hashPassword } from '../../src/server/auth.js';
 import type { Logger } from '../../src/server/log.js';
 import { makeSite, raw, rawStatus, removeSite } from '../helpers/http.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const T = { timeout: 20_000 };
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
@@ -205,6 +206,27 @@ describe('attack: Upgrade as a way around the request steps', () => {
     const line = s.logs.find((l) => l.url === '/private/ws?logged=1');
     assert.equal(line?.status, 401);
   });
+
+  for (const [i, protocols] of ['a b', 'chat, chat'].entries()) {
+    it(
+      `attack: a handshake ws refuses after the steps (Sec-WebSocket-Protocol: ${protocols}) -> 400, logged as 400, not 101`,
+      T,
+      async () => {
+        const url = `/open/ws?bad-protocol=${i}`;
+        const r = await handshake(s.port, url, [`Sec-WebSocket-Protocol: ${protocols}`]);
+        assert.equal(rawStatus(r), 400, r);
+        const line = await waitUntil('the access log line', () => s.logs.find((l) => l.url === url));
+        assert.equal(line.status, 400, 'the status logged is the one sent');
+        assert.equal(s.logs.filter((l) => l.url === url).length, 1, 'one line, no 101 beside it');
+        assert.match(
+          field(r, 'Content-Type') ?? '',
+          /^application\/problem\+json/,
+          'answered like any refusal',
+        );
+        assert.match(r, /Sec-WebSocket-Protocol/);
+      },
+    );
+  }
 
   it(
     'attack: cross-site handshake to the pass-through (Origin not allowed) -> 403, upstream untouched',

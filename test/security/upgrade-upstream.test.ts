@@ -147,6 +147,53 @@ describe('attack: more upgraded connections than an upstream should hold', () =>
   });
 });
 
+describe('attack: two routes to one upstream, to double its upgrade bound', () => {
+  let site: string;
+  let up: CountingUpstream;
+  let s: TestServer;
+  before(async () => {
+    site = makeSite({});
+    up = await upstream(true);
+    s = await startServer(site, {
+      proxy: [
+        { prefix: '/a', upstream: up.url, maxUpgrades: 2 },
+        { prefix: '/b', upstream: `${up.url}/base`, maxUpgrades: 2 },
+      ],
+    });
+  });
+  after(async () => {
+    await s.close();
+    await up.close();
+    removeSite(site);
+  });
+
+  it(
+    "attack: tunnels through a second route to the same origin count against the first route's maxUpgrades -> 503",
+    T,
+    async () => {
+      const a = await handshake(s.port, '/a/1');
+      const b = await handshake(s.port, '/b/1');
+      assert.equal(rawStatus(a.head), 101, a.head);
+      assert.equal(rawStatus(b.head), 101, b.head);
+      const c = await handshake(s.port, '/a/2');
+      const d = await handshake(s.port, '/b/2');
+      assert.equal(rawStatus(c.head), 503, c.head);
+      assert.equal(rawStatus(d.head), 503, d.head);
+      assert.equal(up.open(), 2, 'the upstream holds two tunnels, not four');
+      // A tunnel closed on one route frees a place for the other.
+      b.socket.destroy();
+      const e = await waitUntil('a handshake past the freed place', async () => {
+        const h = await handshake(s.port, '/a/3');
+        if (rawStatus(h.head) !== 503) return h;
+        h.socket.destroy();
+        return undefined;
+      });
+      assert.equal(rawStatus(e.head), 101);
+      for (const x of [a, c, d, e]) x.socket.destroy();
+    },
+  );
+});
+
 describe('proxy[].maxUpgrades config', () => {
   it('defaults to 10000 and must be an integer >= 1', async () => {
     const { parseConfig } = await import('../../src/config/load.js');

@@ -42,15 +42,31 @@ export function listen(p: ServerParts): Promise<{ url: string; host: string; por
   );
 }
 
-/** Stops accepting, lets in-flight requests finish (up to shutdownTimeoutMs), then closes. */
+/**
+ * Closes what outlives the server (WebSocket endpoints, the proxy's pools and cache stores). A part
+ * whose close rejects is logged and does not stop the others or the shutdown: close() always resolves.
+ */
+async function closeParts(p: ServerParts, wsClosed: Promise<void>): Promise<void> {
+  const parts = ['websocket', 'proxy'] as const;
+  const results = await Promise.allSettled([wsClosed, p.proxy.close()]);
+  for (const [i, r] of results.entries()) {
+    if (r.status === 'rejected') p.logger.error({ err: r.reason, part: parts[i] }, 'shutdown: close failed');
+  }
+  p.logger.flush?.();
+}
+
+/** Stops accepting, lets in-flight requests finish (up to shutdownTimeoutMs), then closes; always
+ *  resolves (see closeParts). */
 export function close(p: ServerParts): Promise<void> {
-  const { server, proxy, logger } = p;
+  const { server, proxy } = p;
   return new Promise<void>((resolve) => {
     p.entry.setClosing();
     // WebSockets first: upgraded sockets would keep server.close() waiting (1001 Going Away).
     const wsClosed = p.websocket.close();
+    // Handled now, reported by closeParts: a rejection while the server drains is not unhandled.
+    wsClosed.catch(() => {});
     if (!server.listening) {
-      wsClosed.then(() => proxy.close()).then(() => resolve());
+      closeParts(p, wsClosed).then(resolve);
       return;
     }
     const timer = setTimeout(() => {
@@ -75,8 +91,7 @@ export function close(p: ServerParts): Promise<void> {
     timer.unref();
     server.close(() => {
       clearTimeout(timer);
-      logger.flush?.();
-      Promise.all([wsClosed, proxy.close()]).then(() => resolve());
+      closeParts(p, wsClosed).then(resolve);
     });
     server.closeIdleConnections();
     // Connections that finish a response while draining close instead of idling.

@@ -105,8 +105,11 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     },
     close: async () => {
       closeTunnels(state);
-      await Promise.all(state.routes.map((r) => r.upstreams.close()));
-      await Promise.all(state.routes.map((r) => r.cache?.close()));
+      // Every pool and every cache is closed, whichever fails; the failures are thrown together.
+      const results = await Promise.allSettled(state.routes.map((r) => r.upstreams.close()));
+      results.push(...(await Promise.allSettled(state.routes.map((r) => r.cache?.close()))));
+      const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+      if (errors.length > 0) throw new AggregateError(errors, 'the proxy did not close cleanly');
     },
   };
 }

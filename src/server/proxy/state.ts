@@ -29,8 +29,9 @@ export interface ProxyState {
   readonly policy: ReturnType<typeof compileRuleList>;
   /** Upgraded (tunnelled) connections: invisible to server.close(), destroyed by closeTunnels. */
   readonly tunnels: Set<Duplex>;
-  /** Upgraded connections open per upstream (bounded by the route's maxUpgrades). */
-  readonly upgrades: Map<Upstream, number>;
+  /** Upgraded connections open per upstream origin, shared by every route to that origin (each
+   *  route checks it against its own maxUpgrades). */
+  readonly upgrades: Map<string, number>;
   /** What each exchange (forward.ts) calls back into. */
   readonly env: ExchangeEnv;
 }

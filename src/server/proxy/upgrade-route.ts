@@ -1,5 +1,5 @@
 // WebSocket pass-through admission: a handshake that cleared every request step goes to its
-// route's upstream (bounded per upstream by maxUpgrades); the tunnel itself is upgrade.ts.
+// route's upstream (bounded per upstream origin by maxUpgrades); the tunnel itself is upgrade.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Tunnel } from '../context.js';
 import { ERRORS, sendError } from '../errors.js';
@@ -32,12 +32,14 @@ export function upgradeRoute(
     return true;
   }
   const { upgrades, tunnels } = state;
-  const open = upgrades.get(u) ?? 0;
+  // Counted per origin, not per route: two routes to one upstream share its bound (issue 11).
+  const origin = u.origin;
+  const open = upgrades.get(origin) ?? 0;
   if (open >= route.o.maxUpgrades) {
     sendError(req, res, ERRORS.serviceUnavailable, 'Too many WebSocket connections to this upstream.');
     return true;
   }
-  upgrades.set(u, open + 1);
+  upgrades.set(origin, open + 1);
   const headers = upstreamHeadersFor(state, req, route, u, true);
   // Only the WebSocket protocol is tunnelled: the upstream is offered exactly that (RFC 9110 §7.8),
   // never another protocol the client listed beside it.
@@ -58,9 +60,9 @@ export function upgradeRoute(
     logger: state.logger,
     onFailure: () => route.upstreams.failed(u),
     onDone: () => {
-      const n = (upgrades.get(u) ?? 1) - 1;
-      if (n <= 0) upgrades.delete(u);
-      else upgrades.set(u, n);
+      const n = (upgrades.get(origin) ?? 1) - 1;
+      if (n <= 0) upgrades.delete(origin);
+      else upgrades.set(origin, n);
     },
   });
   return true;

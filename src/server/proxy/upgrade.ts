@@ -1,14 +1,18 @@
 // WebSocket pass-through (RFC 6455 over RFC 9110 §7.8): the handshake reaches here only after every
-// request step let it through (src/server/entry.ts). The client gets the upstream's 101 and then
-// bytes flow both ways; any other answer is relayed as an ordinary response on the step's
-// ServerResponse and the upstream connection is closed: it was opened for this one exchange.
+// request step let it through (src/server/entry.ts). The client gets the upstream's 101 (with the
+// steps' fields, see switchHead) and then bytes flow both ways; any other answer is relayed as an
+// ordinary response on the step's ServerResponse and the upstream connection is closed: it was
+// opened for this one exchange.
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
-import { stripHopByHop } from '../../http/proxy-headers.js';
+import { connectionTokens, isHopByHop, stripHopByHop } from '../../http/proxy-headers.js';
 import type { Tunnel } from '../context.js';
 import { ERRORS, sendError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { responseFields } from '../response-headers.js';
+import { mergeVary } from '../vary.js';
+import { switchFields } from '../websocket/handshake.js';
 import type { Upstream } from './upstreams.js';
 
 export interface UpgradeOptions {
@@ -22,10 +26,41 @@ export interface UpgradeOptions {
   readonly onDone: () => void;
 }
 
-/** Serialises a response head; header values never hold CR/LF (they came from a parser). */
-function head(status: number, message: string, rawHeaders: readonly string[]): string {
-  let s = `HTTP/1.1 ${status} ${message}\r\n`;
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) s += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;
+/**
+ * The 101 the client gets: the upstream's fields minus hop-by-hop ones (RFC 9110 §7.6.1), then
+ * `Connection: Upgrade` (the switch is to the protocol the upstream named in Upgrade, §7.8), then
+ * the steps' fields (switchFields). As on any proxied response, a step's field replaces the
+ * upstream's of the same name and Vary is merged (§12.5.5); the handshake's own fields (Upgrade,
+ * Sec-WebSocket-*) are always the upstream's. Values never hold CR/LF (a parser or setHeader
+ * checked them).
+ */
+export function switchHead(
+  message: string,
+  upstreamRaw: readonly string[],
+  steps: readonly (readonly [string, string])[],
+): string {
+  const ours = new Set(steps.map(([n]) => n.toLowerCase()));
+  const connection: string[] = [];
+  for (let i = 0; i + 1 < upstreamRaw.length; i += 2) {
+    if (upstreamRaw[i]!.toLowerCase() === 'connection') connection.push(upstreamRaw[i + 1]!);
+  }
+  const listed = connectionTokens(connection);
+  let s = `HTTP/1.1 101 ${message}\r\n`;
+  let upstreamVary: string | undefined;
+  for (let i = 0; i + 1 < upstreamRaw.length; i += 2) {
+    const name = upstreamRaw[i]!;
+    const value = upstreamRaw[i + 1]!;
+    const lower = name.toLowerCase();
+    if (lower !== 'upgrade' && (isHopByHop(lower) || listed.has(lower))) continue;
+    if (!ours.has(lower)) s += `${name}: ${value}\r\n`;
+    else if (lower === 'vary') upstreamVary = mergeVary(upstreamVary, value);
+  }
+  s += 'Connection: Upgrade\r\n';
+  for (const [name, value] of steps) {
+    const v =
+      upstreamVary !== undefined && name.toLowerCase() === 'vary' ? mergeVary(upstreamVary, value) : value;
+    s += `${name}: ${v}\r\n`;
+  }
   return `${s}\r\n`;
 }
 
@@ -82,8 +117,9 @@ export function proxyUpgrade(
       return;
     }
     answered = true;
+    const steps = switchFields(responseFields(res));
     tunnel.accept();
-    socket.write(head(101, upRes.statusMessage || 'Switching Protocols', upRes.rawHeaders));
+    socket.write(switchHead(upRes.statusMessage || 'Switching Protocols', upRes.rawHeaders, steps));
     if (upHead.length > 0) socket.write(upHead);
     if (tunnel.head.length > 0) upgraded.write(tunnel.head);
     // An end or error on either side closes the other.

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { type DiskStoreOptions, openDiskStore } from '../../../src/cache/store/disk.js';
 import { WAIT_DEADLINE_MS } from '../../helpers/wait.js';
 import { bytes, meta, readBody, storeContract, streamed, TestClock } from './contract.js';
@@ -338,6 +339,58 @@ describe('disk store', () => {
       assert.deepEqual(await files(dir), []);
     }));
 
+  // Faults real as root: `chattr +i` (unlink fails with EPERM, the file stays readable) and a meta
+  // path that is a non-empty directory (unlink fails with EISDIR, reading it too).
+  for (const healed of [false, true]) {
+    it(`purge while neither file can be deleted (immutable), then a reopen ${healed ? 'after the fault healed' : 'with the fault still there'} -> still a miss`, (t) =>
+      withDir(async (dir) => {
+        const clock = new TestClock();
+        const first = await openDiskStore(options(dir, clock));
+        const put = await first.put('GET /a', meta({ tags: ['t'] }), Buffer.from('purged'));
+        const kept = await first.put('GET /b', meta(), Buffer.from('kept'));
+        assert.ok(put.stored && kept.stored);
+        const base = join(dir, entryName('GET /a', put.entry.id));
+        const pinned = [`${base}.json`, `${base}.body`];
+        if (!immutable(t, pinned, true)) return;
+        try {
+          await assert.rejects(first.purge({ tag: 't' }), { code: 'purge_incomplete', purged: 1, errors: 1 });
+          assert.deepEqual(await first.getVariants('GET /a'), []);
+          await first.close();
+          if (healed) immutable(t, pinned, false);
+
+          const second = await openDiskStore(options(dir, clock));
+          assert.deepEqual(await second.getVariants('GET /a'), [], 'the purged entry came back');
+          assert.equal((await second.getVariants('GET /b'))[0]?.id, kept.entry.id);
+          await second.close();
+          const left = await files(dir);
+          if (healed)
+            assert.ok(!left.some((f) => f.startsWith(entryName('GET /a', put.entry.id))), 'files removed');
+          assert.equal(left.includes(TOMBSTONES), !healed, 'tombstones kept only while needed');
+        } finally {
+          immutable(t, pinned, false);
+        }
+      }));
+  }
+
+  it('a meta path that is a directory (unreadable, undeletable) -> open still succeeds, the entry is a miss', () =>
+    withDir(async (dir) => {
+      const clock = new TestClock();
+      const first = await openDiskStore(options(dir, clock));
+      const put = await first.put('GET /a', meta(), Buffer.from('x'));
+      const kept = await first.put('GET /b', meta(), Buffer.from('kept'));
+      assert.ok(put.stored && kept.stored);
+      await first.close();
+      const metaPath = join(dir, `${entryName('GET /a', put.entry.id)}.json`);
+      await rm(metaPath);
+      await mkdir(metaPath);
+      await writeFile(join(metaPath, 'pin'), 'x');
+
+      const second = await openDiskStore(options(dir, clock));
+      assert.deepEqual(await second.getVariants('GET /a'), []);
+      assert.equal((await second.getVariants('GET /b'))[0]?.id, kept.entry.id);
+      await second.close();
+    }));
+
   it('the tag index is rebuilt on open, with the tags of the last updateMeta', () =>
     withDir(async (dir) => {
       const clock = new TestClock();
@@ -439,6 +492,20 @@ describe('disk store', () => {
       assert.equal((await files(dir)).length, 2);
     }));
 });
+
+/** The disk store's tombstone file (entries removed from the index whose files could not be deleted). */
+const TOMBSTONES = 'purged.tombstones';
+
+/** Sets or clears the immutable attribute; false (the test skipped) where the filesystem has none. */
+function immutable(t: TestContext, paths: readonly string[], on: boolean): boolean {
+  try {
+    execFileSync('chattr', [on ? '+i' : '-i', ...paths], { stdio: 'ignore' });
+    return true;
+  } catch {
+    if (on) t.skip('chattr +i is not supported here');
+    return false;
+  }
+}
 
 async function editMeta(
   base: string,

@@ -155,6 +155,8 @@ export interface DiskStore extends CacheStore {
 
 class DiskStoreImpl implements DiskStore {
   readonly dir: string;
+  /** Any file write may fail (a full disk, a folder gone). */
+  readonly putMayFail = true;
   readonly #maxSizeBytes: number;
   readonly #maxEntryBytes: number;
   readonly #nowMs: () => number;

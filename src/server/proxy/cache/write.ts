@@ -153,10 +153,13 @@ export function storeOrPass(
     );
   };
   if (detached) return { kind: 'swallow', onData, onEnd };
+  // RFC 9211 §2.5: `stored` is a claim about the outcome, and this head goes out before the put
+  // settles: only a store whose put cannot fail by itself (memory) may claim it, and not while its
+  // writes fail (see CacheState.writesFailing).
+  const claimStored = x.store!.putMayFail !== true && !s.writesFailing;
   return {
     kind: 'pass',
-    // RFC 9211 §2.5 `stored` only while writes succeed (see CacheState.writesFailing).
-    headers: { ...t.fixes, 'cache-status': `${NAME}; ${t.statusText}${s.writesFailing ? '' : '; stored'}` },
+    headers: { ...t.fixes, 'cache-status': `${NAME}; ${t.statusText}${claimStored ? '; stored' : ''}` },
     onData,
     onEnd,
   };

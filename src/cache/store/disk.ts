@@ -220,7 +220,7 @@ class DiskStoreImpl implements DiskStore {
   /** The index is in memory: the same as getVariants without waiting for discarded files to go. */
   getVariantsSync(key: string): StoredEntry[] {
     const { found, discarded } = this.#variants(key);
-    if (discarded.length > 0) void this.#track(this.#drop(discarded)).catch(() => {});
+    if (discarded.length > 0) void this.#track(this.#discard(discarded));
     return found;
   }
 
@@ -231,7 +231,7 @@ class DiskStoreImpl implements DiskStore {
   /** The index is in memory: the same as findVariant without waiting for a discarded file to go. */
   findVariantSync(key: string, secondaryKey: SecondaryKeyOf): VariantMatch {
     const { match, discarded } = this.#select(key, secondaryKey);
-    if (discarded.length > 0) void this.#track(this.#drop(discarded)).catch(() => {});
+    if (discarded.length > 0) void this.#track(this.#discard(discarded));
     return match;
   }
 
@@ -286,13 +286,13 @@ class DiskStoreImpl implements DiskStore {
 
   async #getVariants(key: string): Promise<StoredEntry[]> {
     const { found, discarded } = this.#variants(key);
-    if (discarded.length > 0) await this.#drop(discarded);
+    if (discarded.length > 0) await this.#discard(discarded);
     return found;
   }
 
   async #findVariantAsync(key: string, secondaryKey: SecondaryKeyOf): Promise<VariantMatch> {
     const { match, discarded } = this.#select(key, secondaryKey);
-    if (discarded.length > 0) await this.#drop(discarded);
+    if (discarded.length > 0) await this.#discard(discarded);
     return match;
   }
 
@@ -403,8 +403,7 @@ class DiskStoreImpl implements DiskStore {
       this.#unsavedAccess.add(record);
       if (kept !== undefined) this.#hotSet(record, concat(kept, bodyBytes));
       const evicted = this.#evictOverBound();
-      const gone = [...(replaced ? [replaced] : []), ...overCap, ...evicted];
-      await Promise.all(gone.map((r) => this.#removeFiles(r.name)));
+      await this.#discard([...(replaced ? [replaced] : []), ...overCap, ...evicted]);
       return { stored: true, entry };
     } finally {
       inflight.finish();
@@ -424,13 +423,13 @@ class DiskStoreImpl implements DiskStore {
       handle = await open(this.#path(record?.name ?? entryName(entry.key, entry.id), 'body'), 'r');
     } catch (error) {
       if (!isNotFound(error)) throw error;
-      if (record && this.#lru.get(entry.id) === record) await this.#drop([record]); // data lost: a miss
+      if (record && this.#lru.get(entry.id) === record) await this.#discard([record]); // data lost: a miss
       return null;
     }
     const { size } = await handle.stat();
     if (size !== entry.bodyBytes) {
       await handle.close();
-      if (record && this.#lru.get(entry.id) === record) await this.#drop([record]);
+      if (record && this.#lru.get(entry.id) === record) await this.#discard([record]);
       return null;
     }
     if (record && size <= this.#hotMaxEntryBytes) {
@@ -475,7 +474,7 @@ class DiskStoreImpl implements DiskStore {
       record.metaBytes = metaBytes;
       this.#touch(record, this.#nowMs());
       const evicted = this.#evictOverBound();
-      await Promise.all(evicted.map((r) => this.#removeFiles(r.name)));
+      await this.#discard(evicted);
       return evicted.includes(record) ? null : entry;
     });
     record.metaWrite = write.catch(() => {});
@@ -491,7 +490,7 @@ class DiskStoreImpl implements DiskStore {
       return;
     }
     const record = variants?.get(id);
-    if (record) await this.#drop([record]);
+    if (record) await this.#dropAll([record]);
   }
 
   async #purge(filter: PurgeFilter): Promise<number> {
@@ -516,8 +515,7 @@ class DiskStoreImpl implements DiskStore {
     const discarded = [...this.#lru.values()].filter((r) => isDiscarded(r.entry.meta, nowMs));
     for (const record of discarded) this.#unindex(record);
     const evicted = this.#evictOverBound();
-    // Out of the index either way; files that cannot be deleted are tombstoned (see #removeFiles).
-    await Promise.allSettled([...discarded, ...evicted].map((r) => this.#removeFiles(r.name)));
+    await this.#discard([...discarded, ...evicted]); // unindexing twice is a no-op
     await this.#saveAccessTimes();
     return discarded.length + evicted.length;
   }
@@ -624,14 +622,19 @@ class DiskStoreImpl implements DiskStore {
     return evicted;
   }
 
-  async #drop(records: readonly DiskRecord[]): Promise<void> {
+  /**
+   * Housekeeping (expired, replaced, evicted, lost entries): unindexes the records and deletes their
+   * files. A file that cannot be deleted fails nothing here: the entry is out of the index and
+   * tombstoned (see #removeFiles), and the next open tries again.
+   */
+  async #discard(records: readonly DiskRecord[]): Promise<void> {
     for (const record of records) this.#unindex(record);
-    await Promise.all(records.map((r) => this.#removeFiles(r.name)));
+    await Promise.allSettled(records.map((r) => this.#removeFiles(r.name)));
   }
 
   /**
-   * Like #drop, but every record's files are tried: the records leave the index whatever happens to
-   * their files, and failures are reported together (PurgeIncompleteError).
+   * Deletes and purges: the records leave the index whatever happens to their files; every record's
+   * files are tried, and failures are reported together (PurgeIncompleteError).
    */
   async #dropAll(records: readonly DiskRecord[]): Promise<void> {
     for (const record of records) this.#unindex(record);

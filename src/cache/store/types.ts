@@ -211,8 +211,9 @@ export class CacheStoreError extends Error {
 }
 
 /**
- * A purge or delete removed `purged` entries from the index (they are never served again) but could
- * not remove the files of `errors` of them (a filesystem fault); `cause` is the first failure.
+ * A purge or delete removed `purged` entries from the index (they are never served again; the disk
+ * store tombstones them, so not after a restart either) but could not remove the files of `errors` of
+ * them (a filesystem fault); `cause` is the first failure.
  */
 export class PurgeIncompleteError extends CacheStoreError {
   readonly purged: number;

@@ -220,7 +220,7 @@ describe('proxy cache', () => {
       const before = up.count('/head');
       const miss = await get(disk.url, '/head');
       assert.equal(miss.status, 200);
-      assert.equal(miss.headers['cache-status'], 'gatehouse; fwd=uri-miss; fwd-status=200');
+      assert.equal(miss.headers['cache-status'], 'gatehouse; fwd=uri-miss; fwd-status=200; detail=storing');
       await waitUntilStored(disk.url, '/head');
       const b = await get(disk.url, '/head');
       assert.match(String(b.headers['cache-status']), /^gatehouse; hit; ttl=\d+$/);

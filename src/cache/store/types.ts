@@ -113,8 +113,8 @@ export interface CacheStore {
   /**
    * True when `put` can fail after it began for reasons no caller can foresee (I/O: a full or broken
    * disk), so whether a response is stored is known only once `put` settles. The proxy's Cache-Status
-   * then never says `stored` (RFC 9211 §2.5) on the response that is being stored: its head goes out
-   * before that. Absent: a put that began only fails when its body source does.
+   * then never says `stored` (RFC 9211 §2.5) on the response that is being stored, whose head goes out
+   * before that, but `detail=storing`. Absent: a put that began only fails when its body source does.
    */
   readonly putMayFail?: boolean;
   /**

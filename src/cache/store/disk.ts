@@ -7,6 +7,12 @@
 // everything else that carries our names (temp files, bodies without meta, corrupt or short entries)
 // is deleted. Files whose names are not ours are never touched.
 //
+// Tombstones: when an entry leaves the index but its meta file cannot be deleted (a filesystem
+// fault), its name is appended to `purged.tombstones`, so that the next open drops it instead of
+// serving it again (a purge or invalidation must survive a restart); the open retries deleting its
+// files and keeps only the names whose meta file is still there. Names are never reused (the id is a
+// random UUID), so a tombstone never hides a later entry of the same key.
+//
 // No fsync: after a power loss an entry may be lost (a short body is dropped on open), never served
 // wrong. Eviction is least recently used by byte size (bodies plus meta files). Access order lives in
 // memory and is persisted lazily as the meta files' mtimes (on prune and close); on open entries are
@@ -17,7 +23,9 @@
 // least recently used out first), so a hit on them reads no file and can be answered synchronously.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import {
+  appendFile,
   type FileHandle,
+  lstat,
   mkdir,
   open,
   readdir,
@@ -90,7 +98,10 @@ interface DiskRecord {
 }
 
 const ENTRY_FILE = /^([0-9a-f]{64})\.(json|body)$/;
-const TEMP_FILE = /^[0-9a-f]{64}\.[0-9a-f]{12}\.tmp$/;
+const TEMP_FILE = /^(?:[0-9a-f]{64}|purged\.tombstones)\.[0-9a-f]{12}\.tmp$/;
+/** Names (file stems) of entries out of the index whose meta file could not be deleted, one a line. */
+const TOMBSTONE_FILE = 'purged.tombstones';
+const NAME = /^[0-9a-f]{64}$/;
 /** Files handled at once when opening, persisting access times. */
 const IO_PARALLEL = 16;
 const READ_CHUNK_BYTES = 64 * 1024;
@@ -115,15 +126,18 @@ export async function openDiskStore(options: DiskStoreOptions): Promise<DiskStor
       garbage.push(file);
     }
   }
+  const tombstones = await readTombstones(dir);
   const loaded: DiskRecord[] = [];
   await forEachLimit(metaNames, async (name) => {
-    const record = await loadRecord(dir, name);
+    const record = tombstones.has(name) ? null : await loadRecord(dir, name);
     if (record) loaded.push(record);
     else garbage.push(`${name}.json`, `${name}.body`);
     bodyNames.delete(name);
   });
   for (const name of bodyNames) garbage.push(`${name}.body`); // bodies whose meta never landed
-  await forEachLimit(garbage, (file) => rm(join(dir, file), { force: true }));
+  // A file that cannot be deleted (a filesystem fault) does not stop the open: it is not indexed.
+  await forEachLimit(garbage, (file) => rm(join(dir, file), { force: true }).catch(() => {}));
+  await pruneTombstones(dir, tombstones);
   loaded.sort((a, b) => a.lastAccessMs - b.lastAccessMs);
   const store = new DiskStoreImpl(options, loaded);
   await store.prune();
@@ -141,6 +155,8 @@ export interface DiskStore extends CacheStore {
 
 class DiskStoreImpl implements DiskStore {
   readonly dir: string;
+  /** Any file write may fail (a full disk, a folder gone). */
+  readonly putMayFail = true;
   readonly #maxSizeBytes: number;
   readonly #maxEntryBytes: number;
   readonly #nowMs: () => number;
@@ -159,6 +175,8 @@ class DiskStoreImpl implements DiskStore {
   readonly #running = new Set<Promise<unknown>>();
   #totalBytes = 0;
   #closed = false;
+  /** The last append to the tombstone file; appends chain on it. */
+  #tombstoneWrite: Promise<unknown> = Promise.resolve();
   /** The memory tier: bodies by entry, least recently used first, and their total size. */
   readonly #hot = new Map<DiskRecord, EntryBody>();
   #hotBytes = 0;
@@ -202,7 +220,7 @@ class DiskStoreImpl implements DiskStore {
   /** The index is in memory: the same as getVariants without waiting for discarded files to go. */
   getVariantsSync(key: string): StoredEntry[] {
     const { found, discarded } = this.#variants(key);
-    if (discarded.length > 0) void this.#track(this.#drop(discarded)).catch(() => {});
+    if (discarded.length > 0) void this.#track(this.#discard(discarded));
     return found;
   }
 
@@ -213,7 +231,7 @@ class DiskStoreImpl implements DiskStore {
   /** The index is in memory: the same as findVariant without waiting for a discarded file to go. */
   findVariantSync(key: string, secondaryKey: SecondaryKeyOf): VariantMatch {
     const { match, discarded } = this.#select(key, secondaryKey);
-    if (discarded.length > 0) void this.#track(this.#drop(discarded)).catch(() => {});
+    if (discarded.length > 0) void this.#track(this.#discard(discarded));
     return match;
   }
 
@@ -268,13 +286,13 @@ class DiskStoreImpl implements DiskStore {
 
   async #getVariants(key: string): Promise<StoredEntry[]> {
     const { found, discarded } = this.#variants(key);
-    if (discarded.length > 0) await this.#drop(discarded);
+    if (discarded.length > 0) await this.#discard(discarded);
     return found;
   }
 
   async #findVariantAsync(key: string, secondaryKey: SecondaryKeyOf): Promise<VariantMatch> {
     const { match, discarded } = this.#select(key, secondaryKey);
-    if (discarded.length > 0) await this.#drop(discarded);
+    if (discarded.length > 0) await this.#discard(discarded);
     return match;
   }
 
@@ -385,8 +403,7 @@ class DiskStoreImpl implements DiskStore {
       this.#unsavedAccess.add(record);
       if (kept !== undefined) this.#hotSet(record, concat(kept, bodyBytes));
       const evicted = this.#evictOverBound();
-      const gone = [...(replaced ? [replaced] : []), ...overCap, ...evicted];
-      await Promise.all(gone.map((r) => this.#removeFiles(r.name)));
+      await this.#discard([...(replaced ? [replaced] : []), ...overCap, ...evicted]);
       return { stored: true, entry };
     } finally {
       inflight.finish();
@@ -406,13 +423,13 @@ class DiskStoreImpl implements DiskStore {
       handle = await open(this.#path(record?.name ?? entryName(entry.key, entry.id), 'body'), 'r');
     } catch (error) {
       if (!isNotFound(error)) throw error;
-      if (record && this.#lru.get(entry.id) === record) await this.#drop([record]); // data lost: a miss
+      if (record && this.#lru.get(entry.id) === record) await this.#discard([record]); // data lost: a miss
       return null;
     }
     const { size } = await handle.stat();
     if (size !== entry.bodyBytes) {
       await handle.close();
-      if (record && this.#lru.get(entry.id) === record) await this.#drop([record]);
+      if (record && this.#lru.get(entry.id) === record) await this.#discard([record]);
       return null;
     }
     if (record && size <= this.#hotMaxEntryBytes) {
@@ -457,7 +474,7 @@ class DiskStoreImpl implements DiskStore {
       record.metaBytes = metaBytes;
       this.#touch(record, this.#nowMs());
       const evicted = this.#evictOverBound();
-      await Promise.all(evicted.map((r) => this.#removeFiles(r.name)));
+      await this.#discard(evicted);
       return evicted.includes(record) ? null : entry;
     });
     record.metaWrite = write.catch(() => {});
@@ -473,7 +490,7 @@ class DiskStoreImpl implements DiskStore {
       return;
     }
     const record = variants?.get(id);
-    if (record) await this.#drop([record]);
+    if (record) await this.#dropAll([record]);
   }
 
   async #purge(filter: PurgeFilter): Promise<number> {
@@ -498,7 +515,7 @@ class DiskStoreImpl implements DiskStore {
     const discarded = [...this.#lru.values()].filter((r) => isDiscarded(r.entry.meta, nowMs));
     for (const record of discarded) this.#unindex(record);
     const evicted = this.#evictOverBound();
-    await Promise.all([...discarded, ...evicted].map((r) => this.#removeFiles(r.name)));
+    await this.#discard([...discarded, ...evicted]); // unindexing twice is a no-op
     await this.#saveAccessTimes();
     return discarded.length + evicted.length;
   }
@@ -605,14 +622,19 @@ class DiskStoreImpl implements DiskStore {
     return evicted;
   }
 
-  async #drop(records: readonly DiskRecord[]): Promise<void> {
+  /**
+   * Housekeeping (expired, replaced, evicted, lost entries): unindexes the records and deletes their
+   * files. A file that cannot be deleted fails nothing here: the entry is out of the index and
+   * tombstoned (see #removeFiles), and the next open tries again.
+   */
+  async #discard(records: readonly DiskRecord[]): Promise<void> {
     for (const record of records) this.#unindex(record);
-    await Promise.all(records.map((r) => this.#removeFiles(r.name)));
+    await Promise.allSettled(records.map((r) => this.#removeFiles(r.name)));
   }
 
   /**
-   * Like #drop, but every record's files are tried: the records leave the index whatever happens to
-   * their files, and failures are reported together (PurgeIncompleteError).
+   * Deletes and purges: the records leave the index whatever happens to their files; every record's
+   * files are tried, and failures are reported together (PurgeIncompleteError).
    */
   async #dropAll(records: readonly DiskRecord[]): Promise<void> {
     for (const record of records) this.#unindex(record);
@@ -621,22 +643,47 @@ class DiskStoreImpl implements DiskStore {
     if (failed.length > 0) throw new PurgeIncompleteError(records.length, failed.length, failed[0]!.reason);
   }
 
-  /** Meta first: without it the entry no longer exists, whatever happens to the body removal. */
+  /**
+   * Meta first: without it the entry no longer exists, whatever happens to the body removal. When the
+   * meta file cannot be deleted, the entry is tombstoned (it stays gone after a restart) and its body
+   * is still tried (without it the entry is unusable on open too); the removal error is rethrown.
+   */
   async #removeFiles(name: string): Promise<void> {
-    await rm(this.#path(name, 'json'), { force: true });
+    try {
+      await rm(this.#path(name, 'json'), { force: true });
+    } catch (error) {
+      const tombstoned = this.#entomb(name).then(
+        () => undefined,
+        (tombError: unknown) => tombError,
+      );
+      await rm(this.#path(name, 'body'), { force: true }).catch(() => {});
+      const tombError = await tombstoned;
+      if (tombError === undefined) throw error;
+      throw new AggregateError(
+        [error, tombError],
+        'cache entry files and its tombstone could not be written',
+      );
+    }
     await rm(this.#path(name, 'body'), { force: true });
   }
 
+  /** Appends `name` to the tombstone file (appends one after another). */
+  #entomb(name: string): Promise<void> {
+    const write = this.#tombstoneWrite.then(() => appendFile(join(this.dir, TOMBSTONE_FILE), `${name}\n`));
+    this.#tombstoneWrite = write.catch(() => {});
+    return write;
+  }
+
+  /**
+   * Best effort: access order only ranks entries for eviction after a restart, so a meta file that is
+   * gone (removed meanwhile) or cannot be touched (a filesystem fault) just keeps its old rank.
+   */
   async #saveAccessTimes(): Promise<void> {
     const records = [...this.#unsavedAccess];
     this.#unsavedAccess.clear();
     await forEachLimit(records, async (record) => {
       const seconds = record.lastAccessMs / 1000;
-      try {
-        await utimes(this.#path(record.name, 'json'), seconds, seconds);
-      } catch (error) {
-        if (!isNotFound(error)) throw error; // removed meanwhile
-      }
+      await utimes(this.#path(record.name, 'json'), seconds, seconds).catch(() => {});
     });
   }
 
@@ -676,7 +723,11 @@ function entryName(key: string, id: string): string {
   return createHash('sha256').update(key).update('\0').update(id).digest('hex');
 }
 
-/** Reads one entry's meta file and checks its body; null when the entry is unusable. */
+/**
+ * Reads one entry's meta file and checks its body; null when the entry is unusable, including when
+ * its files cannot be read (a directory in its place, an I/O error): a cache entry may be lost, and
+ * one bad entry must not stop the store from opening.
+ */
 async function loadRecord(dir: string, name: string): Promise<DiskRecord | null> {
   const metaPath = join(dir, `${name}.json`);
   try {
@@ -692,9 +743,54 @@ async function loadRecord(dir: string, name: string): Promise<DiskRecord | null>
       lastAccessMs: metaStat.mtimeMs,
       metaWrite: Promise.resolve(),
     };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The names in the tombstone file. Lines that are not names (a torn last line) are skipped. A file
+ * that exists but cannot be read stops the open: better no cache than purged entries served again.
+ */
+async function readTombstones(dir: string): Promise<Set<string>> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, TOMBSTONE_FILE), 'utf8');
   } catch (error) {
-    if (isNotFound(error)) return null;
+    if (isNotFound(error)) return new Set();
     throw error;
+  }
+  return new Set(text.split('\n').filter((line) => NAME.test(line)));
+}
+
+/**
+ * After the open tried to delete the tombstoned entries: keeps the names whose meta file is still
+ * there, rewritten atomically, or removes the file when none is left. A failure keeps the old file
+ * (a superset: it hides nothing that lives).
+ */
+async function pruneTombstones(dir: string, tombstones: ReadonlySet<string>): Promise<void> {
+  if (tombstones.size === 0) return;
+  const left: string[] = [];
+  await forEachLimit([...tombstones], async (name) => {
+    try {
+      await lstat(join(dir, `${name}.json`));
+      left.push(name);
+    } catch (error) {
+      if (!isNotFound(error)) left.push(name);
+    }
+  });
+  if (left.length === tombstones.size) return;
+  const path = join(dir, TOMBSTONE_FILE);
+  if (left.length === 0) {
+    await rm(path, { force: true }).catch(() => {});
+    return;
+  }
+  const tempPath = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writeFile(tempPath, left.map((name) => `${name}\n`).join(''), { flag: 'wx' });
+    await rename(tempPath, path);
+  } catch {
+    await rm(tempPath, { force: true }).catch(() => {});
   }
 }
 

@@ -111,6 +111,13 @@ export interface EntryBody extends AsyncIterable<Uint8Array> {
  */
 export interface CacheStore {
   /**
+   * True when `put` can fail after it began for reasons no caller can foresee (I/O: a full or broken
+   * disk), so whether a response is stored is known only once `put` settles. The proxy's Cache-Status
+   * then never says `stored` (RFC 9211 §2.5) on the response that is being stored, whose head goes out
+   * before that, but `detail=storing`. Absent: a put that began only fails when its body source does.
+   */
+  readonly putMayFail?: boolean;
+  /**
    * The entries stored under `key`, newest response first (by `response.responseTimeMs`; §4.1: "the
    * most recent response"). Counts as a use of each for eviction. Entries past `discardAfterMs` are
    * dropped, not returned.
@@ -204,8 +211,9 @@ export class CacheStoreError extends Error {
 }
 
 /**
- * A purge or delete removed `purged` entries from the index (they are never served again) but could
- * not remove the files of `errors` of them (a filesystem fault); `cause` is the first failure.
+ * A purge or delete removed `purged` entries from the index (they are never served again; the disk
+ * store tombstones them, so not after a restart either) but could not remove the files of `errors` of
+ * them (a filesystem fault); `cause` is the first failure.
  */
 export class PurgeIncompleteError extends CacheStoreError {
   readonly purged: number;

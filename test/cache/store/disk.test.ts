@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { type DiskStoreOptions, openDiskStore } from '../../../src/cache/store/disk.js';
 import { WAIT_DEADLINE_MS } from '../../helpers/wait.js';
 import { bytes, meta, readBody, storeContract, streamed, TestClock } from './contract.js';
@@ -338,6 +340,102 @@ describe('disk store', () => {
       assert.deepEqual(await files(dir), []);
     }));
 
+  // Faults real as root: `chattr +i` (unlink fails with EPERM, the file stays readable) and a meta
+  // path that is a non-empty directory (unlink fails with EISDIR, reading it too).
+  for (const healed of [false, true]) {
+    it(`purge while neither file can be deleted (immutable), then a reopen ${healed ? 'after the fault healed' : 'with the fault still there'} -> still a miss`, (t) =>
+      withDir(async (dir) => {
+        const clock = new TestClock();
+        const first = await openDiskStore(options(dir, clock));
+        const put = await first.put('GET /a', meta({ tags: ['t'] }), Buffer.from('purged'));
+        const kept = await first.put('GET /b', meta(), Buffer.from('kept'));
+        assert.ok(put.stored && kept.stored);
+        const base = join(dir, entryName('GET /a', put.entry.id));
+        const pinned = [`${base}.json`, `${base}.body`];
+        if (!immutable(t, pinned, true)) return;
+        try {
+          await assert.rejects(first.purge({ tag: 't' }), { code: 'purge_incomplete', purged: 1, errors: 1 });
+          assert.deepEqual(await first.getVariants('GET /a'), []);
+          await first.close();
+          if (healed) immutable(t, pinned, false);
+
+          const second = await openDiskStore(options(dir, clock));
+          assert.deepEqual(await second.getVariants('GET /a'), [], 'the purged entry came back');
+          assert.equal((await second.getVariants('GET /b'))[0]?.id, kept.entry.id);
+          await second.close();
+          const left = await files(dir);
+          if (healed)
+            assert.ok(!left.some((f) => f.startsWith(entryName('GET /a', put.entry.id))), 'files removed');
+          assert.equal(left.includes(TOMBSTONES), !healed, 'tombstones kept only while needed');
+        } finally {
+          immutable(t, pinned, false);
+        }
+      }));
+  }
+
+  it('an old entry whose files cannot be deleted fails no lookup, put or updateMeta, and stays gone after reopen', (t) =>
+    withDir(async (dir) => {
+      const clock = new TestClock();
+      const bound = { maxSizeBytes: 3_000, maxEntryBytes: 1_000 };
+      const first = await openDiskStore(options(dir, clock, bound));
+      const expiring = await first.put(
+        'GET /exp',
+        meta({ discardAfterMs: clock.ms + 1_000 }),
+        Buffer.from('e'),
+      );
+      const replaced = await first.put('GET /rep', meta({ timeMs: 1 }), Buffer.from('old'));
+      const evicted = await first.put('GET /lru', meta(), Buffer.from('lru'));
+      const updated = await first.put('GET /upd', meta(), Buffer.from('upd'));
+      assert.ok(expiring.stored && replaced.stored && evicted.stored && updated.stored);
+      const pinned = [expiring, replaced, evicted].flatMap((p) => {
+        const base = join(dir, entryName(p.entry.key, p.entry.id));
+        return [`${base}.json`, `${base}.body`];
+      });
+      if (!immutable(t, pinned, true)) return;
+      try {
+        clock.ms += 2_000;
+        assert.deepEqual(await first.getVariants('GET /exp'), [], 'past discardAfterMs');
+        const newer = await first.put('GET /rep', meta({ timeMs: 2 }), Buffer.from('new'));
+        assert.ok(newer.stored, 'the replacing put is stored');
+        // Touch /upd, then grow its meta past the bound: /lru (least recently used) is evicted.
+        assert.equal((await first.getVariants('GET /upd')).length, 1);
+        const etag = `"${'x'.repeat(3_000 - first.sizeBytes() + 100)}"`;
+        assert.ok(await first.updateMeta('GET /upd', updated.entry.id, meta({ etag })));
+        assert.deepEqual(await first.getVariants('GET /lru'), [], 'evicted');
+        await first.close();
+
+        const second = await openDiskStore(options(dir, clock, bound));
+        assert.deepEqual(await second.getVariants('GET /exp'), []);
+        assert.deepEqual(
+          (await second.getVariants('GET /rep')).map((e) => e.id),
+          [newer.entry.id],
+        );
+        assert.deepEqual(await second.getVariants('GET /lru'), []);
+        await second.close();
+      } finally {
+        immutable(t, pinned, false);
+      }
+    }));
+
+  it('a meta path that is a directory (unreadable, undeletable) -> open still succeeds, the entry is a miss', () =>
+    withDir(async (dir) => {
+      const clock = new TestClock();
+      const first = await openDiskStore(options(dir, clock));
+      const put = await first.put('GET /a', meta(), Buffer.from('x'));
+      const kept = await first.put('GET /b', meta(), Buffer.from('kept'));
+      assert.ok(put.stored && kept.stored);
+      await first.close();
+      const metaPath = join(dir, `${entryName('GET /a', put.entry.id)}.json`);
+      await rm(metaPath);
+      await mkdir(metaPath);
+      await writeFile(join(metaPath, 'pin'), 'x');
+
+      const second = await openDiskStore(options(dir, clock));
+      assert.deepEqual(await second.getVariants('GET /a'), []);
+      assert.equal((await second.getVariants('GET /b'))[0]?.id, kept.entry.id);
+      await second.close();
+    }));
+
   it('the tag index is rebuilt on open, with the tags of the last updateMeta', () =>
     withDir(async (dir) => {
       const clock = new TestClock();
@@ -439,6 +537,25 @@ describe('disk store', () => {
       assert.equal((await files(dir)).length, 2);
     }));
 });
+
+/** The disk store's tombstone file (entries removed from the index whose files could not be deleted). */
+const TOMBSTONES = 'purged.tombstones';
+
+/** Sets or clears the immutable attribute; false (the test skipped) where there is no chattr. */
+function immutable(t: TestContext, paths: readonly string[], on: boolean): boolean {
+  try {
+    execFileSync('chattr', [on ? '+i' : '-i', ...paths], { stdio: 'ignore' });
+    return true;
+  } catch (error) {
+    if (!on) return false;
+    immutable(t, paths, false); // whatever was set
+    if (!existsSync('/usr/bin/chattr') && !existsSync('/bin/chattr')) {
+      t.skip('no chattr here');
+      return false;
+    }
+    throw error;
+  }
+}
 
 async function editMeta(
   base: string,

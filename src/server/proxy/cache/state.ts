@@ -181,9 +181,9 @@ export interface CacheState {
   /** The same as a flat name/value list without Content-Length, and the last head built from it. */
   readonly sentFlat: WeakMap<StoredResponse, PlainHead>;
   /**
-   * The last write to the store failed (a full or broken disk): Cache-Status does not say `stored`
-   * until a write succeeds again. The head goes out before the body is written, so the first failing
-   * write cannot be known in time.
+   * The last write to the store failed: Cache-Status does not say `stored` until a write succeeds
+   * again. The head goes out before the body is written, so a store whose writes can fail (disk,
+   * CacheStore.putMayFail) never claims `stored` on the response being stored.
    */
   writesFailing: boolean;
   /** Looks a request up again (after waiting on a coalesced exchange); set by index.ts. */

@@ -155,9 +155,19 @@ export function storeOrPass(
   if (detached) return { kind: 'swallow', onData, onEnd };
   return {
     kind: 'pass',
-    // RFC 9211 §2.5 `stored` only while writes succeed (see CacheState.writesFailing).
-    headers: { ...t.fixes, 'cache-status': `${NAME}; ${t.statusText}${s.writesFailing ? '' : '; stored'}` },
+    headers: { ...t.fixes, 'cache-status': `${NAME}; ${t.statusText}${storeClaim(s, x)}` },
     onData,
     onEnd,
   };
+}
+
+/**
+ * RFC 9211 §2.5: `stored` is a claim about the outcome, and the head goes out before the put settles.
+ * Only a store whose put cannot fail by itself (memory) claims it, and not while its writes fail (see
+ * CacheState.writesFailing). A store whose writes can fail (disk) says that a write is under way
+ * instead (§2.8 `detail`), which claims nothing about its outcome.
+ */
+function storeClaim(s: CacheState, x: Exchange): string {
+  if (x.store!.putMayFail === true) return '; detail=storing';
+  return s.writesFailing ? '' : '; stored';
 }

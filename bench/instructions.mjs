@@ -10,7 +10,7 @@
 // built), `gate` (this checkout, `limits.maxPipelinedRequests: 16`) and `gate-off` (this checkout with
 // `limits.maxPipelinedRequests: 0`). Needs `npm run build` and valgrind. Takes a few minutes.
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -23,6 +23,11 @@ const { values: opts } = parseArgs({
     requests: { type: 'string', default: '2000' },
     connections: { type: 'string', default: '8' },
     only: { type: 'string' },
+    // static: GET /1k.txt from the folder; proxy: GET /api/1k through a proxy route to an upstream in this
+    // process (outside valgrind); cache: GET /api/cached/1k, a hit in that route's memory cache.
+    scenario: { type: 'string', default: 'static' },
+    // Keep the callgrind output of the larger run in this folder (for callgrind_annotate).
+    keep: { type: 'string' },
     node: { type: 'string', default: process.execPath },
     // No concurrent JIT or GC threads: their work would land in varying amounts between the two runs.
     'v8-flags': { type: 'string', default: '--single-threaded --predictable-gc-schedule' },
@@ -32,6 +37,39 @@ const N = Number(opts.requests);
 const C = Number(opts.connections);
 const here = fileURLToPath(new URL('..', import.meta.url));
 const baseline = process.env.BENCH_BASELINE ?? '/work/wt/baseline';
+
+const SCENARIOS = {
+  static: { path: '/1k.txt' },
+  proxy: { path: '/api/1k', cache: false },
+  cache: { path: '/api/cached/1k', cache: true },
+};
+const scenario = SCENARIOS[opts.scenario];
+if (!scenario) throw new Error(`--scenario: one of ${Object.keys(SCENARIOS).join(', ')}`);
+
+/** The upstream of the proxy scenarios: 1 KB from memory, `/cached/*` marked cacheable for an hour. */
+function startUpstream() {
+  const body = Buffer.alloc(1024, 'u');
+  const server = http.createServer((req, res) => {
+    const cc = req.url.startsWith('/cached/') ? { 'Cache-Control': 'public, max-age=3600' } : {};
+    res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': '1024', ...cc });
+    res.end(body);
+  });
+  server.keepAliveTimeout = 65_000;
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+const upstream = scenario.cache === undefined ? undefined : await startUpstream();
+/** The scenario's config, merged into each variant's own. */
+const scenarioConfig = upstream
+  ? {
+      proxy: [
+        {
+          prefix: '/api',
+          upstream: `http://127.0.0.1:${upstream.address().port}`,
+          ...(scenario.cache ? { cache: { enabled: true, store: 'memory' } } : {}),
+        },
+      ],
+    }
+  : {};
 
 const variants = [
   { name: 'baseline', bin: join(baseline, 'bin/gatehouse.js') },
@@ -54,7 +92,7 @@ async function load(port, total) {
   const one = () =>
     new Promise((resolve, reject) => {
       http
-        .get({ host: '127.0.0.1', port, path: '/1k.txt', agent }, (res) => {
+        .get({ host: '127.0.0.1', port, path: scenario.path, agent }, (res) => {
           let bytes = 0;
           res.on('data', (b) => {
             bytes += b.length;
@@ -80,9 +118,10 @@ async function count(variant, root, total) {
   const port = await freePort();
   const out = join(root, `callgrind.${variant.name}.${total}.out`);
   const args = [variant.bin, 'serve', root, '--port', String(port), '--host', '127.0.0.1', '--log', 'off'];
-  if (variant.config) {
+  const config = { ...scenarioConfig, ...variant.config };
+  if (Object.keys(config).length > 0) {
     const file = join(root, `${variant.name}.config.json`);
-    writeFileSync(file, JSON.stringify(variant.config));
+    writeFileSync(file, JSON.stringify(config));
     args.push('--config', file);
   }
   const child = spawn(
@@ -115,6 +154,8 @@ async function count(variant, root, total) {
   child.kill('SIGTERM');
   await exited;
   const m = /^summary: (\d+)/m.exec(readFileSync(out, 'utf8'));
+  if (opts.keep && total > N)
+    copyFileSync(out, join(opts.keep, `callgrind.${opts.scenario}.${variant.name}.out`));
   rmSync(out, { force: true });
   if (!m) throw new Error(`no summary in ${out}`);
   return Number(m[1]);
@@ -122,7 +163,7 @@ async function count(variant, root, total) {
 
 const fixture = createFixture();
 try {
-  console.log(`GET /1k.txt, ${C} keep-alive connections, runs of ${N} and ${2 * N} requests`);
+  console.log(`GET ${scenario.path}, ${C} keep-alive connections, runs of ${N} and ${2 * N} requests`);
   const rows = [];
   for (const v of variants) {
     const small = await count(v, fixture.dir, N);
@@ -137,4 +178,5 @@ try {
   }
 } finally {
   fixture.cleanup();
+  upstream?.close();
 }

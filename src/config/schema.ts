@@ -155,11 +155,19 @@ const limitsSchema = z
       .number()
       .int()
       .min(0)
-      .default(0)
+      .default(16)
       .describe(
-        'Pipelined requests accepted and not yet answered per connection; the socket is not read beyond ' +
-          '(16 bounds a pipelining flood). 0 (for now the default): no bound, Node reads on its C++ path; ' +
-          'the bound costs about a quarter of the throughput on small responses until it is made cheap.',
+        'Pipelined requests handled and not yet answered per connection; the rest wait without a ' +
+          'handler and the socket is not read beyond them. 0: no bound.',
+      ),
+    strictPipelining: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Read every connection one request head at a time from its first byte, so the parser never ' +
+          'runs ahead of maxPipelinedRequests (costs about a third more CPU on small responses). ' +
+          'false: the read that shows a client pipelining is parsed whole, its requests beyond the ' +
+          'bound wait unhandled.',
       ),
     sendTimeoutMs: z
       .number()

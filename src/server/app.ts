@@ -88,12 +88,18 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     },
     tunnels: buildTunnels(websocket, proxy, originAllowed),
   });
-  server.on('request', entry.onRequest);
+  // At most limits.maxPipelinedRequests handled and unanswered requests per connection; the rest wait
+  // without a handler and the socket is not read beyond them (pipelining.ts).
+  const pipelined = limitPipelining(
+    server,
+    limits.maxPipelinedRequests,
+    entry.onRequest,
+    limits.strictPipelining === true,
+  );
+  server.on('request', pipelined.onRequest);
   server.on('upgrade', entry.onUpgrade);
   // 400/408/413/431 from Node's parser and timers, as problem+json (RFC 9457).
   server.on('clientError', handleClientError);
-  // At most limits.maxPipelinedRequests outstanding requests per connection; the socket waits beyond.
-  const pipelined = limitPipelining(server, limits.maxPipelinedRequests);
   // Upgraded sockets stay counted until they close: handshakes count against the limit too.
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
 

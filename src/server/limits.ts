@@ -32,9 +32,11 @@ export interface LimitsOptions {
   maxBodyBytes: number;
   /** Open connections at most (0: no limit); more are refused. */
   maxConnections: number;
-  /** Requests accepted and not yet answered per connection at most; the socket is not read beyond
-   *  (0: no bound). */
+  /** Requests handled and not yet answered per connection at most; the rest wait unhandled and the
+   *  socket is not read beyond them (0: no bound). */
   maxPipelinedRequests: number;
+  /** Every connection read one head at a time from its first byte (the parser never runs ahead). */
+  strictPipelining?: boolean | undefined;
   /** A client that accepts no response bytes for this long is dropped (proxied responses). */
   sendTimeoutMs: number;
   rateLimit?: RateLimitOptions | undefined;

@@ -1,61 +1,67 @@
-// Pipelining bound (RFC 9112 §9.3.2): at most `maxPipelined` requests per connection are accepted
-// and not yet answered. Node parses every request of a chunk it reads (a 64 KiB read can hold a
-// thousand small requests) and starts a handler for each, so a client that pipelines thousands of
-// requests and never reads makes the server hold thousands of responses. Here the bytes reach Node's
-// parser one request head at a time: once `maxPipelined` responses are outstanding, the rest of the
-// data waits (the socket is paused, so TCP pushes back on the client) until responses finish, like
+// Pipelining bound (RFC 9112 §9.3.2): at most `maxPipelined` requests per connection are handled and
+// not yet answered; the others wait without a handler and the socket is not read beyond them.
+//
+// Node reads a connection on its C++ fast path: its parser takes each read (up to 64 KiB) whole and
+// emits a request for every head in it. Most clients send one request and wait for the answer, so that
+// path stays on for them and the bound costs a counter. The first time a request arrives while an
+// earlier one on the same connection is unanswered, the client pipelines, and its connection moves to
+// a feed of our own: from then on its bytes reach Node's parser one request head at a time, and only
+// while fewer than `maxPipelined` requests are outstanding. The requests already in the read that
+// revealed the pipelining (at most 64 KiB of heads) are parsed by then; those beyond the bound wait,
+// without a handler, until earlier answers finish. So a client that pipelines thousands of requests
+// and never reads holds `maxPipelined` handlers and at most one read's worth of parsed heads, like
 // nginx, which reads the next request only after answering the previous one.
 //
-// How: the socket's 'data' and 'end' listeners that Node's HTTP server installs (`socketOnData`,
-// `socketOnEnd`, the same in Node 20, 22 and 24) are taken off and called by the gate. Adding a
-// 'data' listener makes Node read the socket from JavaScript instead of its C++ fast path. When those
-// listeners cannot be found (a future Node), the gate stays off and Node's own behaviour applies.
+// How: the feed takes off the socket's 'data' and 'end' listeners that Node's HTTP server installs
+// (`socketOnData`, `socketOnEnd`, the same in Node 20, 22 and 24) and calls them itself; adding a
+// 'data' listener moves Node's reading from C++ to JavaScript. When those listeners cannot be found
+// (a future Node), the feed stays off and only the handler bound applies.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** Node internals the gate reads: the HTTP parser and Node's own pause flag. */
+/** Node internals the feed reads: the HTTP parser and Node's own pause flag. */
 interface HttpSocket extends Socket {
   parser?: { incoming?: { complete?: boolean } | null } | null;
   /** Set by Node's HTTP server while the outgoing buffer is full; Node asserts it is false on data. */
   _paused?: boolean;
+  [CONN]?: Conn;
 }
 
-interface Gate {
-  inFlight: number;
-  /** Pumps waiting bytes into the parser (called when a response finishes). */
-  pump: () => void;
-  /** Hands over the bytes not yet given to the parser (to an upgrade handler), leaving none. */
-  take: () => Buffer | undefined;
-}
-
+const CONN = Symbol('gatehouse.pipelining');
 const CRLFCRLF = Buffer.from('\r\n\r\n');
-const gates = new WeakMap<Socket, Gate>();
 
 type Listener = (...args: unknown[]) => void;
+type Handle = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** One connection's requests: accepted (parsed, not answered), and those waiting for a handler. */
+class Conn {
+  accepted = 0;
+  /** Responses of requests parsed beyond the bound, oldest first: their handler has not run. */
+  waiting: ServerResponse[] | undefined;
+  /** Pumps bytes held by the feed into the parser (installed once the client pipelines). */
+  pump: (() => void) | undefined;
+  /** Hands over the bytes not yet given to the parser (to an upgrade handler), leaving none. */
+  take: (() => Buffer | undefined) | undefined;
+  /** A request arrived while an earlier one was unanswered (the feed was tried once). */
+  pipelines = false;
+}
+
 const named = (socket: Socket, event: string, name: string): Listener | undefined =>
   socket.listeners(event).find((f) => f.name === `bound ${name}`) as Listener | undefined;
 
-function installGate(socket: HttpSocket, maxPipelined: number): void {
+/** Moves `socket` to the head-at-a-time feed. Safe inside Node's parser callbacks (it only swaps
+ *  listeners; the read being parsed finishes as it began). */
+function installFeed(socket: HttpSocket, c: Conn, maxPipelined: number): void {
   const foundData = named(socket, 'data', 'socketOnData');
   const foundEnd = named(socket, 'end', 'socketOnEnd');
   if (foundData === undefined || foundEnd === undefined) return;
   const parser = socket.parser;
   const onData: Listener = foundData;
   const onEnd: Listener = foundEnd;
-  let waiting: Buffer | undefined;
+  let held: Buffer | undefined;
   let endSeen = false;
-  let gatePaused = false;
+  let feedPaused = false;
   let done = false;
-  const gate: Gate = {
-    inFlight: 0,
-    pump: () => {},
-    take: () => {
-      const rest = waiting;
-      waiting = undefined;
-      detach();
-      return rest;
-    },
-  };
 
   /** The parser is inside a message (its body still arriving): its bytes must go on. */
   const midMessage = () => socket.parser?.incoming != null && socket.parser.incoming.complete === false;
@@ -66,19 +72,19 @@ function installGate(socket: HttpSocket, maxPipelined: number): void {
   };
 
   const pump = (): void => {
-    while (waiting !== undefined && !done) {
+    while (held !== undefined && !done) {
       if (socket._paused === true) return; // Node waits for 'drain' and resumes the socket itself
-      if (gate.inFlight >= maxPipelined && !midMessage()) {
+      if (c.accepted >= maxPipelined && !midMessage()) {
         socket.pause();
-        gatePaused = true;
+        feedPaused = true;
         return;
       }
       // One request head at a time: up to and including the next CRLFCRLF (RFC 9112 §2.1). Body
       // bytes may be cut anywhere; the parser is incremental.
-      const i = waiting.indexOf(CRLFCRLF);
-      const cut = i === -1 ? waiting.length : i + 4;
-      const piece = cut === waiting.length ? waiting : waiting.subarray(0, cut);
-      waiting = cut === waiting.length ? undefined : waiting.subarray(cut);
+      const i = held.indexOf(CRLFCRLF);
+      const cut = i === -1 ? held.length : i + 4;
+      const piece = cut === held.length ? held : held.subarray(0, cut);
+      held = cut === held.length ? undefined : held.subarray(cut);
       onData(piece);
       // An upgrade listener took the socket and the rest of the bytes (takeUnparsed).
       if (done) return;
@@ -86,93 +92,167 @@ function installGate(socket: HttpSocket, maxPipelined: number): void {
         // An upgrade (or a freed parser): the socket belongs to the upgrade handler now, which may
         // already have given it a new parser (an ignored Upgrade is parsed again: entry.ts).
         detach();
-        if (waiting !== undefined && !socket.destroyed) socket.unshift(waiting);
-        waiting = undefined;
+        if (held !== undefined && !socket.destroyed) socket.unshift(held);
+        held = undefined;
         return;
       }
       if (socket.destroyed || socket.writableEnded) {
         // Answered with Connection: close or refused (client-error.ts): the rest is never parsed.
-        waiting = undefined;
+        held = undefined;
         done = true;
         return;
       }
     }
     if (done) return;
-    if (endSeen) {
+    if (endSeen && c.accepted === 0) {
+      // The client's FIN is passed on once its requests are answered (Node ends the connection then).
       endSeen = false;
       onEnd();
       return;
     }
-    if (gatePaused && socket._paused !== true) {
-      gatePaused = false;
+    if (feedPaused && socket._paused !== true) {
+      feedPaused = false;
       socket.resume();
     }
   };
-  gate.pump = pump;
 
   function onSocketData(chunk: unknown): void {
     if (done) return;
     const b = chunk as Buffer;
-    waiting = waiting === undefined ? b : Buffer.concat([waiting, b]);
+    held = held === undefined ? b : Buffer.concat([held, b]);
     pump();
   }
   function onSocketEnd(): void {
     if (done) return;
-    // The client's FIN waits behind the requests still waiting, so their answers are still sent.
-    if (waiting !== undefined) endSeen = true;
+    // RFC 9112 §9.6: the client's FIN waits behind the requests it pipelined, held or unanswered,
+    // so their answers are still sent (Node ends the connection at the FIN).
+    if (held !== undefined || c.accepted > 0) endSeen = true;
     else onEnd();
   }
   socket.removeListener('data', onData);
   socket.removeListener('end', onEnd);
   socket.on('data', onSocketData);
   socket.on('end', onSocketEnd);
-  // Node resumes the socket on 'drain' after its own pause; bytes already waiting go on then.
+  // Node resumes the socket on 'drain' after its own pause; bytes already held go on then.
   socket.on('drain', () => {
-    if (waiting !== undefined) setImmediate(pump);
+    if (held !== undefined) setImmediate(pump);
   });
-  gates.set(socket, gate);
+  c.pump = pump;
+  c.take = () => {
+    const rest = held;
+    held = undefined;
+    detach();
+    return rest;
+  };
 }
 
 /**
  * The bytes read from `socket` but not yet given to its parser. An 'upgrade' listener, which Node
- * calls while the gate is feeding the parser, takes them so they follow the upgrade's own head.
+ * calls while the feed is giving bytes to the parser, takes them so they follow the upgrade's head.
  */
 export function takeUnparsed(socket: object): Buffer | undefined {
-  return gates.get(socket as Socket)?.take();
+  return (socket as HttpSocket)[CONN]?.take?.();
 }
 
 export interface PipeliningTracker {
-  /** Requests accepted and not yet answered on every connection, oldest first. */
+  /** The server's 'request' listener: counts the request, then runs `handle` now or, beyond the
+   *  bound, once an earlier answer on its connection finished. */
+  readonly onRequest: Handle;
+  /** Requests accepted and not yet answered on every connection (started or waiting). */
   outstanding(): IterableIterator<ServerResponse>;
 }
 
 /**
- * Bounds pipelined requests per connection of `server` to `maxPipelined` accepted and not yet
- * answered; the socket is not read while that many are outstanding. 0: no bound (Node reads on its
- * C++ fast path; only for a server behind a proxy that bounds pipelining itself). Outstanding
- * responses are tracked either way (for the shutdown deadline).
+ * Bounds pipelined requests per connection of `server` to `maxPipelined` handled and not yet
+ * answered (0: no bound; every request is handled at once). `strict`: every connection is read one
+ * head at a time from the start, so not even the read that shows the pipelining is parsed ahead (at
+ * the cost of Node's C++ read path). Outstanding responses are tracked either way (for the shutdown
+ * deadline).
  */
-export function limitPipelining(server: Server, maxPipelined: number): PipeliningTracker {
+export function limitPipelining(
+  server: Server,
+  maxPipelined: number,
+  handle: Handle,
+  strict = false,
+): PipeliningTracker {
   if (!Number.isInteger(maxPipelined) || maxPipelined < 0) {
     throw new TypeError('limits.maxPipelinedRequests must be an integer >= 0');
   }
   const open = new Set<ServerResponse>();
-  if (maxPipelined > 0) server.on('connection', (socket: Socket) => installGate(socket, maxPipelined));
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const gate = gates.get(req.socket);
+
+  /** A response finished or its connection closed: the next waiting request (if any) starts. */
+  function onResponseClose(this: ServerResponse): void {
+    if (!open.delete(this)) return;
+    const socket = this.req.socket as HttpSocket | null;
+    const c = socket?.[CONN];
+    if (c === undefined) return;
+    c.accepted--;
+    if (socket!.destroyed) {
+      // The connection is gone: the requests still waiting never run.
+      dropWaiting(c);
+      return;
+    }
+    let next = c.waiting?.shift();
+    while (next?.destroyed) {
+      // Reset before its turn: it never runs (its own 'close', if any, finds it gone).
+      open.delete(next);
+      c.accepted--;
+      next = c.waiting?.shift();
+    }
+    if (next !== undefined) handle(next.req, next);
+    c.pump?.();
+  }
+  /** Requests still waiting for a handler are dropped with their connection. */
+  const dropWaiting = (c: Conn): void => {
+    if (c.waiting === undefined) return;
+    for (const res of c.waiting.splice(0)) open.delete(res);
+  };
+  function onSocketClose(this: HttpSocket): void {
+    const c = this[CONN];
+    if (c !== undefined) dropWaiting(c);
+  }
+
+  if (strict && maxPipelined > 0) {
+    // Every connection is fed one head at a time from its first byte: the parser never runs ahead.
+    server.on('connection', (socket: HttpSocket) => {
+      const c = new Conn();
+      c.pipelines = true;
+      socket[CONN] = c;
+      installFeed(socket, c, maxPipelined);
+      socket.once('close', onSocketClose);
+    });
+  }
+
+  const onRequest: Handle = (req, res) => {
     open.add(res);
-    if (gate !== undefined) gate.inFlight++;
-    let counted = true;
-    const release = () => {
-      if (!counted) return;
-      counted = false;
-      open.delete(res);
-      if (gate === undefined) return;
-      gate.inFlight--;
-      gate.pump();
-    };
-    res.once('finish', release);
-    res.once('close', release);
-  });
-  return { outstanding: () => open.values() };
+    // 'close' follows 'finish' (Node emits it for every answered response) and a reset connection.
+    res.on('close', onResponseClose);
+    if (maxPipelined === 0) {
+      handle(req, res);
+      return;
+    }
+    const socket = req.socket as HttpSocket;
+    let c = socket[CONN];
+    if (c === undefined) {
+      c = new Conn();
+      socket[CONN] = c;
+    }
+    c.accepted++;
+    if (c.accepted > 1) {
+      // An earlier request on this connection is unanswered: the client pipelines.
+      if (!c.pipelines) {
+        c.pipelines = true;
+        installFeed(socket, c, maxPipelined);
+        socket.once('close', onSocketClose);
+      }
+      if (c.accepted > maxPipelined) {
+        (c.waiting ??= []).push(res);
+        return;
+      }
+    }
+    handle(req, res);
+  };
+  // Requests that never reach 'request' (an upgrade) are not counted; takeUnparsed needs the feed
+  // of a connection that pipelined before its upgrade.
+  return { onRequest, outstanding: () => open.values() };
 }

@@ -252,14 +252,17 @@ function removeDotSegments(path: string): string | null {
 /** Targets that are already canonical: no escape, no dot segment, only plain characters. */
 const PLAIN_TARGET = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/]*(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]*)?$/;
 
+/** True for an origin-form target that is already canonical (the common case: nothing to rewrite). */
+export function isCanonicalOriginForm(target: string): boolean {
+  return target.charCodeAt(0) === 0x2f && PLAIN_TARGET.test(target) && !target.includes('/.');
+}
+
 /** The canonical origin-form of a path plus optional query, or a reason to refuse it. */
 export function canonicalOriginForm(
   target: string,
 ): { kind: 'ok'; path: string } | { kind: 'bad'; reason: string } {
   if (target.charCodeAt(0) !== 0x2f) return bad('request target must start with "/"');
-  if (PLAIN_TARGET.test(target) && !target.includes('/.')) {
-    return { kind: 'ok', path: target };
-  }
+  if (isCanonicalOriginForm(target)) return { kind: 'ok', path: target };
   const q = target.indexOf('?');
   const rawPath = q === -1 ? target : target.slice(0, q);
   const path = normaliseComponent(rawPath, PATH_CLASS, true);

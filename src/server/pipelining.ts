@@ -33,17 +33,20 @@ const CRLFCRLF = Buffer.from('\r\n\r\n');
 type Listener = (...args: unknown[]) => void;
 type Handle = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** One connection's requests: accepted (parsed, not answered), and those waiting for a handler. */
+/** A connection that pipelined: its unanswered requests (handled or waiting) and its feed. */
 class Conn {
-  accepted = 0;
+  /** Requests parsed and not yet answered, oldest first. */
+  readonly unanswered = new Set<ServerResponse>();
   /** Responses of requests parsed beyond the bound, oldest first: their handler has not run. */
   waiting: ServerResponse[] | undefined;
-  /** Pumps bytes held by the feed into the parser (installed once the client pipelines). */
+  /** Pumps bytes held by the feed into the parser. */
   pump: (() => void) | undefined;
   /** Hands over the bytes not yet given to the parser (to an upgrade handler), leaving none. */
   take: (() => Buffer | undefined) | undefined;
-  /** A request arrived while an earlier one was unanswered (the feed was tried once). */
-  pipelines = false;
+
+  get accepted(): number {
+    return this.unanswered.size;
+  }
 }
 
 const named = (socket: Socket, event: string, name: string): Listener | undefined =>
@@ -178,15 +181,31 @@ export function limitPipelining(
   if (!Number.isInteger(maxPipelined) || maxPipelined < 0) {
     throw new TypeError('limits.maxPipelinedRequests must be an integer >= 0');
   }
-  const open = new Set<ServerResponse>();
+  /** Open connections (for the shutdown deadline): one entry per connection, none per request. */
+  const sockets = new Set<HttpSocket>();
+  server.on('connection', (socket: HttpSocket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    // Every connection is fed one head at a time from its first byte: the parser never runs ahead.
+    if (strict && maxPipelined > 0) pipelining(socket);
+  });
 
+  /** Counts `res` on its pipelining connection until it is answered. */
+  const track = (c: Conn, res: ServerResponse): void => {
+    c.unanswered.add(res);
+    // 'close' follows 'finish' (Node emits it for every answered response) and a reset connection.
+    res.on('close', onResponseClose);
+  };
+  /** Requests still waiting for a handler are dropped with their connection. */
+  const dropWaiting = (c: Conn): void => {
+    if (c.waiting === undefined) return;
+    for (const res of c.waiting.splice(0)) c.unanswered.delete(res);
+  };
   /** A response finished or its connection closed: the next waiting request (if any) starts. */
   function onResponseClose(this: ServerResponse): void {
-    if (!open.delete(this)) return;
     const socket = this.req.socket as HttpSocket | null;
     const c = socket?.[CONN];
-    if (c === undefined) return;
-    c.accepted--;
+    if (c === undefined || !c.unanswered.delete(this)) return;
     if (socket!.destroyed) {
       // The connection is gone: the requests still waiting never run.
       dropWaiting(c);
@@ -194,65 +213,59 @@ export function limitPipelining(
     }
     let next = c.waiting?.shift();
     while (next?.destroyed) {
-      // Reset before its turn: it never runs (its own 'close', if any, finds it gone).
-      open.delete(next);
-      c.accepted--;
+      // Reset before its turn: it never runs.
+      c.unanswered.delete(next);
       next = c.waiting?.shift();
     }
     if (next !== undefined) handle(next.req, next);
     c.pump?.();
   }
-  /** Requests still waiting for a handler are dropped with their connection. */
-  const dropWaiting = (c: Conn): void => {
-    if (c.waiting === undefined) return;
-    for (const res of c.waiting.splice(0)) open.delete(res);
-  };
   function onSocketClose(this: HttpSocket): void {
     const c = this[CONN];
     if (c !== undefined) dropWaiting(c);
   }
-
-  if (strict && maxPipelined > 0) {
-    // Every connection is fed one head at a time from its first byte: the parser never runs ahead.
-    server.on('connection', (socket: HttpSocket) => {
-      const c = new Conn();
-      c.pipelines = true;
-      socket[CONN] = c;
-      installFeed(socket, c, maxPipelined);
-      socket.once('close', onSocketClose);
-    });
-  }
+  /** The connection pipelines from now on: counted, and fed one head at a time. */
+  const pipelining = (socket: HttpSocket): Conn => {
+    const c = new Conn();
+    socket[CONN] = c;
+    // The answer in progress (an earlier request) counts too.
+    const current = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (current) track(c, current);
+    installFeed(socket, c, maxPipelined);
+    socket.once('close', onSocketClose);
+    return c;
+  };
 
   const onRequest: Handle = (req, res) => {
-    open.add(res);
-    // 'close' follows 'finish' (Node emits it for every answered response) and a reset connection.
-    res.on('close', onResponseClose);
-    if (maxPipelined === 0) {
-      handle(req, res);
-      return;
-    }
     const socket = req.socket as HttpSocket;
     let c = socket[CONN];
     if (c === undefined) {
-      c = new Conn();
-      socket[CONN] = c;
-    }
-    c.accepted++;
-    if (c.accepted > 1) {
-      // An earlier request on this connection is unanswered: the client pipelines.
-      if (!c.pipelines) {
-        c.pipelines = true;
-        installFeed(socket, c, maxPipelined);
-        socket.once('close', onSocketClose);
-      }
-      if (c.accepted > maxPipelined) {
-        (c.waiting ??= []).push(res);
+      // Node gave this response the socket: no earlier request on the connection is unanswered (the
+      // common case costs nothing more). Otherwise it queued it: the client pipelines.
+      if (res.socket !== null || maxPipelined === 0) {
+        handle(req, res);
         return;
       }
+      c = pipelining(socket);
+    }
+    track(c, res);
+    if (c.accepted > maxPipelined) {
+      (c.waiting ??= []).push(res);
+      return;
     }
     handle(req, res);
   };
-  // Requests that never reach 'request' (an upgrade) are not counted; takeUnparsed needs the feed
-  // of a connection that pipelined before its upgrade.
-  return { onRequest, outstanding: () => open.values() };
+
+  /** Unanswered requests: each connection's answer in progress, or all of a pipelining one's. */
+  function* outstanding(): IterableIterator<ServerResponse> {
+    for (const socket of sockets) {
+      const c = socket[CONN];
+      if (c !== undefined) yield* [...c.unanswered];
+      else {
+        const res = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+        if (res) yield res;
+      }
+    }
+  }
+  return { onRequest, outstanding };
 }

@@ -2,7 +2,12 @@
 // `req.url` rewritten to the canonical origin-form target and `req.headers.host` to the validated
 // authority (http/target.ts), so routing, auth, the cache key and what goes upstream read one value.
 import type { IncomingMessage } from 'node:http';
-import { type AuthorityResult, parseAuthority, parseRequestTarget } from '../http/target.js';
+import {
+  type AuthorityResult,
+  isCanonicalOriginForm,
+  parseAuthority,
+  parseRequestTarget,
+} from '../http/target.js';
 
 export type RequestHeadCheck =
   | { readonly kind: 'ok' }
@@ -56,7 +61,13 @@ export function checkRequestHead(req: IncomingMessage): RequestHeadCheck {
     if (a.kind === 'bad') return reject(`Invalid Host header field: ${a.reason}.`);
     authority = a.authority;
   }
-  const t = parseRequestTarget(req.method ?? 'GET', req.url ?? '', secure ? 443 : 80);
+  const url = req.url ?? '';
+  if (isCanonicalOriginForm(url) && req.method !== 'CONNECT') {
+    // Already canonical (RFC 3986 §6.2.2): nothing to rewrite but Host.
+    if (authority !== undefined && req.headers.host !== authority) req.headers.host = authority;
+    return OK;
+  }
+  const t = parseRequestTarget(req.method ?? 'GET', url, secure ? 443 : 80);
   if (t.kind === 'bad') return reject(`Invalid request target: ${t.reason}.`);
   if (t.kind === 'origin') {
     if (t.authority !== undefined) authority = t.authority;

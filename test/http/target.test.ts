@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canonicalOriginForm, parseAuthority, parseRequestTarget } from '../../src/http/target.js';
+import {
+  canonicalOriginForm,
+  isCanonicalOriginForm,
+  parseAuthority,
+  parseRequestTarget,
+} from '../../src/http/target.js';
 
 describe('parseAuthority (RFC 9112 §3.2, RFC 3986 §3.2.2)', () => {
   const cases: [string, string, string | null][] = [
@@ -152,6 +157,29 @@ describe('parseRequestTarget (RFC 9112 §3.2)', () => {
       const r = parseRequestTarget(method, target, 80);
       if (want === 'bad') assert.equal(r.kind, 'bad', JSON.stringify(r));
       else assert.deepEqual(r, want);
+    });
+  }
+});
+
+describe('isCanonicalOriginForm (the fast path of the request check)', () => {
+  const cases: [string, string, boolean][] = [
+    ['a plain path', '/index.html', true],
+    ['a plain path and query', '/api/items?page=2&sort=name', true],
+    ['the root', '/', true],
+    ['a percent-escape (may decode to something else)', '/a%2fb', false],
+    ['a raw dot segment', '/a/../b', false],
+    ['a dot file (treated as a possible dot segment)', '/.well-known/x', false],
+    ['a trailing dot segment', '/a/.', false],
+    ['a backslash', '/a\\b', false],
+    ['asterisk-form', '*', false],
+    ['absolute-form', 'http://example.com/', false],
+    ['empty', '', false],
+  ];
+  for (const [name, target, want] of cases) {
+    it(`${name}: ${JSON.stringify(target)} -> ${want}`, () => {
+      assert.equal(isCanonicalOriginForm(target), want);
+      // Whenever the fast path says canonical, the full parse agrees and leaves the target as it is.
+      if (want) assert.deepEqual(canonicalOriginForm(target), { kind: 'ok', path: target });
     });
   }
 });

@@ -32,7 +32,17 @@ interface MemoryRecord {
   readonly entry: StoredEntry;
   /** The body, read-only, with `whole` set; shared by every reader (iterating it allocates nothing shared). */
   readonly body: EntryBody;
+  /** The match that selects this entry (made once: the hit path allocates none). */
+  readonly match: VariantMatch;
 }
+
+const NO_MATCH: VariantMatch = Object.freeze({ entry: undefined, any: undefined });
+
+const recordOf = (entry: StoredEntry, body: EntryBody): MemoryRecord => ({
+  entry,
+  body,
+  match: Object.freeze({ entry, any: entry }),
+});
 
 /** Fixed per-entry overhead counted on top of the strings (objects, maps, the LRU's slots). */
 const META_OVERHEAD_BYTES = 256;
@@ -110,6 +120,18 @@ class MemoryStore implements CacheStore {
 
   findVariantSync(key: string, secondaryKey: SecondaryKeyOf): VariantMatch {
     this.#assertOpen();
+    const sole = this.#variants.sole(key);
+    if (sole === undefined) return NO_MATCH;
+    if (sole !== null) {
+      // One variant stored without Vary: it is the selected one (the hit path allocates nothing).
+      const record = this.#lru.get(sole); // a use: moves it to the recent end
+      if (record === undefined) return NO_MATCH;
+      if (isDiscarded(record.entry.meta, this.#nowMs())) {
+        this.#lru.delete(sole);
+        return NO_MATCH;
+      }
+      return record.match;
+    }
     const { found, any } = this.#variants.candidates(key, secondaryKey);
     const nowMs = this.#nowMs();
     let best: StoredEntry | undefined;
@@ -155,7 +177,7 @@ class MemoryStore implements CacheStore {
       while (this.#variants.count(key) >= this.#maxVariants) this.#lru.delete(this.#variants.oldest(key)!);
       // A copy: the caller's chunks may be views into larger (pooled) buffers.
       const whole = concat(chunks, bodyBytes);
-      this.#lru.set(entry.id, { entry, body: wholeBody(whole) }, { size: sizeBytes });
+      this.#lru.set(entry.id, recordOf(entry, wholeBody(whole)), { size: sizeBytes });
       addToIndex(this.#idsByKey, key, entry.id);
       this.#variants.add(key, meta.varyKey, varyOf(meta), entry.id);
       this.#tag(entry);
@@ -186,7 +208,7 @@ class MemoryStore implements CacheStore {
       this.#lru.delete(id);
       return null;
     }
-    this.#lru.set(id, { entry, body: record.body }, { size: sizeBytes }); // untags the old meta
+    this.#lru.set(id, recordOf(entry, record.body), { size: sizeBytes }); // untags the old meta
     this.#tag(entry);
     return entry;
   }

@@ -182,13 +182,27 @@ export class VariantIndex<T> {
     if (k.bySecondary.size === 0) this.#byKey.delete(key);
   }
 
-  /** Marks a variant used (most recent). */
+  /** Marks a variant used (most recent); a key's only variant already is. */
   touch(key: string, secondary: string): void {
     const m = this.#byKey.get(key)?.bySecondary;
-    const found = m?.get(secondary);
-    if (m === undefined || found === undefined) return;
+    if (m === undefined || m.size < 2) return;
+    const found = m.get(secondary);
+    if (found === undefined) return;
     m.delete(secondary);
     m.set(secondary, found);
+  }
+
+  /**
+   * The common case of one stored variant and no Vary, without allocating: its item when `key` has
+   * exactly one variant and it was stored without Vary (any request selects it, §4.1); null when the
+   * key has variants of another shape (use `candidates`); undefined when none is stored.
+   */
+  sole(key: string): T | null | undefined {
+    const k = this.#byKey.get(key);
+    if (k === undefined) return undefined;
+    if (k.bySecondary.size !== 1) return null;
+    const only = k.bySecondary.get('');
+    return only !== undefined && only.vary === '' ? only.item : null;
   }
 
   /**

@@ -145,7 +145,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
 
   /** Sends the request upstream. */
   dispatch(method: string, path: string, headers: Record<string, string | string[]>): void {
-    this.res.once('close', this.onClientClose);
+    this.res.on('close', this.onClientClose);
     const t = this.route.o.timeouts;
     // One object literal of a fixed shape: undici reads many optional fields from it.
     this.u.pool.dispatch(
@@ -237,8 +237,14 @@ export class Exchange implements Dispatcher.DispatchHandler {
       const cacheStatus = action.headers['cache-status'];
       if (cacheStatus !== undefined) logCacheStatus(this.res, cacheStatus);
     }
-    // Held so that a body that fails at once (a bad chunk size) still gets a clean 502.
     this.pendingHead = { status: statusCode, message: statusMessage ?? '', out };
+    // A chunked body is held back until its first bytes parse, so that one that fails at once (a bad
+    // chunk size) still gets a clean 502. A Content-Length body has no chunk framing to fail on
+    // (RFC 9112 §6.3): its head goes now (Node sends it with the first body bytes).
+    if (upHeaders['transfer-encoding'] === undefined && upHeaders['content-length'] !== undefined) {
+      this.flushHead(false);
+      return;
+    }
     queueMicrotask(this.armFlush);
   }
 

@@ -5,7 +5,7 @@
 // - A WebSocket handshake for a path that has a tunnel (an endpoint, a proxied prefix) gets a
 //   ServerResponse bound to its socket, so every step answers it as it answers any request (401,
 //   403, 429, redirects, all through sendError and the access log). Only after the gate steps does
-//   the tunnel handler see it, at one fixed point (`dispatch`).
+//   the tunnel handler see it, at one fixed point (the handoff after the gate).
 // - Any other Upgrade (h2c, TLS/1.0, websocket to a path without a tunnel) is ignored (RFC 9110
 //   §7.8): its head, minus Upgrade, and the bytes already read are fed back to the HTTP server's
 //   connection handling, which parses it again (body included) and emits an ordinary 'request'.
@@ -62,12 +62,10 @@ export interface Entry {
   readonly setClosing: () => void;
 }
 
-const TUNNEL = Symbol('gatehouse.tunnel');
 const guarded = new WeakSet<Duplex>();
 function destroyOnError(this: Duplex): void {
   this.destroy();
 }
-type WithTunnel = IncomingMessage & { [TUNNEL]?: Tunnel };
 
 /** True when the Upgrade field offers `websocket` (RFC 9110 §7.8: a list of protocols). */
 export function offersWebSocket(upgrade: string | undefined): boolean {
@@ -153,24 +151,30 @@ export function bindTunnel(
 
 export function createEntry(server: Server, o: EntryOptions): Entry {
   const { logger, maxUrlBytes, logAccess, checkTarget } = o;
+  /** Ordinary requests: the gate steps, then the handlers, in one loop. */
+  const requests = compilePipeline([...o.gate, ...o.handlers], o.final, o.onError);
   const handlers = compilePipeline(o.handlers, o.final, o.onError);
+  const tunnels = new WeakMap<IncomingMessage, Tunnel>();
   /**
-   * The fixed handoff point: after the gate, a handshake goes to the tunnel that owns its (possibly
+   * Handshakes: the same gate steps, then the fixed handoff point: the tunnel that owns the (possibly
    * canonicalised) target; one that no tunnel owns any more is served like any request (Upgrade
-   * ignored, RFC 9110 §7.8) on the bound response. Anything else goes on to the handlers.
+   * ignored, RFC 9110 §7.8) on the bound response.
    */
-  const dispatch: Final = (req, res) => {
-    const tunnel = (req as WithTunnel)[TUNNEL];
-    if (tunnel !== undefined) {
-      const route = o.tunnels.find((t) => t.owns(req));
-      if (route?.handle(req, res, tunnel)) return;
-    }
-    handlers(req, res);
-  };
-  const gate = compilePipeline(o.gate, dispatch, o.onError);
+  const handshakes = compilePipeline(
+    o.gate,
+    (req, res) => {
+      const tunnel = tunnels.get(req);
+      if (tunnel !== undefined) {
+        const route = o.tunnels.find((t) => t.owns(req));
+        if (route?.handle(req, res, tunnel)) return;
+      }
+      handlers(req, res);
+    },
+    o.onError,
+  );
   let closing = false;
 
-  const enter = (req: IncomingMessage, res: ServerResponse): void => {
+  const enter = (req: IncomingMessage, res: ServerResponse, run: Final): void => {
     if (logAccess) logAccess(req, res);
     if (closing) res.setHeader('Connection', 'close');
     // The request-target / Host validation runs here, first, for requests and handshakes alike.
@@ -184,7 +188,7 @@ export function createEntry(server: Server, o: EntryOptions): Entry {
       sendError(req, res, ERRORS.uriTooLong, `The request target is longer than ${maxUrlBytes} bytes.`);
       return;
     }
-    gate(req, res);
+    run(req, res);
   };
 
   const logSwitch = (req: IncomingMessage) => () => {
@@ -224,13 +228,13 @@ export function createEntry(server: Server, o: EntryOptions): Entry {
         return;
       }
       const { res, tunnel } = bindTunnel(req, socket, head, logSwitch(req));
-      (req as WithTunnel)[TUNNEL] = tunnel;
-      enter(req, res);
+      tunnels.set(req, tunnel);
+      enter(req, res, handshakes);
     });
   };
 
   return {
-    onRequest: enter,
+    onRequest: (req, res) => enter(req, res, requests),
     onUpgrade,
     setClosing: () => {
       closing = true;

@@ -157,6 +157,10 @@ export function takeUnparsed(socket: object): Buffer | undefined {
   return (socket as HttpSocket)[CONN]?.take?.();
 }
 
+/** The response Node is writing on `socket` now (the oldest unanswered one), if any. */
+const currentResponse = (socket: Socket): ServerResponse | null | undefined =>
+  (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+
 export interface PipeliningTracker {
   /** The server's 'request' listener: counts the request, then runs `handle` now or, beyond the
    *  bound, once an earlier answer on its connection finished. */
@@ -167,7 +171,7 @@ export interface PipeliningTracker {
 
 /**
  * Bounds pipelined requests per connection of `server` to `maxPipelined` handled and not yet
- * answered (0: no bound; every request is handled at once). `strict`: every connection is read one
+ * answered (0: no bound; every request is handled at once, and still tracked). `strict`: every connection is read one
  * head at a time from the start, so not even the read that shows the pipelining is parsed ahead (at
  * the cost of Node's C++ read path). Outstanding responses are tracked either way (for the shutdown
  * deadline).
@@ -185,7 +189,12 @@ export function limitPipelining(
   const sockets = new Set<HttpSocket>();
   server.on('connection', (socket: HttpSocket) => {
     sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    socket.once('close', () => {
+      sockets.delete(socket);
+      // Requests still waiting for a handler are dropped with their connection.
+      const c = socket[CONN];
+      if (c !== undefined) dropWaiting(c);
+    });
     // Every connection is fed one head at a time from its first byte: the parser never runs ahead.
     if (strict && maxPipelined > 0) pipelining(socket);
   });
@@ -196,7 +205,7 @@ export function limitPipelining(
     // 'close' follows 'finish' (Node emits it for every answered response) and a reset connection.
     res.on('close', onResponseClose);
   };
-  /** Requests still waiting for a handler are dropped with their connection. */
+  /** Forgets the requests still waiting for a handler (their connection is gone). */
   const dropWaiting = (c: Conn): void => {
     if (c.waiting === undefined) return;
     for (const res of c.waiting.splice(0)) c.unanswered.delete(res);
@@ -220,19 +229,14 @@ export function limitPipelining(
     if (next !== undefined) handle(next.req, next);
     c.pump?.();
   }
-  function onSocketClose(this: HttpSocket): void {
-    const c = this[CONN];
-    if (c !== undefined) dropWaiting(c);
-  }
-  /** The connection pipelines from now on: counted, and fed one head at a time. */
+  /** The connection pipelines from now on: counted, and (with a bound) fed one head at a time. */
   const pipelining = (socket: HttpSocket): Conn => {
     const c = new Conn();
     socket[CONN] = c;
     // The answer in progress (an earlier request) counts too.
-    const current = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+    const current = currentResponse(socket);
     if (current) track(c, current);
-    installFeed(socket, c, maxPipelined);
-    socket.once('close', onSocketClose);
+    if (maxPipelined > 0) installFeed(socket, c, maxPipelined);
     return c;
   };
 
@@ -242,14 +246,14 @@ export function limitPipelining(
     if (c === undefined) {
       // Node gave this response the socket: no earlier request on the connection is unanswered (the
       // common case costs nothing more). Otherwise it queued it: the client pipelines.
-      if (res.socket !== null || maxPipelined === 0) {
+      if (res.socket !== null) {
         handle(req, res);
         return;
       }
       c = pipelining(socket);
     }
     track(c, res);
-    if (c.accepted > maxPipelined) {
+    if (maxPipelined > 0 && c.accepted > maxPipelined) {
       (c.waiting ??= []).push(res);
       return;
     }
@@ -262,7 +266,7 @@ export function limitPipelining(
       const c = socket[CONN];
       if (c !== undefined) yield* [...c.unanswered];
       else {
-        const res = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+        const res = currentResponse(socket);
         if (res) yield res;
       }
     }

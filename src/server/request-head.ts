@@ -62,16 +62,14 @@ export function checkRequestHead(req: IncomingMessage): RequestHeadCheck {
     authority = a.authority;
   }
   const url = req.url ?? '';
-  if (isCanonicalOriginForm(url) && req.method !== 'CONNECT') {
-    // Already canonical (RFC 3986 §6.2.2): nothing to rewrite but Host.
-    if (authority !== undefined && req.headers.host !== authority) req.headers.host = authority;
-    return OK;
-  }
-  const t = parseRequestTarget(req.method ?? 'GET', url, secure ? 443 : 80);
-  if (t.kind === 'bad') return reject(`Invalid request target: ${t.reason}.`);
-  if (t.kind === 'origin') {
-    if (t.authority !== undefined) authority = t.authority;
-    if (req.url !== t.path) req.url = t.path;
+  // A target already canonical (RFC 3986 §6.2.2), the common case, needs no parse.
+  if (!isCanonicalOriginForm(url) || req.method === 'CONNECT') {
+    const t = parseRequestTarget(req.method ?? 'GET', url, secure ? 443 : 80);
+    if (t.kind === 'bad') return reject(`Invalid request target: ${t.reason}.`);
+    if (t.kind === 'origin') {
+      if (t.authority !== undefined) authority = t.authority;
+      if (req.url !== t.path) req.url = t.path;
+    }
   }
   if (authority !== undefined && req.headers.host !== authority) req.headers.host = authority;
   return OK;

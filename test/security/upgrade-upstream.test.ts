@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { WebSocketServer } from 'ws';
+import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import { makeSite, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -76,23 +77,34 @@ async function upstream(accept: boolean): Promise<CountingUpstream> {
   };
 }
 
-describe('attack: upgrades the upstream refuses', () => {
-  let site: string;
-  let up: CountingUpstream;
-  let s: TestServer;
+/**
+ * A Gatehouse server whose proxy routes (from `routes(upstreamUrl)`) point at a counting upstream,
+ * started before the suite's tests and closed after them; read `up` and `s` inside the tests.
+ */
+function proxyFixture(
+  accept: boolean,
+  routes: (url: string) => NonNullable<GatehouseConfigInput['proxy']>,
+): { up: CountingUpstream; s: TestServer } {
+  const f = {} as { up: CountingUpstream; s: TestServer };
+  let site = '';
   before(async () => {
     site = makeSite({});
-    up = await upstream(false);
-    s = await startServer(site, { proxy: [{ prefix: '/ws', upstream: up.url }] });
+    f.up = await upstream(accept);
+    f.s = await startServer(site, { proxy: routes(f.up.url) });
   });
   after(async () => {
-    await s.close();
-    await up.close();
+    await f.s.close();
+    await f.up.close();
     removeSite(site);
   });
+  return f;
+}
+
+describe('attack: upgrades the upstream refuses', () => {
+  const f = proxyFixture(false, (url) => [{ prefix: '/ws', upstream: url }]);
 
   it('attack: the refusal is passed on to the client as is (status, fields, body)', T, async () => {
-    const r = await handshake(s.port, '/ws/x');
+    const r = await handshake(f.s.port, '/ws/x');
     assert.equal(rawStatus(r.head), 403, r.head);
     assert.match(r.head, /^x-upstream: yes$/im);
     assert.match(r.head, /^connection: close$/im);
@@ -101,42 +113,30 @@ describe('attack: upgrades the upstream refuses', () => {
 
   it('attack: 60 refused upgrades leave no upstream connection open', T, async () => {
     for (let i = 0; i < 60; i++) {
-      const r = await handshake(s.port, '/ws/x');
+      const r = await handshake(f.s.port, '/ws/x');
       assert.equal(rawStatus(r.head), 403);
     }
-    await until(() => up.open() === 0, 'every upstream socket to close');
-    assert.equal(up.open(), 0);
+    await until(() => f.up.open() === 0, 'every upstream socket to close');
+    assert.equal(f.up.open(), 0);
   });
 });
 
 describe('attack: more upgraded connections than an upstream should hold', () => {
-  let site: string;
-  let up: CountingUpstream;
-  let s: TestServer;
-  before(async () => {
-    site = makeSite({});
-    up = await upstream(true);
-    s = await startServer(site, { proxy: [{ prefix: '/ws', upstream: up.url, maxUpgrades: 2 }] });
-  });
-  after(async () => {
-    await s.close();
-    await up.close();
-    removeSite(site);
-  });
+  const f = proxyFixture(true, (url) => [{ prefix: '/ws', upstream: url, maxUpgrades: 2 }]);
 
   it('attack: handshakes beyond proxy[].maxUpgrades -> 503; a closed tunnel frees its place', T, async () => {
-    const a = await handshake(s.port, '/ws/a');
-    const b = await handshake(s.port, '/ws/b');
+    const a = await handshake(f.s.port, '/ws/a');
+    const b = await handshake(f.s.port, '/ws/b');
     assert.equal(rawStatus(a.head), 101);
     assert.equal(rawStatus(b.head), 101);
-    const c = await handshake(s.port, '/ws/c');
+    const c = await handshake(f.s.port, '/ws/c');
     assert.equal(rawStatus(c.head), 503, c.head);
-    assert.equal(up.open(), 2, 'the refused one never reached the upstream');
+    assert.equal(f.up.open(), 2, 'the refused one never reached the upstream');
     a.socket.destroy();
-    await until(() => up.open() === 1, 'the closed tunnel to reach the upstream');
+    await until(() => f.up.open() === 1, 'the closed tunnel to reach the upstream');
     // The count drops when both sides of the closed tunnel are gone: retry until it has.
     const d = await waitUntil('a handshake past the freed place', async () => {
-      const h = await handshake(s.port, '/ws/d');
+      const h = await handshake(f.s.port, '/ws/d');
       if (rawStatus(h.head) !== 503) return h;
       h.socket.destroy();
       return undefined;
@@ -148,42 +148,28 @@ describe('attack: more upgraded connections than an upstream should hold', () =>
 });
 
 describe('attack: two routes to one upstream, to double its upgrade bound', () => {
-  let site: string;
-  let up: CountingUpstream;
-  let s: TestServer;
-  before(async () => {
-    site = makeSite({});
-    up = await upstream(true);
-    s = await startServer(site, {
-      proxy: [
-        { prefix: '/a', upstream: up.url, maxUpgrades: 2 },
-        { prefix: '/b', upstream: `${up.url}/base`, maxUpgrades: 2 },
-      ],
-    });
-  });
-  after(async () => {
-    await s.close();
-    await up.close();
-    removeSite(site);
-  });
+  const f = proxyFixture(true, (url) => [
+    { prefix: '/a', upstream: url, maxUpgrades: 2 },
+    { prefix: '/b', upstream: `${url}/base`, maxUpgrades: 2 },
+  ]);
 
   it(
     "attack: tunnels through a second route to the same origin count against the first route's maxUpgrades -> 503",
     T,
     async () => {
-      const a = await handshake(s.port, '/a/1');
-      const b = await handshake(s.port, '/b/1');
+      const a = await handshake(f.s.port, '/a/1');
+      const b = await handshake(f.s.port, '/b/1');
       assert.equal(rawStatus(a.head), 101, a.head);
       assert.equal(rawStatus(b.head), 101, b.head);
-      const c = await handshake(s.port, '/a/2');
-      const d = await handshake(s.port, '/b/2');
+      const c = await handshake(f.s.port, '/a/2');
+      const d = await handshake(f.s.port, '/b/2');
       assert.equal(rawStatus(c.head), 503, c.head);
       assert.equal(rawStatus(d.head), 503, d.head);
-      assert.equal(up.open(), 2, 'the upstream holds two tunnels, not four');
+      assert.equal(f.up.open(), 2, 'the upstream holds two tunnels, not four');
       // A tunnel closed on one route frees a place for the other.
       b.socket.destroy();
       const e = await waitUntil('a handshake past the freed place', async () => {
-        const h = await handshake(s.port, '/a/3');
+        const h = await handshake(f.s.port, '/a/3');
         if (rawStatus(h.head) !== 503) return h;
         h.socket.destroy();
         return undefined;

@@ -3,6 +3,8 @@
 // runs that use ITERATIONS. CI (.ci/run) picks a fresh FUZZ_SEED each run and prints it; unset, it is 0,
 // so a local run feeds the same inputs every time.
 
+import type { IpBytes } from '../../src/http/ip.js';
+
 function envInteger(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -120,4 +122,18 @@ export function forAll<T>(
       throw new Error(`${message}\n  input: ${show(input)}\n  ${replayHint(baseSeed, i)}`, { cause: err });
     }
   }
+}
+
+/** 16 random address bytes: IPv4-mapped, mostly zero (loopback-ish, zero runs) or anything. */
+export function randomIpBytes(g: Gen): IpBytes {
+  const b = new Uint8Array(16);
+  const kind = g.int(4);
+  if (kind === 0) {
+    b[10] = 0xff;
+    b[11] = 0xff;
+    for (let i = 12; i < 16; i++) b[i] = g.int(256);
+  } else {
+    for (let i = 0; i < 16; i++) b[i] = kind === 1 && g.chance(0.6) ? 0 : g.int(256);
+  }
+  return b;
 }

@@ -15,7 +15,7 @@ import {
   parseXForwardedFor,
 } from '../../src/http/forwarded.js';
 import { compileIpRanges, formatIp, type IpBytes, parseIp } from '../../src/http/ip.js';
-import { forAll, type Gen, ITERATIONS } from '../helpers/random.js';
+import { forAll, type Gen, ITERATIONS, randomIpBytes } from '../helpers/random.js';
 
 const PORT = /^(?:\d{1,5}|_[A-Za-z0-9._-]+)$/;
 const OBFUSCATED = /^_[A-Za-z0-9._-]+$/;
@@ -54,20 +54,6 @@ const HOSTILE = [
   '\ud800',
 ];
 
-/** 16 random bytes: IPv4-mapped, loopback-ish, zero runs or anything. */
-function randomBytes(g: Gen): IpBytes {
-  const b = new Uint8Array(16);
-  const kind = g.int(4);
-  if (kind === 0) {
-    b[10] = 0xff;
-    b[11] = 0xff;
-    for (let i = 12; i < 16; i++) b[i] = g.int(256);
-  } else {
-    for (let i = 0; i < 16; i++) b[i] = kind === 1 && g.chance(0.6) ? 0 : g.int(256);
-  }
-  return b;
-}
-
 /** Text forms of an address that all name the same bytes: canonical, upper case, uncompressed. */
 function addressText(g: Gen, b: IpBytes): string {
   const canonical = formatIp(b);
@@ -100,7 +86,7 @@ function validNode(g: Gen): { text: string; node: ForwardedNode } {
     const id = `_${g.string(['a', 'B', '7', '.', '_', '-'], 10) || 'x'}`;
     return { text: id + suffix, node: { kind: 'obfuscated', id, ...withPort } };
   }
-  const bytes = randomBytes(g);
+  const bytes = randomIpBytes(g);
   const text = addressText(g, bytes);
   const address = formatIp(bytes);
   return {

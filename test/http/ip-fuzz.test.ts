@@ -16,7 +16,7 @@ import {
   parseIp,
   parseIpRange,
 } from '../../src/http/ip.js';
-import { forAll, type Gen, ITERATIONS } from '../helpers/random.js';
+import { forAll, type Gen, ITERATIONS, randomIpBytes } from '../helpers/random.js';
 
 const PIECES = [
   '0',
@@ -43,19 +43,6 @@ const PIECES = [
   '\0',
   '\u0661',
 ];
-
-function randomBytes(g: Gen): IpBytes {
-  const b = new Uint8Array(16);
-  const kind = g.int(4);
-  if (kind === 0) {
-    b[10] = 0xff;
-    b[11] = 0xff;
-    for (let i = 12; i < 16; i++) b[i] = g.int(256);
-  } else {
-    for (let i = 0; i < 16; i++) b[i] = kind === 1 && g.chance(0.6) ? 0 : g.int(256);
-  }
-  return b;
-}
 
 function toBig(b: IpBytes): bigint {
   let n = 0n;
@@ -102,7 +89,7 @@ describe('fuzz: parseIp / formatIp', () => {
       0x1a01,
       ITERATIONS * 2,
       (g) => {
-        const b = randomBytes(g);
+        const b = randomIpBytes(g);
         return { hex: Buffer.from(b).toString('hex'), text: addressText(g, b) };
       },
       ({ hex, text }) => {
@@ -118,7 +105,7 @@ describe('fuzz: parseIp / formatIp', () => {
     forAll(
       0x1a02,
       ITERATIONS * 2,
-      (g) => Buffer.from(randomBytes(g)).toString('hex'),
+      (g) => Buffer.from(randomIpBytes(g)).toString('hex'),
       (hex) => {
         const b = Uint8Array.from(Buffer.from(hex, 'hex'));
         if (isIpv4Mapped(b)) return assert.match(formatIp(b), /^\d+\.\d+\.\d+\.\d+$/);
@@ -132,7 +119,7 @@ describe('fuzz: parseIp / formatIp', () => {
     forAll(
       0x1a03,
       ITERATIONS * 3,
-      (g) => (g.chance(0.7) ? g.mutate(addressText(g, randomBytes(g)), PIECES) : g.string(PIECES, 12)),
+      (g) => (g.chance(0.7) ? g.mutate(addressText(g, randomIpBytes(g)), PIECES) : g.string(PIECES, 12)),
       (s) => {
         const got = parseIp(s);
         const pct = s.indexOf('%');
@@ -157,14 +144,14 @@ describe('fuzz: ranges and matching', () => {
       0x1a04,
       ITERATIONS * 2,
       (g) => {
-        const b = randomBytes(g);
+        const b = randomIpBytes(g);
         const v4 = isIpv4Mapped(b) && g.chance(0.8);
         const bits = g.int((v4 ? 32 : 128) + 1);
         const cleared = g.chance(0.6);
         const prefixBits = v4 ? 96 + bits : bits;
         const base = cleared ? maskIp(b, prefixBits) : b;
         const text = v4 ? formatIp(base) : addressText(g, base).replace(/^(\d+\.)/, '::ffff:$1');
-        const probes = [randomBytes(g), b, base].map((p) => Buffer.from(p).toString('hex'));
+        const probes = [randomIpBytes(g), b, base].map((p) => Buffer.from(p).toString('hex'));
         return { entry: `${text}/${bits}`, hex: Buffer.from(base).toString('hex'), prefixBits, probes };
       },
       ({ entry, hex, prefixBits, probes }) => {
@@ -200,7 +187,7 @@ describe('fuzz: ranges and matching', () => {
     forAll(
       0x1a05,
       ITERATIONS,
-      (g) => ({ hex: Buffer.from(randomBytes(g)).toString('hex'), bits: g.int(129) }),
+      (g) => ({ hex: Buffer.from(randomIpBytes(g)).toString('hex'), bits: g.int(129) }),
       ({ hex, bits }) => {
         const b = Uint8Array.from(Buffer.from(hex, 'hex'));
         assert.deepEqual(maskIp(b, bits), fromBig(toBig(b) & maskBits(bits)));
@@ -216,7 +203,7 @@ describe('fuzz: ranges and matching', () => {
         const ranges: { hex: string; bits: number }[] = [];
         for (let n = g.int(5); n > 0; n--) {
           const bits = g.int(129);
-          ranges.push({ hex: Buffer.from(maskIp(randomBytes(g), bits)).toString('hex'), bits });
+          ranges.push({ hex: Buffer.from(maskIp(randomIpBytes(g), bits)).toString('hex'), bits });
         }
         const probes: string[] = [];
         for (let n = 0; n < 8; n++) {
@@ -224,7 +211,7 @@ describe('fuzz: ranges and matching', () => {
           const near =
             ranges.length && g.chance(0.5)
               ? Uint8Array.from(Buffer.from(g.pick(ranges).hex, 'hex'))
-              : randomBytes(g);
+              : randomIpBytes(g);
           if (g.chance(0.5)) {
             const at = g.int(16);
             near[at] = near[at]! ^ (1 << g.int(8));
@@ -268,7 +255,7 @@ describe('fuzz: ranges and matching', () => {
       0x1a07,
       ITERATIONS * 2,
       (g) =>
-        g.chance(0.5) ? g.mutate(`${formatIp(randomBytes(g))}/${g.int(129)}`, pieces) : g.string(pieces, 8),
+        g.chance(0.5) ? g.mutate(`${formatIp(randomIpBytes(g))}/${g.int(129)}`, pieces) : g.string(pieces, 8),
       (entry) => {
         const r = parseIpRange(entry);
         if (r.kind === 'invalid') return assert.equal(typeof r.reason, 'string');

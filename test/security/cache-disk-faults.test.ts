@@ -5,14 +5,14 @@
 // still removes entries from the index, answers 200 with the count of failures, and the purge
 // survives a restart; Cache-Status never says `stored` for a write that failed.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import { immutable } from '../helpers/chattr.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { type Handler, type Origin, origin, text } from '../helpers/origin.js';
+import { waitUntil } from '../helpers/wait.js';
 
 describe('disk store faults', () => {
   let up: Origin;
@@ -193,27 +193,7 @@ describe('disk store faults across a restart', () => {
 });
 
 async function untilHit(gh: TestServer, path: string, headers: Record<string, string> = {}): Promise<void> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const r = await get(gh.url, path, { headers });
-    if (/^gatehouse; hit/.test(String(r.headers['cache-status']))) return;
-    assert.ok(Date.now() < deadline, `${path} never stored`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
-/** Sets or clears the immutable attribute; false (the test skipped) where there is no chattr. */
-function immutable(t: TestContext, paths: readonly string[], on: boolean): boolean {
-  try {
-    execFileSync('chattr', [on ? '+i' : '-i', ...paths], { stdio: 'ignore' });
-    return true;
-  } catch (error) {
-    if (!on) return false;
-    immutable(t, paths, false); // whatever was set
-    if (!existsSync('/usr/bin/chattr') && !existsSync('/bin/chattr')) {
-      t.skip('no chattr here');
-      return false;
-    }
-    throw error;
-  }
+  await waitUntil(`${path} to be a hit`, async () =>
+    /^gatehouse; hit/.test(String((await get(gh.url, path, { headers })).headers['cache-status'])),
+  );
 }

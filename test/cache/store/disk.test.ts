@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import { type DiskStoreOptions, openDiskStore } from '../../../src/cache/store/disk.js';
+import { immutable } from '../../helpers/chattr.js';
 import { WAIT_DEADLINE_MS } from '../../helpers/wait.js';
 import { bytes, meta, readBody, storeContract, streamed, TestClock } from './contract.js';
 
@@ -540,22 +539,6 @@ describe('disk store', () => {
 
 /** The disk store's tombstone file (entries removed from the index whose files could not be deleted). */
 const TOMBSTONES = 'purged.tombstones';
-
-/** Sets or clears the immutable attribute; false (the test skipped) where there is no chattr. */
-function immutable(t: TestContext, paths: readonly string[], on: boolean): boolean {
-  try {
-    execFileSync('chattr', [on ? '+i' : '-i', ...paths], { stdio: 'ignore' });
-    return true;
-  } catch (error) {
-    if (!on) return false;
-    immutable(t, paths, false); // whatever was set
-    if (!existsSync('/usr/bin/chattr') && !existsSync('/bin/chattr')) {
-      t.skip('no chattr here');
-      return false;
-    }
-    throw error;
-  }
-}
 
 async function editMeta(
   base: string,

@@ -11,6 +11,7 @@ export { configSchema } from './config/schema.js';
 export type { Gatehouse, GatehouseDeps } from './server/app.js';
 export { createLogger } from './server/log.js';
 export type { CacheRule, ServerOptions } from './server/options.js';
+export { type Reply, type ReplyHeaders, reply } from './server/reply.js';
 export type { Route } from './server/routes.js';
 export { createStaticHandler } from './server/static/handler.js';
 

@@ -1,17 +1,18 @@
 // Library routes: `{ path, methods, handler }`; the handler's return value is the JSON answer
-// (JSONP on a JSONP path with a valid callback, GET/HEAD only). POST, PUT and PATCH read a JSON body
-// bounded by limits.maxBodyBytes. A thrown error or rejected promise is not caught here: it reaches
-// the pipeline's onError (500 with a request id).
+// (JSONP on a JSONP path with a valid callback, GET/HEAD only), or a `reply(status, body, headers)`
+// (src/server/reply.ts). POST, PUT and PATCH read a JSON body bounded by limits.maxBodyBytes. A
+// thrown error or rejected promise is not caught here: it reaches the pipeline's onError (500 with a
+// request id), and so does an answer that cannot be sent (RouteAnswerError, naming the route).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { escapeJsonForScript, JSONP_SUFFIX, jsonpPrefix } from '../http/jsonp.js';
 import { parseParameters } from '../http/lists.js';
 import { compileFrom, matchPath, type PathMatcher, RedirectRuleError } from '../http/redirect.js';
 import type { Step, StepContext } from './context.js';
 import { ERRORS, type ErrorEntry, sendError } from './errors.js';
-import { compileJsonp, JSONP_CONTENT_TYPE, type JsonpOptions, queryOf } from './jsonp.js';
+import { compileJsonp, type JsonpOptions, queryOf } from './jsonp.js';
 import type { LimitsOptions } from './limits.js';
+import { planAnswer } from './reply.js';
 import { targetPath } from './static/path.js';
-import { writeHeadMerged } from './vary.js';
+import { mergeVary, writeHeadMerged } from './vary.js';
 
 /** Not in the shared catalogue yet (RFC 9110 §15.5.16). */
 export const UNSUPPORTED_MEDIA_TYPE: ErrorEntry = {
@@ -39,16 +40,28 @@ export interface Route {
   methods?: readonly string[];
   /** Cache-Control of the answers (default `no-store`: routes are API responses). */
   cacheControl?: string;
-  /** Returns the JSON value to send (or a promise of it); `undefined` gives 204. */
+  /**
+   * Returns the JSON value to send as 200 (or a promise of it); `undefined` gives 204; a
+   * `reply(status, body?, headers?)` chooses the status and adds headers.
+   */
   handler: (req: IncomingMessage, ctx: RouteContext) => unknown | Promise<unknown>;
 }
 
 const DEFAULT_METHODS = ['GET', 'HEAD'];
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 const METHOD_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+/** An answer the route cannot send (a body on 204, a bad header or Location): a bug in the route,
+ *  so a 500 through the pipeline's onError, whose log line carries this message naming the route. */
+export class RouteAnswerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RouteAnswerError';
+  }
+}
 
 interface CompiledRoute {
+  /** The path pattern as given, for log lines. */
+  readonly pattern: string;
   readonly path: PathMatcher;
   readonly methods: ReadonlySet<string>;
   readonly cacheControl: string;
@@ -73,7 +86,7 @@ function compileRoute(r: Route, i: number): CompiledRoute {
   if (!/^[\t\x20-\x7e]+$/.test(cacheControl)) {
     throw new Error(`routes[${i}].cacheControl: must be visible ASCII (no line breaks)`);
   }
-  return { path, methods, cacheControl, handler: r.handler };
+  return { pattern: r.path, path, methods, cacheControl, handler: r.handler };
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
@@ -237,23 +250,21 @@ export function createRoutes(
     value: unknown,
   ): boolean => {
     if (res.writableEnded || res.destroyed) return true;
-    if (value === undefined) {
-      writeHeadMerged(res, 204, { 'Cache-Control': route.cacheControl });
-      res.end();
-      return true;
+    const plan = planAnswer(value, { cacheControl: route.cacheControl, callback, target: req.url! });
+    if (plan.kind === 'invalid') {
+      throw new RouteAnswerError(`route ${req.method} ${route.pattern}: ${plan.reason}`);
     }
-    const json = JSON.stringify(value) as string | undefined;
-    if (json === undefined) throw new TypeError('the route handler returned a value JSON cannot represent');
-    // `<>&` and U+2028/9 as \u escapes: the same JSON value, inert if sniffed or inlined.
-    const safe = escapeJsonForScript(json);
-    const body = callback === undefined ? safe : jsonpPrefix(callback) + safe + JSONP_SUFFIX;
-    writeHeadMerged(res, 200, {
-      'Content-Type': callback === undefined ? JSON_CONTENT_TYPE : JSONP_CONTENT_TYPE,
-      'Content-Length': String(Buffer.byteLength(body)),
-      'Cache-Control': route.cacheControl,
-      'X-Content-Type-Options': 'nosniff',
-    });
-    res.end(req.method === 'HEAD' ? undefined : body);
+    const { headers } = plan;
+    // RFC 9110 §12.5.5: a reply's Vary adds to the names earlier steps (CORS) set.
+    const vary = headers.vary;
+    if (vary !== undefined) {
+      const given = Array.isArray(vary) ? vary.join(', ') : vary;
+      const before = res.getHeader('vary');
+      headers.vary = before === undefined ? given : mergeVary(before, given);
+    }
+    res.writeHead(plan.status, headers);
+    // HEAD: the same status and headers, no content (RFC 9110 §9.3.2).
+    res.end(req.method === 'HEAD' ? undefined : plan.body);
     return true;
   };
 

@@ -535,7 +535,7 @@ function simpleAnswer(policy: CorsPolicy, origin: string): Simple {
  * Fetch §4.8 step "for each unsafeName in the CORS-unsafe request-header names": every requested name
  * must be allowed (case-insensitively). Returns the requested names (lowercase) or null when one is not
  * allowed, the field is not a list of tokens (RFC 9110 §5.6.1, §5.6.2: anything else, quoted strings
- * included, is never echoed) or it names more than MAX_REQUEST_HEADER_NAMES. With a `headers` list,
+ * included, is never echoed), it names `*` in echo mode, or more than MAX_REQUEST_HEADER_NAMES. With a `headers` list,
  * Authorization needs naming even under `*` (a "CORS non-wildcard request-header name", Fetch §3.2.3).
  */
 function checkRequestHeaders(policy: CorsPolicy, acrh: string): string[] | null {
@@ -544,6 +544,9 @@ function checkRequestHeaders(policy: CorsPolicy, acrh: string): string[] | null 
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!.toLowerCase();
     if (!isToken(name)) return null;
+    // A requested `*` (a token) is never echoed: Access-Control-Allow-Headers: * is the wildcard to
+    // the browser (Fetch §3.2.3), so the echo would grant more than the literal name asked for.
+    if (name === '*' && policy.reflectHeaders) return null;
     names[i] = name;
     if (policy.unrestrictedHeaders || SAFELISTED_NAMES.has(name) || policy.headerNames.has(name)) continue;
     if (name === 'authorization' || !policy.anyHeader) return null;

@@ -576,6 +576,13 @@ describe('decideCors: Access-Control-Request-Headers (default reflection, lists,
     ['default: obs-text in a name -> denied', dflt, 'x-\u00e9', no('headers')],
     ['default: CR LF in the field -> denied (never echoed)', dflt, 'x-a\r\nSet-Cookie: a=b', no('headers')],
     ['default: a trailing colon -> denied', dflt, 'x-a:', no('headers')],
+    ['default: a requested "*" -> denied (echoed it would be the wildcard)', dflt, 'x-a, *', no('headers')],
+    [
+      'a list "*" (no echo): a requested "*" -> passes, the list is sent',
+      { origins: [A], headers: ['*'] },
+      '*',
+      ok('*', { vary: 'Origin' }),
+    ],
     [
       `default: ${MAX_REQUEST_HEADER_NAMES} names -> echoed`,
       dflt,

@@ -24,8 +24,10 @@ serve options:
   --proxy P=URL     forward PREFIX/... to URL/... (repeatable), e.g. --proxy /api=http://127.0.0.1:3000
   --cors ORIGINS    allow these origins (comma-separated, or *) cross-origin; a preflight may ask
                     for any request header (Authorization too) unless --cors-headers is given
-  --cors-headers H1,H2  only these request headers (case-insensitive; * any but Authorization)
-  --cors-credentials    allow cookies and HTTP auth cross-origin (not with --cors '*')
+  --cors-headers H1,H2
+                    allow only these request headers (case-insensitive; * any but Authorization)
+  --cors-credentials
+                    allow cookies and HTTP auth cross-origin (not with --cors '*')
   --jsonp           answer ?callback= on .json files with JSONP
   -h, --help        this help
   -v, --version     print the version

@@ -32,7 +32,7 @@ export const corsSchema = z
       .optional()
       .describe(
         'Restricts the request headers a preflight may ask for to this list (Access-Control-Allow-Headers), ' +
-          'case-insensitive; CORS-safelisted ones always pass. "*": any except Authorization, without ' +
+          'case-insensitive; CORS-safelisted headers need no listing. "*": any except Authorization, without ' +
           'credentials; with a list, Authorization is allowed only when named. Default: not restricted ' +
           '(see reflectHeaders).',
       ),

@@ -535,8 +535,9 @@ function simpleAnswer(policy: CorsPolicy, origin: string): Simple {
  * Fetch §4.8 step "for each unsafeName in the CORS-unsafe request-header names": every requested name
  * must be allowed (case-insensitively). Returns the requested names (lowercase) or null when one is not
  * allowed, the field is not a list of tokens (RFC 9110 §5.6.1, §5.6.2: anything else, quoted strings
- * included, is never echoed), it names `*` in echo mode, or more than MAX_REQUEST_HEADER_NAMES. With a `headers` list,
- * Authorization needs naming even under `*` (a "CORS non-wildcard request-header name", Fetch §3.2.3).
+ * included, is never echoed), it names `*` in echo mode, or more than MAX_REQUEST_HEADER_NAMES names.
+ * With a `headers` list, Authorization needs naming even under `*` (a "CORS non-wildcard request-header
+ * name", Fetch §3.2.3).
  */
 function checkRequestHeaders(policy: CorsPolicy, acrh: string): string[] | null {
   const names = splitList(acrh);

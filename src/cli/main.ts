@@ -3,6 +3,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
 import type { GatehouseConfigInput } from '../config/schema.js';
+import { isToken } from '../http/lists.js';
 import { createGatehouse } from '../server/app.js';
 import { WebSocketConfigError } from '../server/websocket.js';
 
@@ -21,7 +22,12 @@ serve options:
   --spa             serve index.html for unknown page navigations
   --log FORMAT      json | pretty | off (default pretty)
   --proxy P=URL     forward PREFIX/... to URL/... (repeatable), e.g. --proxy /api=http://127.0.0.1:3000
-  --cors ORIGINS    allow these origins (comma-separated, or *) cross-origin
+  --cors ORIGINS    allow these origins (comma-separated, or *) cross-origin; a preflight may ask
+                    for any request header (Authorization too) unless --cors-headers is given
+  --cors-headers H1,H2
+                    allow only these request headers (case-insensitive; * any but Authorization)
+  --cors-credentials
+                    allow cookies and HTTP auth cross-origin (not with --cors '*')
   --jsonp           answer ?callback= on .json files with JSONP
   -h, --help        this help
   -v, --version     print the version
@@ -52,6 +58,8 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
         log: { type: 'string' },
         proxy: { type: 'string', multiple: true },
         cors: { type: 'string' },
+        'cors-headers': { type: 'string' },
+        'cors-credentials': { type: 'boolean' },
         jsonp: { type: 'boolean' },
       },
     });
@@ -92,8 +100,43 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
     if (origins.length === 0) throw new UsageError('--cors: expected ORIGIN[,ORIGIN...]');
     overrides.cors = { origins };
   }
+  const cors = corsFlags(values['cors-headers'], values['cors-credentials'], overrides.cors?.origins);
+  if (cors !== undefined) overrides.cors = { ...overrides.cors, ...cors } as GatehouseConfigInput['cors'];
   if (values.jsonp) overrides.jsonp = { paths: ['/**/*.json'] };
   return { overrides, ...(values.config !== undefined ? { configPath: String(values.config) } : {}) };
+}
+
+/** --cors-headers and --cors-credentials: merged over the cors section (origins from --cors or the file). */
+function corsFlags(
+  headersFlag: unknown,
+  credentialsFlag: unknown,
+  origins: readonly string[] | undefined,
+): { headers?: string[]; credentials?: true } | undefined {
+  const out: { headers?: string[]; credentials?: true } = {};
+  if (headersFlag !== undefined) {
+    const headers = String(headersFlag)
+      .split(',')
+      .map((h) => h.trim())
+      .filter(Boolean);
+    if (headers.length === 0) throw new UsageError('--cors-headers: expected NAME[,NAME...]');
+    for (const h of headers) {
+      if (h !== '*' && !isToken(h)) throw new UsageError(`--cors-headers: "${h}" is not a header name`);
+    }
+    out.headers = headers;
+  }
+  if (credentialsFlag === true) {
+    // Fetch §3.2.5: a credentialed response must name its origin; `*` would fail every request.
+    if (origins?.includes('*')) {
+      throw new UsageError("--cors-credentials cannot be used with --cors '*': list the origins instead");
+    }
+    if (out.headers?.includes('*')) {
+      throw new UsageError(
+        "--cors-credentials: --cors-headers '*' is not a wildcard with credentials; name each",
+      );
+    }
+    out.credentials = true;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 async function serve(args: string[]): Promise<number> {

@@ -29,17 +29,22 @@ export const corsSchema = z
       ),
     headers: z
       .array(z.string().min(1))
-      .default(() => [...CORS_DEFAULTS.headers])
+      .optional()
       .describe(
-        'Request headers a preflight may ask for (Access-Control-Allow-Headers), case-insensitive. "*": any ' +
-          'except Authorization, without credentials. Authorization is allowed only when named.',
+        'Restricts the request headers a preflight may ask for to this list (Access-Control-Allow-Headers), ' +
+          'case-insensitive; CORS-safelisted headers need no listing. "*": any except Authorization, without ' +
+          'credentials; with a list, Authorization is allowed only when named. Default: not restricted ' +
+          '(see reflectHeaders).',
       ),
     reflectHeaders: z
       .boolean()
-      .default(CORS_DEFAULTS.reflectHeaders)
+      .optional()
       .describe(
-        'Allow any requested header by echoing Access-Control-Request-Headers (adds Vary on preflights); ' +
-          'Authorization still needs naming in headers.',
+        'Answer a preflight with the header names it asked for (Access-Control-Allow-Headers echoes ' +
+          'Access-Control-Request-Headers when it is a list of tokens; Vary: Access-Control-Request-Headers). ' +
+          'Default: true without headers, so any header passes, Authorization included (as the cors npm ' +
+          'middleware); false with headers, whose list wins either way (true then echoes the allowed ' +
+          'names asked for). false without headers: only CORS-safelisted headers pass.',
       ),
     exposeHeaders: z
       .array(z.string().min(1))

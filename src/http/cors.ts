@@ -13,23 +13,59 @@ export interface CorsPolicyInput {
   readonly origins: readonly string[];
   readonly credentials?: boolean | undefined;
   readonly methods?: readonly string[] | undefined;
+  /** The request headers a preflight may ask for; absent: not restricted (see corsHeaderRule). */
   readonly headers?: readonly string[] | undefined;
+  /** Echo the requested names; default: true without `headers`, false with it (see corsHeaderRule). */
   readonly reflectHeaders?: boolean | undefined;
   readonly exposeHeaders?: readonly string[] | undefined;
   readonly maxAgeSec?: number | undefined;
   readonly preflightStatus?: 200 | 204 | undefined;
 }
 
-/** The defaults, in one place: the config schema fills these in, and so does compileCorsPolicy. */
+/**
+ * The defaults, in one place: the config schema fills these in, and so does compileCorsPolicy.
+ * `headers` has no default (absent means "not restricted") and `reflectHeaders` defaults to whether
+ * `headers` is absent: corsHeaderRule is the one place that reads the two together.
+ */
 export const CORS_DEFAULTS = Object.freeze({
   credentials: false,
   methods: Object.freeze(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD']) as readonly string[],
-  headers: Object.freeze([]) as readonly string[],
-  reflectHeaders: false,
   exposeHeaders: Object.freeze([]) as readonly string[],
   maxAgeSec: 86400,
   preflightStatus: 200 as 200 | 204,
 });
+
+/** Which request headers a preflight may ask for, and how Access-Control-Allow-Headers is written. */
+export type CorsHeaderRule =
+  /** No `headers` list (the default): any list of tokens is allowed and echoed, Authorization included,
+   *  as the `cors` npm middleware does. The page still has to supply any Authorization value itself:
+   *  a cross-origin fetch never attaches one on its own unless credentials are enabled too. */
+  | { readonly kind: 'reflect-any' }
+  /** No `headers` list and `reflectHeaders: false`: only CORS-safelisted names (Fetch §2.2.2) pass,
+   *  and no Access-Control-Allow-Headers is sent. */
+  | { readonly kind: 'safelisted' }
+  /** A `headers` list: only these names pass (case-insensitive; `*` any name but Authorization, not
+   *  with credentials, Fetch §3.2.3). `echo` (reflectHeaders: true): Allow-Headers repeats the requested
+   *  names instead of the list. */
+  | { readonly kind: 'list'; readonly names: readonly string[]; readonly echo: boolean };
+
+/** `headers` and `reflectHeaders` read together: a list, when given, wins; without one, reflect. */
+export function corsHeaderRule(
+  headers: readonly string[] | undefined,
+  reflectHeaders: boolean | undefined,
+): CorsHeaderRule {
+  if (headers === undefined)
+    return reflectHeaders === false ? { kind: 'safelisted' } : { kind: 'reflect-any' };
+  return { kind: 'list', names: headers, echo: reflectHeaders === true };
+}
+
+/**
+ * At most this many names in one Access-Control-Request-Headers are considered; a longer list fails
+ * the preflight. A browser lists only the CORS-unsafe names a script set (Fetch §4.8), so a real page
+ * stays far below; the field's bytes are already bounded by limits.maxHeaderBytes (431 beyond), and an
+ * echo is never longer than the field it repeats.
+ */
+export const MAX_REQUEST_HEADER_NAMES = 100;
 
 /** One parsed entry of `origins`. */
 export type OriginRule =
@@ -173,6 +209,8 @@ export interface CorsPolicy {
   /** `*` is listed (never together with credentials). */
   readonly wildcard: boolean;
   readonly credentials: boolean;
+  /** Access-Control-Allow-Headers echoes the requested names (corsHeaderRule: reflect-any, or a list
+   *  with echo). */
   readonly reflectHeaders: boolean;
   readonly preflightStatus: 200 | 204;
   /** Normalised exact origins (and `null` when listed) -> their precomputed answers. */
@@ -180,9 +218,11 @@ export interface CorsPolicy {
   readonly subdomains: readonly { readonly scheme: string; readonly suffix: string; readonly port: string }[];
   readonly anyMethod: boolean;
   readonly methods: ReadonlySet<string>;
+  /** No `headers` list, reflecting (the default): every token name, Authorization included. */
+  readonly unrestrictedHeaders: boolean;
   /** `*` in headers without credentials: every name except Authorization (Fetch §3.2.3). */
   readonly anyHeader: boolean;
-  /** Allowed request-header names, lowercase. */
+  /** Allowed request-header names, lowercase (empty unless `headers` is a list). */
   readonly headerNames: ReadonlySet<string>;
   /** Header lines of a passing preflight after Access-Control-Allow-Origin (non-reflect mode). */
   readonly preflightTail: readonly CorsHeader[];
@@ -276,8 +316,9 @@ export function compileCorsPolicy(input: CorsPolicyInput): CorsPolicy {
   const d = CORS_DEFAULTS;
   const credentials = input.credentials ?? d.credentials;
   const methods = input.methods ?? d.methods;
-  const headers = input.headers ?? d.headers;
-  const reflectHeaders = input.reflectHeaders ?? d.reflectHeaders;
+  const headerRule = corsHeaderRule(input.headers, input.reflectHeaders);
+  const headers = headerRule.kind === 'list' ? headerRule.names : [];
+  const reflectHeaders = headerRule.kind === 'reflect-any' || (headerRule.kind === 'list' && headerRule.echo);
   const exposeHeaders = input.exposeHeaders ?? d.exposeHeaders;
   const maxAgeSec = input.maxAgeSec ?? d.maxAgeSec;
   const preflightStatus = input.preflightStatus ?? d.preflightStatus;
@@ -355,6 +396,7 @@ export function compileCorsPolicy(input: CorsPolicyInput): CorsPolicy {
     subdomains,
     anyMethod: explicitStar && methods.includes('*'),
     methods: new Set(methods),
+    unrestrictedHeaders: headerRule.kind === 'reflect-any',
     anyHeader: explicitStar && headers.includes('*'),
     headerNames: new Set(headers.map((h) => h.toLowerCase())),
     preflightTail,
@@ -492,18 +534,23 @@ function simpleAnswer(policy: CorsPolicy, origin: string): Simple {
 /**
  * Fetch §4.8 step "for each unsafeName in the CORS-unsafe request-header names": every requested name
  * must be allowed (case-insensitively). Returns the requested names (lowercase) or null when one is not
- * allowed or not a token. Authorization needs naming even under `*` (a "CORS non-wildcard request-header
- * name", Fetch §3.2.3) and even in reflect mode.
+ * allowed, the field is not a list of tokens (RFC 9110 §5.6.1, §5.6.2: anything else, quoted strings
+ * included, is never echoed), it names `*` in echo mode, or more than MAX_REQUEST_HEADER_NAMES names.
+ * With a `headers` list, Authorization needs naming even under `*` (a "CORS non-wildcard request-header
+ * name", Fetch §3.2.3).
  */
 function checkRequestHeaders(policy: CorsPolicy, acrh: string): string[] | null {
   const names = splitList(acrh);
+  if (names.length > MAX_REQUEST_HEADER_NAMES) return null;
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!.toLowerCase();
     if (!isToken(name)) return null;
+    // A requested `*` (a token) is never echoed: Access-Control-Allow-Headers: * is the wildcard to
+    // the browser (Fetch §3.2.3), so the echo would grant more than the literal name asked for.
+    if (name === '*' && policy.reflectHeaders) return null;
     names[i] = name;
-    if (SAFELISTED_NAMES.has(name) || policy.headerNames.has(name)) continue;
-    if (name === 'authorization') return null;
-    if (!(policy.reflectHeaders || policy.anyHeader)) return null;
+    if (policy.unrestrictedHeaders || SAFELISTED_NAMES.has(name) || policy.headerNames.has(name)) continue;
+    if (name === 'authorization' || !policy.anyHeader) return null;
   }
   return names;
 }

@@ -14,6 +14,7 @@ export { evaluateIfRange, evaluatePreconditions } from './conditional.js';
 export type {
   CorsDecision,
   CorsHeader,
+  CorsHeaderRule,
   CorsPolicy,
   CorsPolicyInput,
   CorsRequest,
@@ -22,9 +23,11 @@ export type {
 export {
   CORS_DEFAULTS,
   compileCorsPolicy,
+  corsHeaderRule,
   corsOptionIssues,
   decideCors,
   isOriginAllowed,
+  MAX_REQUEST_HEADER_NAMES,
   parseOriginRule,
 } from './cors.js';
 export { formatHttpDate, parseHttpDate } from './dates.js';

@@ -14,7 +14,6 @@ import { globToRegExp } from '../http/glob.js';
 import type { Step, StepContext } from './context.js';
 import { addResponseHeader, addResponseVary } from './response-headers.js';
 import { resolveRequestPath, targetPath } from './static/path.js';
-import { appendVary } from './vary.js';
 
 /** The resolved `cors` config section (src/config/cors.ts fills in the defaults). */
 export interface CorsOptions {
@@ -24,10 +23,11 @@ export interface CorsOptions {
   credentials: boolean;
   /** Access-Control-Allow-Methods; a preflight asking for another method is denied. */
   methods: string[];
-  /** Access-Control-Allow-Headers; a preflight asking for another (unsafelisted) header is denied. */
-  headers: string[];
-  /** Echo Access-Control-Request-Headers instead of `headers` (Authorization still needs naming). */
-  reflectHeaders: boolean;
+  /** Access-Control-Allow-Headers; a preflight asking for another (unsafelisted) header is denied.
+   *  Absent: not restricted (corsHeaderRule in src/http/cors.ts). */
+  headers?: string[] | undefined;
+  /** Echo Access-Control-Request-Headers. Absent: true without `headers`, false with it. */
+  reflectHeaders?: boolean | undefined;
   /** Access-Control-Expose-Headers on non-preflight responses. */
   exposeHeaders: string[];
   /** Access-Control-Max-Age of preflight answers. */
@@ -104,7 +104,9 @@ export function createCors(opts: CorsOptions | undefined, _ctx: StepContext): St
       case 'preflight-denied':
         // Fetch §3.2.3: an ok status and no body. RFC 9110 §8.6: no Content-Length on a 204.
         if (d.kind === 'preflight') setAll(res, d.headers);
-        if (d.vary !== undefined) appendVary(res, d.vary);
+        // Pending, like the other answers: merged at writeHead with any Vary set earlier, a header
+        // rule's included (RFC 9110 §12.5.5), which an immediate setHeader would shadow.
+        if (d.vary !== undefined) addResponseVary(res, d.vary);
         if (d.status === 200) res.setHeader('Content-Length', '0');
         res.statusCode = d.status;
         res.end();

@@ -3,12 +3,15 @@ import { describe, it } from 'node:test';
 import {
   CORS_DEFAULTS,
   type CorsDecision,
+  type CorsHeaderRule,
   type CorsPolicyInput,
   type CorsRequest,
   compileCorsPolicy,
+  corsHeaderRule,
   corsOptionIssues,
   decideCors,
   isOriginAllowed,
+  MAX_REQUEST_HEADER_NAMES,
   type OriginRule,
   parseOriginRule,
 } from '../../src/http/cors.js';
@@ -339,13 +342,13 @@ describe('decideCors: preflights (Fetch §4.8 CORS-preflight fetch)', () => {
     ['unlisted request header -> denied', base, preflight(A, 'PUT', 'x-token, x-other'), denied('headers')],
     [
       'CORS-safelisted names (Accept, Accept-Language, Content-Language) need no listing (Fetch §2.2.2)',
-      { origins: [A] },
+      { origins: [A], headers: [] },
       preflight(A, 'PUT', 'accept, accept-language, content-language'),
       allowed({}, ''),
     ],
     [
       'content-type listed by the browser (unsafelisted value) needs listing',
-      { origins: [A] },
+      { origins: [A], headers: [] },
       preflight(A, 'PUT', 'content-type'),
       denied('headers'),
     ],
@@ -390,13 +393,16 @@ describe('decideCors: preflights (Fetch §4.8 CORS-preflight fetch)', () => {
       { ...allowed({}, ''), vary: 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers' },
     ],
     [
-      'reflect mode still needs Authorization named',
+      'reflect mode without a headers list -> Authorization reflected too',
       { origins: [A], reflectHeaders: true },
       preflight(A, 'PUT', 'authorization'),
-      denied('headers', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers'),
+      {
+        ...allowed({ 'Access-Control-Allow-Headers': 'authorization' }, ''),
+        vary: 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers',
+      },
     ],
     [
-      'reflect mode with Authorization named -> reflected',
+      'reflect mode with a list naming Authorization -> reflected',
       { origins: [A], reflectHeaders: true, headers: ['authorization'] },
       preflight(A, 'PUT', 'authorization'),
       {
@@ -435,8 +441,8 @@ describe('decideCors: preflights (Fetch §4.8 CORS-preflight fetch)', () => {
       allowed(),
     ],
     [
-      'wildcard -> "*", no Vary',
-      { origins: ['*'] },
+      'wildcard with a headers list -> "*", no Vary',
+      { origins: ['*'], headers: [] },
       preflight('https://x.net', 'PUT'),
       {
         kind: 'preflight',
@@ -467,7 +473,7 @@ describe('decideCors: preflights (Fetch §4.8 CORS-preflight fetch)', () => {
     ],
     [
       'subdomain pattern -> echo',
-      { origins: ['https://*.a.com'] },
+      { origins: ['https://*.a.com'], headers: [] },
       preflight('https://x.a.com', 'PUT'),
       {
         kind: 'preflight',
@@ -484,6 +490,193 @@ describe('decideCors: preflights (Fetch §4.8 CORS-preflight fetch)', () => {
   for (const [name, input, r, want] of cases) {
     it(name, () => assert.deepEqual(see(decideCors(compileCorsPolicy(input), r)), want));
   }
+});
+
+describe('corsHeaderRule (headers and reflectHeaders read together)', () => {
+  const cases: [string, readonly string[] | undefined, boolean | undefined, CorsHeaderRule][] = [
+    ['neither given (the default) -> reflect any', undefined, undefined, { kind: 'reflect-any' }],
+    ['reflectHeaders true, no list -> reflect any', undefined, true, { kind: 'reflect-any' }],
+    ['reflectHeaders false, no list -> safelisted only', undefined, false, { kind: 'safelisted' }],
+    [
+      'a list alone -> the list, sent as configured',
+      ['X-A'],
+      undefined,
+      { kind: 'list', names: ['X-A'], echo: false },
+    ],
+    [
+      'a list and reflectHeaders true -> the list, echoed',
+      ['X-A'],
+      true,
+      { kind: 'list', names: ['X-A'], echo: true },
+    ],
+    [
+      'an empty list -> the list (nothing beyond safelisted)',
+      [],
+      undefined,
+      { kind: 'list', names: [], echo: false },
+    ],
+  ];
+  for (const [name, headers, reflect, want] of cases) {
+    it(name, () => assert.deepEqual(corsHeaderRule(headers, reflect), want));
+  }
+});
+
+describe('decideCors: Access-Control-Request-Headers (default reflection, lists, safelisted only)', () => {
+  const REFLECT_VARY = 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers';
+  const names = (n: number) => Array.from({ length: n }, (_, i) => `x-h${i}`).join(', ');
+  /** A passing preflight: Allow-Headers `allowHeaders` (none when undefined). */
+  const ok = (
+    allowHeaders: string | undefined,
+    o: { vary?: string; extra?: Record<string, string> } = {},
+  ): Seen => ({
+    kind: 'preflight',
+    status: 200,
+    headers: {
+      'Access-Control-Allow-Origin': A,
+      ...o.extra,
+      'Access-Control-Allow-Methods': METHODS,
+      'Access-Control-Max-Age': '86400',
+      ...(allowHeaders === undefined ? {} : { 'Access-Control-Allow-Headers': allowHeaders }),
+    },
+    vary: o.vary ?? REFLECT_VARY,
+  });
+  const no = (reason: string, vary = REFLECT_VARY): Seen => ({
+    kind: 'preflight-denied',
+    status: 200,
+    reason,
+    vary,
+  });
+  const dflt: CorsPolicyInput = { origins: [A] };
+  const safelisted: CorsPolicyInput = { origins: [A], reflectHeaders: false };
+  const list: CorsPolicyInput = { origins: [A], headers: ['Content-Type', 'X-Token'] };
+  const cases: [string, CorsPolicyInput, string | undefined, Seen][] = [
+    [
+      'default: requested names echoed (lowercase), Vary names the request fields',
+      dflt,
+      'Content-Type, X-Foo',
+      ok('content-type, x-foo'),
+    ],
+    [
+      'default: Authorization echoed too (as the cors middleware)',
+      dflt,
+      'authorization, content-type',
+      ok('authorization, content-type'),
+    ],
+    [
+      'default: no Access-Control-Request-Headers -> no Allow-Headers, same Vary',
+      dflt,
+      undefined,
+      ok(undefined),
+    ],
+    ['default: empty field -> no Allow-Headers', dflt, '', ok(undefined)],
+    ['default: empty elements and OWS dropped (RFC 9110 §5.6.1)', dflt, ' , x-a ,,\tx-b ', ok('x-a, x-b')],
+    ['default: a name that is not a token -> denied, nothing echoed', dflt, 'x-a, x(b)', no('headers')],
+    ['default: a quoted string -> denied', dflt, '"x-a"', no('headers')],
+    ['default: a space inside a name -> denied', dflt, 'x a', no('headers')],
+    ['default: obs-text in a name -> denied', dflt, 'x-\u00e9', no('headers')],
+    ['default: CR LF in the field -> denied (never echoed)', dflt, 'x-a\r\nSet-Cookie: a=b', no('headers')],
+    ['default: a trailing colon -> denied', dflt, 'x-a:', no('headers')],
+    ['default: a requested "*" -> denied (echoed it would be the wildcard)', dflt, 'x-a, *', no('headers')],
+    [
+      'a list "*" (no echo): a requested "*" -> passes, the list is sent',
+      { origins: [A], headers: ['*'] },
+      '*',
+      ok('*', { vary: 'Origin' }),
+    ],
+    [
+      `default: ${MAX_REQUEST_HEADER_NAMES} names -> echoed`,
+      dflt,
+      names(MAX_REQUEST_HEADER_NAMES),
+      ok(names(MAX_REQUEST_HEADER_NAMES)),
+    ],
+    [
+      `default: ${MAX_REQUEST_HEADER_NAMES + 1} names -> denied`,
+      dflt,
+      names(MAX_REQUEST_HEADER_NAMES + 1),
+      no('headers'),
+    ],
+    [
+      'default with credentials -> echoed, Authorization too, with Allow-Credentials',
+      { origins: [A], credentials: true },
+      'authorization, content-type',
+      ok('authorization, content-type', { extra: { 'Access-Control-Allow-Credentials': 'true' } }),
+    ],
+    [
+      'default under origins "*" -> Allow-Origin "*", names echoed, Vary without Origin',
+      { origins: ['*'] },
+      'authorization',
+      {
+        ...ok('authorization', { vary: 'Access-Control-Request-Method, Access-Control-Request-Headers' }),
+        headers: {
+          'Access-Control-Allow-Origin': '*',
+          'Access-Control-Allow-Methods': METHODS,
+          'Access-Control-Max-Age': '86400',
+          'Access-Control-Allow-Headers': 'authorization',
+        },
+      },
+    ],
+    [
+      'reflectHeaders true, no list -> as the default',
+      { origins: [A], reflectHeaders: true },
+      'authorization',
+      ok('authorization'),
+    ],
+    [
+      'reflectHeaders false, no list: safelisted names pass, no Allow-Headers, Vary: Origin',
+      safelisted,
+      'accept, content-language',
+      ok(undefined, { vary: 'Origin' }),
+    ],
+    [
+      'reflectHeaders false, no list: content-type (unsafelisted value) -> denied',
+      safelisted,
+      'content-type',
+      no('headers', 'Origin'),
+    ],
+    [
+      'reflectHeaders false, no list: authorization -> denied',
+      safelisted,
+      'authorization',
+      no('headers', 'Origin'),
+    ],
+    [
+      'reflectHeaders false, no list: no requested headers -> passes',
+      safelisted,
+      undefined,
+      ok(undefined, { vary: 'Origin' }),
+    ],
+    [
+      'a list: listed names in any case -> the list is sent, Vary: Origin',
+      list,
+      'x-token, CONTENT-TYPE',
+      ok('Content-Type, X-Token', { vary: 'Origin' }),
+    ],
+    ['a list: an unlisted name -> denied', list, 'x-token, x-other', no('headers', 'Origin')],
+    ['a list: Authorization not listed -> denied', list, 'authorization', no('headers', 'Origin')],
+    [
+      'a list with reflectHeaders true: listed names echoed',
+      { ...list, reflectHeaders: true },
+      'x-token',
+      ok('x-token'),
+    ],
+    [
+      'a list with reflectHeaders true: an unlisted name -> denied',
+      { ...list, reflectHeaders: true },
+      'x-other',
+      no('headers'),
+    ],
+    ['an empty list: safelisted only', { origins: [A], headers: [] }, 'x-a', no('headers', 'Origin')],
+  ];
+  for (const [name, input, acrh, want] of cases) {
+    it(name, () =>
+      assert.deepEqual(see(decideCors(compileCorsPolicy(input), preflight(A, 'POST', acrh))), want),
+    );
+  }
+
+  it('disallowed origin asking for Authorization under the default -> denied by origin, no headers', () => {
+    const d = decideCors(compileCorsPolicy(dflt), preflight('https://evil.net', 'POST', 'authorization'));
+    assert.deepEqual(see(d), no('origin'));
+  });
 });
 
 describe('corsOptionIssues / compileCorsPolicy (bad policies refused at load)', () => {

@@ -1,11 +1,13 @@
 // The CORS step against real servers on 127.0.0.1:0: preflights answered before everything else, and
 // CORS headers that survive on every later response (200, 301, 304, 404, 405, 500).
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, symlinkSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { z } from 'zod';
+import { parseServeFlags, UsageError } from '../../src/cli/main.js';
 import type { corsSchema } from '../../src/config/cors.js';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
@@ -432,14 +434,234 @@ describe('CORS', () => {
       ]);
     });
 
-    it('Authorization is not reflected unless named', async () => {
+    it('Authorization is reflected too (no headers list restricts it)', async () => {
       const r = await preflight(s, '/', A, 'PUT', 'authorization');
-      assert.deepEqual(ac(r), {});
+      assert.equal(r.headers['access-control-allow-headers'], 'authorization');
     });
 
     it('a simple request has Vary: Origin only', async () => {
       const r = await get(s.url, '/notes.txt', { headers: { origin: A } });
       assert.deepEqual(vary(r.headers), ['origin']);
+    });
+  });
+
+  describe('default (origins alone, as --cors ORIGIN): a JSON API preflight passes', () => {
+    let s: TestServer;
+    let any: TestServer;
+    let cred: TestServer;
+    let strict: TestServer;
+    let ruled: TestServer;
+    const REFLECT_VARY = ['access-control-request-headers', 'access-control-request-method', 'origin'];
+    before(async () => {
+      s = await start({ origins: [A] });
+      any = await start({ origins: ['*'] });
+      cred = await start({ origins: [A], credentials: true });
+      strict = await start({ origins: [A], reflectHeaders: false });
+      ruled = await start({ origins: [A] }, { headers: [{ set: { Vary: 'Accept-Language' } }] });
+    });
+
+    it('Content-Type and Authorization asked for -> echoed, Vary names Origin and the request fields', async () => {
+      const r = await preflight(s, '/api/items', A, 'POST', 'authorization,content-type');
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['content-length'], '0');
+      assert.deepEqual(ac(r), {
+        'access-control-allow-origin': A,
+        'access-control-allow-methods': ALLOW_METHODS,
+        'access-control-allow-headers': 'authorization, content-type',
+        'access-control-max-age': '86400',
+      });
+      assert.deepEqual(vary(r.headers), REFLECT_VARY);
+    });
+
+    it('no Access-Control-Request-Headers -> passes without Allow-Headers, same Vary', async () => {
+      const r = await preflight(s, '/api/items', A, 'POST');
+      assert.equal(r.headers['access-control-allow-origin'], A);
+      assert.equal(r.headers['access-control-allow-headers'], undefined);
+      assert.deepEqual(vary(r.headers), REFLECT_VARY);
+    });
+
+    it('Vary set by a header rule is merged with the preflight Vary, not replaced', async () => {
+      const r = await preflight(ruled, '/api/items', A, 'POST', 'content-type');
+      assert.equal(r.headers['access-control-allow-headers'], 'content-type');
+      assert.deepEqual(vary(r.headers), ['accept-language', ...REFLECT_VARY]);
+    });
+
+    it('non-preflight responses keep Vary: Origin alone', async () => {
+      const r = await get(s.url, '/notes.txt', { headers: { origin: A } });
+      assert.equal(r.headers['access-control-allow-origin'], A);
+      assert.deepEqual(vary(r.headers), ['origin']);
+    });
+
+    it('origins "*" (as --cors \'*\') -> Allow-Origin "*" and the names echoed, Authorization too', async () => {
+      const r = await preflight(any, '/api/items', 'https://x.net', 'POST', 'authorization,content-type');
+      assert.deepEqual(ac(r), {
+        'access-control-allow-origin': '*',
+        'access-control-allow-methods': ALLOW_METHODS,
+        'access-control-allow-headers': 'authorization, content-type',
+        'access-control-max-age': '86400',
+      });
+      assert.deepEqual(vary(r.headers), ['access-control-request-headers', 'access-control-request-method']);
+    });
+
+    it('credentials -> the names echoed with Allow-Credentials (an echoed list, never "*")', async () => {
+      const r = await preflight(cred, '/api/items', A, 'POST', 'authorization,content-type');
+      assert.equal(r.headers['access-control-allow-origin'], A);
+      assert.equal(r.headers['access-control-allow-credentials'], 'true');
+      assert.equal(r.headers['access-control-allow-headers'], 'authorization, content-type');
+    });
+
+    it('reflectHeaders: false -> only CORS-safelisted names; Content-Type (JSON) denied', async () => {
+      const denied = await preflight(strict, '/api/items', A, 'POST', 'content-type');
+      assert.equal(denied.status, 200);
+      assert.deepEqual(ac(denied), {});
+      assert.deepEqual(vary(denied.headers), ['origin']);
+      const ok = await preflight(strict, '/api/items', A, 'POST', 'accept-language');
+      assert.equal(ok.headers['access-control-allow-origin'], A);
+      assert.equal(ok.headers['access-control-allow-headers'], undefined);
+    });
+
+    it('disallowed origin asking for Authorization -> no Access-Control-* on the preflight or the request', async () => {
+      const p = await preflight(s, '/api/items', 'https://evil.net', 'POST', 'authorization,content-type');
+      assert.equal(p.status, 200);
+      assert.deepEqual(ac(p), {});
+      assert.deepEqual(vary(p.headers), REFLECT_VARY);
+      const r = await get(s.url, '/notes.txt', {
+        method: 'GET',
+        headers: { origin: 'https://evil.net', authorization: 'Bearer t' },
+      });
+      assert.equal(r.status, 200);
+      assert.deepEqual(ac(r), {});
+    });
+
+    it('non-token junk in Access-Control-Request-Headers -> no Access-Control-* at all', async () => {
+      for (const junk of ['x-a, x(b)', '"x-a"', 'x-a;q=1', 'x-a: 1']) {
+        const r = await preflight(s, '/api/items', A, 'POST', junk);
+        assert.equal(r.status, 200, junk);
+        assert.deepEqual(ac(r), {}, junk);
+      }
+    });
+  });
+
+  describe('the CLI flags (node bin/gatehouse.js serve DIR --cors ...)', () => {
+    const BIN = join(import.meta.dirname, '../../bin/gatehouse.js');
+    const run = async (args: string[], check: (url: string) => Promise<void>) => {
+      const child = spawn(process.execPath, [BIN, 'serve', dir, '--port', '0', '--log', 'off', ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      try {
+        const url = await new Promise<string>((resolve, reject) => {
+          let out = '';
+          let err = '';
+          child.stderr.on('data', (d) => (err += d));
+          child.stdout.on('data', (d) => {
+            out += d;
+            const m = /listening on (http:\/\/\S+)\n/.exec(out);
+            if (m) resolve(m[1]!);
+          });
+          child.on('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
+        });
+        await check(url);
+      } finally {
+        child.kill('SIGTERM');
+        await exit;
+      }
+    };
+    const pre = (url: string, origin: string, acrh: string) =>
+      get(url, '/api/items', {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': acrh },
+      });
+
+    it('--cors ORIGIN alone -> Content-Type and Authorization echoed; another origin gets nothing', async () => {
+      await run(['--cors', A], async (url) => {
+        const r = await pre(url, A, 'authorization,content-type');
+        assert.equal(r.headers['access-control-allow-origin'], A);
+        assert.equal(r.headers['access-control-allow-headers'], 'authorization, content-type');
+        assert.equal(r.headers['access-control-allow-credentials'], undefined);
+        assert.deepEqual(ac(await pre(url, 'https://evil.net', 'authorization')), {});
+      });
+    });
+
+    it("--cors-credentials with --cors '*' -> exit 2 naming the flag, nothing listens", () => {
+      const r = spawnSync(
+        process.execPath,
+        [BIN, 'serve', dir, '--port', '0', '--cors', '*', '--cors-credentials'],
+        {
+          encoding: 'utf8',
+        },
+      );
+      assert.equal(r.status, 2);
+      assert.match(r.stderr, /--cors-credentials cannot be used with --cors '\*'/);
+      assert.equal(r.stdout, '');
+    });
+
+    const flags: [string, string[], Record<string, unknown> | RegExp][] = [
+      ['--cors alone -> origins only (headers not restricted)', ['--cors', A], { origins: [A] }],
+      [
+        '--cors-headers splits on commas and trims',
+        ['--cors', A, '--cors-headers', ' Content-Type ,X-Token,'],
+        { origins: [A], headers: ['Content-Type', 'X-Token'] },
+      ],
+      [
+        '--cors-credentials -> credentials: true',
+        ['--cors', A, '--cors-credentials'],
+        { origins: [A], credentials: true },
+      ],
+      [
+        "--cors-headers without --cors -> merged over the file's origins",
+        ['--cors-headers', 'X-A'],
+        { headers: ['X-A'] },
+      ],
+      [
+        "--cors '*' with --cors-credentials -> usage error",
+        ['--cors', '*', '--cors-credentials'],
+        /--cors-credentials cannot be used with --cors '\*'/,
+      ],
+      [
+        "--cors-headers '*' with --cors-credentials -> usage error",
+        ['--cors', A, '--cors-headers', '*', '--cors-credentials'],
+        /not a wildcard with credentials/,
+      ],
+      [
+        '--cors-headers with a name that is not a token -> usage error',
+        ['--cors', A, '--cors-headers', 'X A'],
+        /--cors-headers: "X A" is not a header name/,
+      ],
+      [
+        '--cors-headers empty -> usage error',
+        ['--cors', A, '--cors-headers', ','],
+        /--cors-headers: expected NAME/,
+      ],
+    ];
+    for (const [name, args, want] of flags) {
+      it(name, () => {
+        if (want instanceof RegExp) {
+          assert.throws(
+            () => parseServeFlags(args),
+            (e: unknown) => e instanceof UsageError && want.test(e.message),
+          );
+        } else {
+          assert.deepEqual(parseServeFlags(args).overrides.cors, want);
+        }
+      });
+    }
+
+    it('--cors-headers restricts, --cors-credentials adds Allow-Credentials', async () => {
+      await run(
+        ['--cors', A, '--cors-headers', 'Content-Type, Authorization', '--cors-credentials'],
+        async (url) => {
+          const r = await pre(url, A, 'authorization,content-type');
+          assert.deepEqual(ac(r), {
+            'access-control-allow-origin': A,
+            'access-control-allow-credentials': 'true',
+            'access-control-allow-methods': ALLOW_METHODS,
+            'access-control-allow-headers': 'Content-Type, Authorization',
+            'access-control-max-age': '86400',
+          });
+          assert.deepEqual(ac(await pre(url, A, 'x-other')), {}, 'an unlisted header is denied');
+        },
+      );
     });
   });
 
@@ -530,13 +752,11 @@ describe('CORS', () => {
   });
 
   describe('config', () => {
-    it('defaults are filled in', () => {
+    it('defaults are filled in; headers and reflectHeaders stay absent (corsHeaderRule reads them)', () => {
       assert.deepEqual(parseConfig({ cors: { origins: [A] } }).cors, {
         origins: [A],
         credentials: false,
         methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'],
-        headers: [],
-        reflectHeaders: false,
         exposeHeaders: [],
         maxAgeSec: 86400,
         preflightStatus: 200,

@@ -11,7 +11,10 @@ import type { StaticContext } from './context.js';
 import { fail } from './fail.js';
 import type { Coding, FileResource, Variant } from './files.js';
 
-/** 200/206/304/412/416 for one file. `status` is 404 for the custom not-found page. */
+/**
+ * 200/206/304/412/416 for one file. `status` is 404 for the custom not-found page. `versioned`: the
+ * request's `?v=` was verified against the content hash (versionedPolicy applies).
+ */
 export function serveFile(
   ctx: StaticContext,
   req: IncomingMessage,
@@ -20,6 +23,7 @@ export function serveFile(
   rawPath: string,
   status: 200 | 404,
   extraVary?: string,
+  versioned = false,
 ): void {
   let variant: Variant | Promise<Variant> = file.identity;
   if (file.codings.length > 0) {
@@ -28,10 +32,10 @@ export function serveFile(
   }
   if (variant instanceof Promise) {
     variant.then(
-      (v) => respond(ctx, req, res, file, v, status, extraVary),
+      (v) => respond(ctx, req, res, file, v, status, extraVary, versioned),
       (err) => fail(ctx, req, res, err),
     );
-  } else respond(ctx, req, res, file, variant, status, extraVary);
+  } else respond(ctx, req, res, file, variant, status, extraVary, versioned);
 }
 
 function respond(
@@ -42,9 +46,12 @@ function respond(
   v: Variant,
   status: 200 | 404,
   extraVary: string | undefined,
+  versioned: boolean,
 ): void {
   const headers = req.headers;
-  const exp = file.policy.expiresSec;
+  // Variant.versioned exists exactly when versionedPolicy differs from the normal policy.
+  const pinned = versioned ? v.versioned : undefined;
+  const exp = (pinned ? file.versionedPolicy : file.policy).expiresSec;
   if (status === 200) {
     const pre = evaluatePreconditions({
       method: req.method!,
@@ -54,7 +61,7 @@ function respond(
     });
     if (pre.kind === 'not-modified') {
       // RFC 9110 §15.4.5: the 304 carries the fields a 200 would have for cache updates; no body.
-      let h = v.headers304;
+      let h = (pinned ?? v).headers304;
       if (exp !== undefined || extraVary)
         h = withExtras(h, exp === undefined ? undefined : ctx.expires(exp), extraVary);
       writeHeadMerged(res, 304, h);
@@ -66,7 +73,7 @@ function respond(
       return;
     }
   }
-  let h: Record<string, string> = v.headers;
+  let h: Record<string, string> = (pinned ?? v).headers;
   if (status === 404) h = { ...h, 'Cache-Control': 'no-cache' };
   if ((exp !== undefined && status === 200) || extraVary) {
     h = withExtras(h, exp === undefined || status !== 200 ? undefined : ctx.expires(exp), extraVary);

@@ -2,10 +2,14 @@
 // earn `immutable, max-age=31536000` (a cache would keep the wrong content for a year).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import { assetUrl } from '../../src/server/static/asset-url.js';
+import { createStaticHandler } from '../../src/server/static/handler.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -102,5 +106,51 @@ describe('?v= attacks', () => {
     const semi = await get(s.url, `/app.js;v=${right}`, { headers: { accept: 'application/json' } });
     assert.equal(semi.status, 404);
     assertNotPinned(await get(s.url, `/app.js?x=1#v=${right}`), 'fragment');
+  });
+
+  it('attack: old ?v= while a big streamed file is replaced inside the revalidation window -> not pinned', async () => {
+    // The handler on a frozen clock: the file view (hash and all) stays trusted, but a streamed body
+    // is read at send time, so the new bytes must not go out under the old v's year-long policy.
+    const big = (c: string) => c.repeat(64 * 1024);
+    const d = makeSite({ 'big.js': big('a'), 'moved.js': big('c') });
+    const o = toServerOptions(
+      parseConfig({ root: d, static: { maxCachedFileBytes: 1024, revalidateMs: 1000 } }),
+    );
+    const nowMs = 1_000_000;
+    const handler = createStaticHandler({
+      root: o.root,
+      static: o.static,
+      cachePolicy: o.cachePolicy,
+      nowMs: () => nowMs,
+    });
+    const server = createServer(handler);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const oldV = hashOf(big('a')).slice(0, 10);
+      const first = await get(url, `/big.js?v=${oldV}`);
+      assert.equal(first.headers['cache-control'], IMMUTABLE);
+      assert.equal(first.text, big('a'));
+      // Overwritten in place (same inode, same size, new mtime), then replaced by rename (new inode).
+      writeFileSync(join(d, 'big.js'), big('b'));
+      const full = await get(url, `/big.js?v=${oldV}`);
+      assert.equal(full.text, big('b'), 'the window serves the new bytes');
+      assertNotPinned(full, 'full');
+      const range = await get(url, `/big.js?v=${oldV}`, { headers: { range: 'bytes=0-9' } });
+      assert.equal(range.status, 206);
+      assert.equal(range.text, 'b'.repeat(10));
+      assertNotPinned(range, 'range');
+      const multi = await get(url, `/big.js?v=${oldV}`, { headers: { range: 'bytes=0-0,5-5' } });
+      assert.equal(multi.status, 206);
+      assertNotPinned(multi, 'multipart');
+      renameSync(join(d, 'moved.js'), join(d, 'big.js'));
+      const renamed = await get(url, `/big.js?v=${oldV}`);
+      assert.equal(renamed.text, big('c'));
+      assertNotPinned(renamed, 'renamed');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      removeSite(d);
+    }
   });
 });

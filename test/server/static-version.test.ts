@@ -2,13 +2,15 @@
 // content hash pins it for a year; anything else keeps the file's normal policy.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { brotliCompressSync, gunzipSync } from 'node:zlib';
 import { createServer } from '../../src/index.js';
 import { AssetPathError, assetUrl } from '../../src/server/static/asset-url.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const YEAR_MS = 31536000_000;
@@ -302,6 +304,40 @@ describe('assetUrl', () => {
       assert.equal(await assetUrl(d, 'x.js'), `/x.js?v=${hashOf('two').slice(0, 10)}`);
     } finally {
       removeSite(d);
+    }
+  });
+});
+
+describe('pinned streamed files', () => {
+  const fds = () => readdirSync('/proc/self/fd').length;
+  it('no descriptor leaks on pinned full, range, multi-range, 416 and aborted downloads', async () => {
+    const body = Buffer.alloc(8 * 1024 * 1024, 7);
+    const dir = makeSite({ 'big.bin': body });
+    const s = await startServer(dir, { static: { maxCachedFileBytes: 1024 } });
+    const path = `/big.bin?v=${hashOf(body).slice(0, 10)}`;
+    try {
+      assertPinned(await get(s.url, path), 'warm-up');
+      const before = fds();
+      for (let i = 0; i < 10; i++) {
+        const full = await get(s.url, path);
+        assert.equal(full.body.length, body.length);
+        assertPinned(full, 'full');
+        assertPinned(await get(s.url, path, { headers: { range: 'bytes=0-99' } }), 'range');
+        assertPinned(await get(s.url, path, { headers: { range: 'bytes=0-9,20-29' } }), 'multi-range');
+        const unsat = await get(s.url, path, { headers: { range: `bytes=${body.length}-` } });
+        assert.equal(unsat.status, 416);
+        await new Promise<void>((resolve) => {
+          const sock = connect(s.port, '127.0.0.1');
+          sock.on('error', () => {});
+          sock.once('data', () => sock.destroy());
+          sock.on('close', () => resolve());
+          sock.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+        });
+      }
+      await waitUntil(`descriptors back to ${before} + 2 (now ${fds()})`, () => fds() <= before + 2);
+    } finally {
+      await s.close();
+      removeSite(dir);
     }
   });
 });

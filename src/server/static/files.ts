@@ -46,6 +46,8 @@ export interface Variant {
   /** In memory when small enough; otherwise streamed from `filePath`. */
   readonly body: Buffer | undefined;
   readonly filePath: string;
+  /** statFingerprint of `filePath` when this variant was made (undefined for bytes made in memory). */
+  readonly diskFingerprint: string | undefined;
   /** Headers of a 200 (no Expires; that is added per request). */
   readonly headers: Record<string, string>;
   /** Headers of a 304: validators, Cache-Control, Vary (RFC 9110 §15.4.5). */
@@ -107,9 +109,11 @@ const brotli = promisify(brotliCompress);
 const gz = promisify(gzip);
 const ENTRY_OVERHEAD = 1024;
 
-function fp(s: Stats | undefined): string {
+/** Inode, size and mtime: a file version. */
+export function statFingerprint(s: Stats | undefined): string {
   return s ? `${s.ino}:${s.size}:${s.mtimeMs}` : '-';
 }
+const fp = statFingerprint;
 
 async function statOrUndefined(path: string): Promise<Stats | undefined> {
   try {
@@ -319,6 +323,7 @@ export class FileView {
         policy,
         versionedPolicy,
         vary,
+        fp(vst),
       );
 
     const identityEtag = await this.etagFor(abs, st, body, '');
@@ -397,6 +402,7 @@ export class FileView {
       file.policy,
       file.versionedPolicy,
       h.Vary !== undefined,
+      undefined,
     );
   }
 
@@ -411,6 +417,7 @@ export class FileView {
     policy: CachePolicy,
     versionedPolicy: CachePolicy,
     vary: boolean,
+    diskFingerprint: string | undefined,
   ): Variant {
     const build = (p: CachePolicy) => {
       const v304: Record<string, string> = { ETag: etag, 'Cache-Control': p.cacheControl };
@@ -429,6 +436,6 @@ export class FileView {
     };
     const normal = build(policy);
     const versioned = versionedPolicy === policy ? undefined : build(versionedPolicy);
-    return { coding, etag, size, body, filePath, ...normal, versioned };
+    return { coding, etag, size, body, filePath, diskFingerprint, ...normal, versioned };
   }
 }

@@ -6,7 +6,7 @@ import { negotiateEncoding } from '../../http/negotiate.js';
 import { formatUnsatisfiedRange, parseRange } from '../../http/range.js';
 import { ERRORS, sendError } from '../errors.js';
 import { writeHeadMerged } from '../vary.js';
-import { sendRanges, streamFile } from './body.js';
+import { type FileSource, openUnchanged, sendRanges, streamFile } from './body.js';
 import type { StaticContext } from './context.js';
 import { fail } from './fail.js';
 import type { Coding, FileResource, Variant } from './files.js';
@@ -73,6 +73,43 @@ function respond(
       return;
     }
   }
+  if (pinned !== undefined && v.body === undefined && req.method === 'GET') {
+    // Streamed bytes are read now, not when they were hashed: pin them only from a descriptor that
+    // is still that file version. A file replaced since (a deploy) gets the normal policy.
+    openUnchanged(v.filePath, v.diskFingerprint ?? '').then(
+      (fh) => {
+        if (fh === undefined) {
+          respond(ctx, req, res, file, v, status, extraVary, false);
+          return;
+        }
+        const close = () => fh.close().catch(() => {});
+        const sending = sendBody(ctx, req, res, file, v, status, extraVary, pinned, exp, fh);
+        if (sending === undefined) void close();
+        else sending.catch((err) => fail(ctx, req, res, err)).finally(close);
+      },
+      (err) => fail(ctx, req, res, err),
+    );
+    return;
+  }
+  sendBody(ctx, req, res, file, v, status, extraVary, pinned, exp, v.filePath)?.catch((err) =>
+    fail(ctx, req, res, err),
+  );
+}
+
+/** 200/206/416 or HEAD; returns the promise of a streamed body, undefined when already sent. */
+function sendBody(
+  ctx: StaticContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  file: FileResource,
+  v: Variant,
+  status: 200 | 404,
+  extraVary: string | undefined,
+  pinned: Variant['versioned'],
+  exp: number | undefined,
+  source: FileSource,
+): Promise<void> | undefined {
+  const headers = req.headers;
   let h: Record<string, string> = (pinned ?? v).headers;
   if (status === 404) h = { ...h, 'Cache-Control': 'no-cache' };
   if ((exp !== undefined && status === 200) || extraVary) {
@@ -99,8 +136,7 @@ function respond(
         return;
       }
       if (d.kind === 'ranges') {
-        sendRanges(req, res, file, v, h, d.ranges).catch((err) => fail(ctx, req, res, err));
-        return;
+        return sendRanges(req, res, file, v, h, d.ranges, source);
       }
     }
   }
@@ -115,7 +151,7 @@ function respond(
     return;
   }
   writeHeadMerged(res, status, h);
-  streamFile(res, v.filePath, 0, v.size - 1).catch((err) => fail(ctx, req, res, err));
+  return streamFile(res, source, 0, v.size - 1);
 }
 
 function withExtras(

@@ -65,10 +65,10 @@ export async function hashCommand(args: string[], io: HashIo): Promise<number> {
   for (const file of files) {
     const rel = relative(root, resolve(io.cwd, file));
     try {
-      if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
+      if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
         throw new AssetPathError('outside_root', file, `not under the root ${root}`);
       }
-      io.stdout.write(`${await assetUrl(server, rel.split(sep).join('/'))}\n`);
+      io.stdout.write(`${await assetUrl(server, `/${rel.split(sep).join('/')}`)}\n`);
     } catch (err) {
       if (!(err instanceof AssetPathError)) throw err;
       io.stderr.write(`gatehouse hash: ${file}: ${err.reason}\n`);

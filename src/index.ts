@@ -13,6 +13,7 @@ export { createLogger } from './server/log.js';
 export type { CacheRule, ServerOptions } from './server/options.js';
 export { type Reply, type ReplyHeaders, reply } from './server/reply.js';
 export type { Route } from './server/routes.js';
+export { AssetPathError, type AssetUrlServer, assetUrl } from './server/static/asset-url.js';
 export { createStaticHandler } from './server/static/handler.js';
 
 /** Creates a Gatehouse server from config input (validated; defaults filled in). Call listen(). */

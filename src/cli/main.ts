@@ -14,6 +14,7 @@ export const EXIT_USAGE = 2;
 const HELP = `Usage: gatehouse [serve] [ROOT] [options]
        gatehouse precompress DIR [--min-bytes N] [--force] [--no-brotli] [--no-gzip] [--dry-run] [--quiet]
        gatehouse hash-password [--n N] [--r R] [--p P] < password
+       gatehouse hash [--root DIR] [--param NAME] FILE...
 
 serve options:
   --port N          port to listen on (default 8080; 0 picks a free one)
@@ -31,6 +32,9 @@ serve options:
   --jsonp           answer ?callback= on .json files with JSONP
   -h, --help        this help
   -v, --version     print the version
+
+hash prints one URL per FILE, /path?v=<10 characters of its sha256> relative to --root (default .),
+which the server caches for a year (gatehouse hash --help).
 `;
 
 /** A usage error: exit code 2 with a message naming the flag. */
@@ -189,6 +193,10 @@ export async function main(argv: string[]): Promise<number> {
     if (first === 'precompress') {
       const { precompressCommand } = await import('./precompress.js');
       return await precompressCommand(rest);
+    }
+    if (first === 'hash') {
+      const { hashCommand } = await import('./hash.js');
+      return await hashCommand(rest, { cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr });
     }
     if (first === 'hash-password') {
       const { hashPasswordCommand } = await import('./hash-password.js');

@@ -101,6 +101,14 @@ const staticSchema = z
       .max(1000)
       .default(500)
       .describe('How long a cached file view is trusted before it is checked against the disk again.'),
+    versionParam: z
+      .string()
+      .regex(/^[A-Za-z0-9._~-]{1,64}$/, 'expected 1 to 64 unreserved characters (RFC 3986 §2.3)')
+      .default('v')
+      .describe(
+        'Query parameter of verified cache busting: ?v= with at least 8 leading characters of the ' +
+          "file's base64url sha256 (see assetUrl, gatehouse hash) gets the hashed-name policy.",
+      ),
   })
   .describe('The static file handler.');
 

@@ -1,10 +1,34 @@
 // Body sending for one variant: byte ranges (206, multipart/byteranges) and file streaming.
 import { createReadStream } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { type ByteRange, formatContentRange, multipartByterangesParts } from '../../http/range.js';
 import { writeHeadMerged } from '../vary.js';
-import type { FileResource, Variant } from './files.js';
+import { type FileResource, statFingerprint, type Variant } from './files.js';
+
+/** Where streamed bytes come from: the variant's path, or a descriptor the caller opened and closes. */
+export type FileSource = string | FileHandle;
+
+/**
+ * Opens `path` and returns the handle only when it is still the file version `fingerprint` names
+ * (fstat of the open descriptor, so what is streamed from it is that version); else undefined.
+ */
+export async function openUnchanged(path: string, fingerprint: string): Promise<FileHandle | undefined> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    if (statFingerprint(await fh.stat()) === fingerprint) return fh;
+  } catch {
+    // fall through: not verified
+  }
+  await fh.close().catch(() => {});
+  return undefined;
+}
 
 export async function sendRanges(
   req: IncomingMessage,
@@ -13,6 +37,7 @@ export async function sendRanges(
   v: Variant,
   base: Record<string, string>,
   ranges: ByteRange[],
+  source: FileSource = v.filePath,
 ): Promise<void> {
   const h: Record<string, string> = { ...base };
   delete h['Content-Length'];
@@ -23,7 +48,7 @@ export async function sendRanges(
     writeHeadMerged(res, 206, h);
     if (req.method === 'HEAD') return void res.end();
     if (v.body !== undefined) return void res.end(v.body.subarray(r.start, r.end + 1));
-    return streamFile(res, v.filePath, r.start, r.end);
+    return streamFile(res, source, r.start, r.end);
   }
   // RFC 9110 §14.6: multipart/byteranges, each part with its own Content-Range.
   const boundary = `gatehouse-${v.etag.replace(/[^A-Za-z0-9]/g, '').slice(0, 24)}-${ranges.length}`;
@@ -38,15 +63,18 @@ export async function sendRanges(
     if (res.destroyed) return;
     res.write(parts.headers[i]!);
     if (v.body !== undefined) res.write(v.body.subarray(r.start, r.end + 1));
-    else await streamFile(res, v.filePath, r.start, r.end, false);
+    else await streamFile(res, source, r.start, r.end, false);
   }
   res.end(parts.trailer);
 }
 
-/** Streams bytes [start, end] of a file; the descriptor closes on finish, error or client abort. */
+/**
+ * Streams bytes [start, end] of a file. From a path, the descriptor closes on finish, error or client
+ * abort; a FileHandle stays open for its owner to close.
+ */
 export async function streamFile(
   res: ServerResponse,
-  path: string,
+  source: FileSource,
   start: number,
   end: number,
   endResponse = true,
@@ -55,5 +83,9 @@ export async function streamFile(
     if (endResponse) res.end();
     return;
   }
-  await pipeline(createReadStream(path, { start, end }), res, { end: endResponse });
+  const stream =
+    typeof source === 'string'
+      ? createReadStream(source, { start, end })
+      : source.createReadStream({ start, end, autoClose: false });
+  await pipeline(stream, res, { end: endResponse });
 }

@@ -31,6 +31,8 @@ export interface StaticOptions {
   revalidateMs: number;
   trailingSlash: 'add' | 'remove' | 'ignore';
   indexRedirect: boolean;
+  /** Query parameter of verified cache busting (`?v=`): see FileResource.contentHash. */
+  versionParam: string;
 }
 
 export type Coding = 'br' | 'gzip';
@@ -44,10 +46,16 @@ export interface Variant {
   /** In memory when small enough; otherwise streamed from `filePath`. */
   readonly body: Buffer | undefined;
   readonly filePath: string;
+  /** statFingerprint of `filePath` when this variant was made (undefined for bytes made in memory). */
+  readonly diskFingerprint: string | undefined;
   /** Headers of a 200 (no Expires; that is added per request). */
   readonly headers: Record<string, string>;
   /** Headers of a 304: validators, Cache-Control, Vary (RFC 9110 §15.4.5). */
   readonly headers304: Record<string, string>;
+  /** The same two under FileResource.versionedPolicy; undefined when that is the normal policy. */
+  readonly versioned:
+    | { readonly headers: Record<string, string>; readonly headers304: Record<string, string> }
+    | undefined;
 }
 
 export interface FileResource {
@@ -58,6 +66,16 @@ export interface FileResource {
   readonly mediaType: string;
   readonly lastModifiedMs: number | undefined;
   readonly policy: CachePolicy;
+  /**
+   * The policy of a request whose `?v=` is a prefix of contentHash (a verified version counts as a
+   * hashed name). The same object as `policy` when that changes nothing, and for HTML: always revalidated.
+   */
+  readonly versionedPolicy: CachePolicy;
+  /**
+   * base64url sha256 of the identity bytes, first 27 characters (what the strong ETag quotes), whatever
+   * content coding is served. Undefined when not computed: weak ETags with a body too big for memory.
+   */
+  readonly contentHash: string | undefined;
   readonly identity: Variant;
   /** Codings this resource has (siblings or compressible), in server preference order. */
   readonly codings: readonly Coding[];
@@ -91,9 +109,11 @@ const brotli = promisify(brotliCompress);
 const gz = promisify(gzip);
 const ENTRY_OVERHEAD = 1024;
 
-function fp(s: Stats | undefined): string {
+/** Inode, size and mtime: a file version. */
+export function statFingerprint(s: Stats | undefined): string {
   return s ? `${s.ino}:${s.size}:${s.mtimeMs}` : '-';
 }
+const fp = statFingerprint;
 
 async function statOrUndefined(path: string): Promise<Stats | undefined> {
   try {
@@ -103,14 +123,22 @@ async function statOrUndefined(path: string): Promise<Stats | undefined> {
   }
 }
 
-async function hashFile(path: string): Promise<string> {
+/** Characters of the base64url sha256 kept in strong ETags and compared against `?v=` (162 bits). */
+export const HASH_CHARS = 27;
+
+/** base64url (RFC 4648 §5, no padding) sha256 of a file's bytes, first HASH_CHARS characters. */
+export async function hashFile(path: string): Promise<string> {
   const h = createHash('sha256');
   for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
-  return h.digest('base64url').slice(0, 27);
+  return h.digest('base64url').slice(0, HASH_CHARS);
 }
 
 function hashBuffer(buf: Buffer): string {
-  return createHash('sha256').update(buf).digest('base64url').slice(0, 27);
+  return createHash('sha256').update(buf).digest('base64url').slice(0, HASH_CHARS);
+}
+
+function isHtml(mediaType: string): boolean {
+  return mediaType === 'text/html' || mediaType === 'application/xhtml+xml';
 }
 
 export class FileView {
@@ -253,6 +281,10 @@ export class FileView {
   ): Promise<Entry> {
     const info = mediaInfo(path);
     const policy = this.policyFor({ path, mediaType: info.mediaType });
+    // HTML is always revalidated, whatever its query says.
+    const versionedPolicy = isHtml(info.mediaType)
+      ? policy
+      : this.policyFor({ path, mediaType: info.mediaType, versioned: true });
     const lastModifiedMs = this.opts.lastModified ? Math.floor(st.mtimeMs / 1000) * 1000 : undefined;
     const body = st.size <= this.maxBodyBytes ? await readFile(abs) : undefined;
     // Precompressed siblings, ignored when older than the file they encode.
@@ -289,10 +321,21 @@ export class FileView {
         info.contentType,
         lastModifiedMs,
         policy,
+        versionedPolicy,
         vary,
+        fp(vst),
       );
 
-    const identity = make('identity', abs, st, body, await this.etagFor(abs, st, body, ''));
+    const identityEtag = await this.etagFor(abs, st, body, '');
+    const identity = make('identity', abs, st, body, identityEtag);
+    // The strong ETag is the content hash; in weak mode it is computed only when it can matter and
+    // the bytes are in memory anyway (a streamed file is not read twice: its `?v=` is not verified).
+    const contentHash =
+      this.opts.etag === 'strong'
+        ? identityEtag.slice(1, -1)
+        : versionedPolicy !== policy && body !== undefined
+          ? hashBuffer(body)
+          : undefined;
     const variants = new Map<Coding, Variant | Promise<Variant>>();
     let sizeBytes = ENTRY_OVERHEAD + (body?.length ?? 0);
     for (const [c, s] of siblings) {
@@ -309,6 +352,8 @@ export class FileView {
       mediaType: info.mediaType,
       lastModifiedMs,
       policy,
+      versionedPolicy,
+      contentHash,
       identity,
       codings,
       variants,
@@ -355,7 +400,9 @@ export class FileView {
       file.contentType,
       file.lastModifiedMs,
       file.policy,
+      file.versionedPolicy,
       h.Vary !== undefined,
+      undefined,
     );
   }
 
@@ -368,20 +415,27 @@ export class FileView {
     contentType: string,
     lastModifiedMs: number | undefined,
     policy: CachePolicy,
+    versionedPolicy: CachePolicy,
     vary: boolean,
+    diskFingerprint: string | undefined,
   ): Variant {
-    const v304: Record<string, string> = { ETag: etag, 'Cache-Control': policy.cacheControl };
-    if (lastModifiedMs !== undefined) v304['Last-Modified'] = formatHttpDate(lastModifiedMs);
-    // RFC 9110 §12.5.5: every response of a resource with encoded variants says so.
-    if (vary) v304.Vary = 'Accept-Encoding';
-    const headers: Record<string, string> = {
-      'Content-Type': contentType,
-      'Content-Length': String(size),
-      ...v304,
-      'Accept-Ranges': 'bytes',
-      'X-Content-Type-Options': 'nosniff',
+    const build = (p: CachePolicy) => {
+      const v304: Record<string, string> = { ETag: etag, 'Cache-Control': p.cacheControl };
+      if (lastModifiedMs !== undefined) v304['Last-Modified'] = formatHttpDate(lastModifiedMs);
+      // RFC 9110 §12.5.5: every response of a resource with encoded variants says so.
+      if (vary) v304.Vary = 'Accept-Encoding';
+      const headers: Record<string, string> = {
+        'Content-Type': contentType,
+        'Content-Length': String(size),
+        ...v304,
+        'Accept-Ranges': 'bytes',
+        'X-Content-Type-Options': 'nosniff',
+      };
+      if (coding !== 'identity') headers['Content-Encoding'] = coding;
+      return { headers, headers304: v304 };
     };
-    if (coding !== 'identity') headers['Content-Encoding'] = coding;
-    return { coding, etag, size, body, filePath, headers, headers304: v304 };
+    const normal = build(policy);
+    const versioned = versionedPolicy === policy ? undefined : build(versionedPolicy);
+    return { coding, etag, size, body, filePath, diskFingerprint, ...normal, versioned };
   }
 }

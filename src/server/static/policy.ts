@@ -27,6 +27,11 @@ export interface PolicyInput {
   readonly path: string;
   /** Media type without parameters, e.g. text/html */
   readonly mediaType: string;
+  /**
+   * The request carries a verified version (`?v=` a prefix of the content hash): it counts as a
+   * hashed name for `hashed` rules, so HTML (matched first) stays no-cache and your rules still win.
+   */
+  readonly versioned?: boolean;
 }
 
 export const YEAR_SEC = 31536000;
@@ -107,7 +112,7 @@ function compileRule(rule: CacheRule, index: number): { match: Matcher; policy: 
   }
   if (rule.hashed !== undefined) {
     const want = rule.hashed;
-    parts.push(({ path }) => isHashedName(path) === want);
+    parts.push(({ path, versioned }) => (versioned === true || isHashedName(path)) === want);
   }
   if (parts.length === 0)
     throw new Error(`cachePolicy[${index}]: a rule needs glob, regex, contentType or hashed`);

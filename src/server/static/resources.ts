@@ -1,11 +1,12 @@
 // What a resolved path answers: the file, a 301 to the directory's slash, 400, or 404 (the custom
 // not-found page for browsers, the SPA fallback for page navigations).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { urlVersionMatches } from '../../http/asset-version.js';
 import { prefersHtml } from '../../http/negotiate.js';
 import { ERRORS, sendError } from '../errors.js';
 import type { StaticContext } from './context.js';
 import { fail } from './fail.js';
-import type { Resource } from './files.js';
+import type { FileResource, Resource } from './files.js';
 import { serveFile } from './respond.js';
 
 const NOT_FOUND_DETAIL = 'No file at this path.';
@@ -19,7 +20,7 @@ export function serveResource(
 ): void {
   switch (r.kind) {
     case 'file':
-      serveFile(ctx, req, res, r, rawPath, 200);
+      serveFile(ctx, req, res, r, rawPath, 200, undefined, isVersioned(ctx, req.url!, r));
       return;
     case 'redirect': {
       const q = req.url!.indexOf('?');
@@ -57,6 +58,15 @@ export function serveResource(
       return;
     }
   }
+}
+
+/**
+ * The request's one `versionParam` is a prefix of the file's content hash (pure check in
+ * http/asset-version.ts). Skipped at once when it could change nothing or the URL has no query.
+ */
+function isVersioned(ctx: StaticContext, url: string, file: FileResource): boolean {
+  if (file.versionedPolicy === file.policy || file.contentHash === undefined) return false;
+  return urlVersionMatches(url, ctx.opts.versionParam, file.contentHash);
 }
 
 function notFound(ctx: StaticContext, req: IncomingMessage, res: ServerResponse, extraVary?: string): void {

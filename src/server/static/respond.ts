@@ -6,12 +6,15 @@ import { negotiateEncoding } from '../../http/negotiate.js';
 import { formatUnsatisfiedRange, parseRange } from '../../http/range.js';
 import { ERRORS, sendError } from '../errors.js';
 import { writeHeadMerged } from '../vary.js';
-import { sendRanges, streamFile } from './body.js';
+import { type FileSource, openUnchanged, sendRanges, streamFile } from './body.js';
 import type { StaticContext } from './context.js';
 import { fail } from './fail.js';
 import type { Coding, FileResource, Variant } from './files.js';
 
-/** 200/206/304/412/416 for one file. `status` is 404 for the custom not-found page. */
+/**
+ * 200/206/304/412/416 for one file. `status` is 404 for the custom not-found page. `versioned`: the
+ * request's `?v=` was verified against the content hash (versionedPolicy applies).
+ */
 export function serveFile(
   ctx: StaticContext,
   req: IncomingMessage,
@@ -20,6 +23,7 @@ export function serveFile(
   rawPath: string,
   status: 200 | 404,
   extraVary?: string,
+  versioned = false,
 ): void {
   let variant: Variant | Promise<Variant> = file.identity;
   if (file.codings.length > 0) {
@@ -28,10 +32,10 @@ export function serveFile(
   }
   if (variant instanceof Promise) {
     variant.then(
-      (v) => respond(ctx, req, res, file, v, status, extraVary),
+      (v) => respond(ctx, req, res, file, v, status, extraVary, versioned),
       (err) => fail(ctx, req, res, err),
     );
-  } else respond(ctx, req, res, file, variant, status, extraVary);
+  } else respond(ctx, req, res, file, variant, status, extraVary, versioned);
 }
 
 function respond(
@@ -42,9 +46,12 @@ function respond(
   v: Variant,
   status: 200 | 404,
   extraVary: string | undefined,
+  versioned: boolean,
 ): void {
   const headers = req.headers;
-  const exp = file.policy.expiresSec;
+  // Variant.versioned exists exactly when versionedPolicy differs from the normal policy.
+  const pinned = versioned ? v.versioned : undefined;
+  const exp = (pinned ? file.versionedPolicy : file.policy).expiresSec;
   if (status === 200) {
     const pre = evaluatePreconditions({
       method: req.method!,
@@ -54,7 +61,7 @@ function respond(
     });
     if (pre.kind === 'not-modified') {
       // RFC 9110 §15.4.5: the 304 carries the fields a 200 would have for cache updates; no body.
-      let h = v.headers304;
+      let h = (pinned ?? v).headers304;
       if (exp !== undefined || extraVary)
         h = withExtras(h, exp === undefined ? undefined : ctx.expires(exp), extraVary);
       writeHeadMerged(res, 304, h);
@@ -66,7 +73,44 @@ function respond(
       return;
     }
   }
-  let h: Record<string, string> = v.headers;
+  if (pinned !== undefined && v.body === undefined && req.method === 'GET') {
+    // Streamed bytes are read now, not when they were hashed: pin them only from a descriptor that
+    // is still that file version. A file replaced since (a deploy) gets the normal policy.
+    openUnchanged(v.filePath, v.diskFingerprint ?? '').then(
+      (fh) => {
+        if (fh === undefined) {
+          respond(ctx, req, res, file, v, status, extraVary, false);
+          return;
+        }
+        const close = () => fh.close().catch(() => {});
+        const sending = sendBody(ctx, req, res, file, v, status, extraVary, pinned, exp, fh);
+        if (sending === undefined) void close();
+        else sending.catch((err) => fail(ctx, req, res, err)).finally(close);
+      },
+      (err) => fail(ctx, req, res, err),
+    );
+    return;
+  }
+  sendBody(ctx, req, res, file, v, status, extraVary, pinned, exp, v.filePath)?.catch((err) =>
+    fail(ctx, req, res, err),
+  );
+}
+
+/** 200/206/416 or HEAD; returns the promise of a streamed body, undefined when already sent. */
+function sendBody(
+  ctx: StaticContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  file: FileResource,
+  v: Variant,
+  status: 200 | 404,
+  extraVary: string | undefined,
+  pinned: Variant['versioned'],
+  exp: number | undefined,
+  source: FileSource,
+): Promise<void> | undefined {
+  const headers = req.headers;
+  let h: Record<string, string> = (pinned ?? v).headers;
   if (status === 404) h = { ...h, 'Cache-Control': 'no-cache' };
   if ((exp !== undefined && status === 200) || extraVary) {
     h = withExtras(h, exp === undefined || status !== 200 ? undefined : ctx.expires(exp), extraVary);
@@ -92,8 +136,7 @@ function respond(
         return;
       }
       if (d.kind === 'ranges') {
-        sendRanges(req, res, file, v, h, d.ranges).catch((err) => fail(ctx, req, res, err));
-        return;
+        return sendRanges(req, res, file, v, h, d.ranges, source);
       }
     }
   }
@@ -108,7 +151,7 @@ function respond(
     return;
   }
   writeHeadMerged(res, status, h);
-  streamFile(res, v.filePath, 0, v.size - 1).catch((err) => fail(ctx, req, res, err));
+  return streamFile(res, source, 0, v.size - 1);
 }
 
 function withExtras(

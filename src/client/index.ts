@@ -8,6 +8,7 @@ export type {
   Timers,
   WebSocketConstructor,
   WebSocketLike,
+  WsEventMap,
 } from './websocket.js';
 export {
   DEAD_LINK_CODE,

@@ -77,7 +77,40 @@ export class WsErrorEvent extends Event {
   }
 }
 
+/** The events and their types, for `addEventListener`. */
+export interface WsEventMap {
+  open: Event;
+  message: WsMessageEvent;
+  close: WsCloseEvent;
+  error: WsErrorEvent;
+}
+
 type Handler<E> = ((ev: E) => void) | null;
+type ListenerOptions = boolean | AddEventListenerOptions;
+
+// Typed listeners (types only, no code): `rws.addEventListener('message', (e) => e.data)`.
+export interface ReconnectingWebSocket {
+  addEventListener<K extends keyof WsEventMap>(
+    type: K,
+    listener: (ev: WsEventMap[K]) => void,
+    options?: ListenerOptions,
+  ): void;
+  addEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: ListenerOptions,
+  ): void;
+  removeEventListener<K extends keyof WsEventMap>(
+    type: K,
+    listener: (ev: WsEventMap[K]) => void,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  removeEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | EventListenerOptions,
+  ): void;
+}
 type Url = string | (() => string | Promise<string>);
 
 const PING = '{"type":"ping"}';
@@ -92,6 +125,7 @@ function check(name: string, v: number, ok: boolean): number {
   return v;
 }
 
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: see the interface above.
 export class ReconnectingWebSocket extends EventTarget {
   static readonly CONNECTING = 0;
   static readonly OPEN = 1;

@@ -7,7 +7,6 @@ import {
   ReconnectingWebSocket,
   type ReconnectingWebSocketOptions,
   type WsCloseEvent,
-  type WsMessageEvent,
 } from '../../src/client/websocket.js';
 import { FakeClock, FakeNetwork, type FakeSocket, fakeWebSocket } from './fakes.js';
 
@@ -36,8 +35,8 @@ function rig(
   });
   const events: string[] = [];
   rws.addEventListener('open', () => events.push('open'));
-  rws.addEventListener('message', (e) => events.push(`message ${(e as WsMessageEvent).data}`));
-  rws.addEventListener('close', (e) => events.push(`close ${(e as WsCloseEvent).code}`));
+  rws.addEventListener('message', (e) => events.push(`message ${e.data}`));
+  rws.addEventListener('close', (e) => events.push(`close ${e.code}`));
   rws.addEventListener('error', () => events.push('error'));
   return {
     rws,
@@ -50,6 +49,15 @@ function rig(
       return s;
     },
   };
+}
+
+/** Steps the clock by `stepMs` until a new socket appears (failing after an hour of virtual time). */
+function advanceUntilNewSocket(r: Rig, stepMs: number): void {
+  const n = r.sockets.length;
+  for (let ms = 0; r.sockets.length === n; ms += stepMs) {
+    assert.ok(ms < 3_600_000, 'no new socket within an hour');
+    r.clock.advance(stepMs);
+  }
 }
 
 describe('ReconnectingWebSocket: construction', () => {
@@ -394,8 +402,7 @@ describe('ReconnectingWebSocket: reconnect schedule', () => {
     const t0 = r.clock.nowMs;
     for (let i = 0; i < 5; i++) {
       r.last().end();
-      const n = r.sockets.length;
-      while (r.sockets.length === n) r.clock.advance(1);
+      advanceUntilNewSocket(r, 1);
       times.push(r.clock.nowMs - t0);
     }
     assert.deepEqual(times, [5000, 10_000, 15_000, 20_000, 25_000]);
@@ -415,10 +422,9 @@ describe('ReconnectingWebSocket: reconnect schedule', () => {
     r.clock.randoms = [0, 0, 0, 0, 0, 0.5];
     const delays: number[] = [];
     const measure = () => {
-      const n = r.sockets.length;
       const t = r.clock.nowMs;
       r.last().end();
-      while (r.sockets.length === n) r.clock.advance(1);
+      advanceUntilNewSocket(r, 1);
       delays.push(r.clock.nowMs - t);
     };
     for (let i = 0; i < 5; i++) measure();
@@ -646,9 +652,8 @@ describe('ReconnectingWebSocket: online/offline', () => {
   it('online with backoff after many failures -> the attempt count starts over', () => {
     const r = netRig({ reconnectInterval: 100, backoff: { factor: 2, maxMs: 100_000, jitter: 0 } });
     for (let i = 0; i < 6; i++) {
-      const n = r.sockets.length;
       r.last().end();
-      while (r.sockets.length === n) r.clock.advance(100);
+      advanceUntilNewSocket(r, 100);
     }
     r.last().end();
     r.net.go('online');

@@ -204,8 +204,9 @@ export class ReconnectingWebSocket extends EventTarget {
     // on* properties are listeners too: a throwing handler is reported like any other listener.
     for (const type of ['open', 'message', 'close', 'error'] as const)
       this.addEventListener(type, (e) => (this[`on${type}`] as Handler<Event>)?.(e));
+    // A synchronous failure here (a bad URL, a throwing URL function) throws, as `new WebSocket` does.
+    this.connect(true);
     this.listenNetwork(true);
-    this.connect();
   }
 
   /** The current socket's state (before the first socket exists: CONNECTING, or CLOSED when stopped). */
@@ -274,7 +275,7 @@ export class ReconnectingWebSocket extends EventTarget {
     } catch {}
   }
 
-  private connect(): void {
+  private connect(rethrow = false): void {
     const gen = ++this.gen;
     try {
       const url = typeof this.url === 'string' ? this.url : this.url();
@@ -285,11 +286,12 @@ export class ReconnectingWebSocket extends EventTarget {
           (e) => gen === this.gen && this.fail(e),
         );
     } catch (e) {
+      if (rethrow) throw e;
       this.fail(e);
     }
   }
 
-  /** A failure before any socket exists (the URL function threw, or the constructor did). */
+  /** An attempt that failed before a socket existed (the URL function or the constructor threw). */
   private fail(e: unknown): void {
     this.dispatchEvent(new WsErrorEvent(e));
     this.closed(undefined, 1006, String(e), false);

@@ -143,6 +143,31 @@ describe('ReconnectingWebSocket: construction', () => {
     assert.equal(r.last().url, 'ws://x/later');
   });
 
+  it('URL the WebSocket constructor refuses -> the constructor throws, as new WebSocket does', () => {
+    class Refusing {
+      constructor(url: string) {
+        throw new SyntaxError(`bad URL ${url}`);
+      }
+    }
+    assert.throws(
+      () => new ReconnectingWebSocket('http//nope', undefined, { WebSocket: Refusing, connectivity: null }),
+      SyntaxError,
+    );
+  });
+
+  it('URL function throws on a later attempt -> error and close events, then the next attempt', () => {
+    let n = 0;
+    const r = rig({ reconnectInterval: 10 }, () => {
+      if (++n === 2) throw new Error('no token yet');
+      return `ws://x/${n}`;
+    });
+    r.last().end();
+    r.clock.advance(10);
+    assert.deepEqual(r.events, ['close 1006', 'error', 'close 1006']);
+    r.clock.advance(10);
+    assert.equal(r.last().url, 'ws://x/3');
+  });
+
   it('URL promise rejects -> error and close events, then a reconnect after the interval', async () => {
     let n = 0;
     const r = rig({ reconnectInterval: 100 }, () =>

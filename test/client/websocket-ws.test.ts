@@ -167,6 +167,22 @@ describe('ReconnectingWebSocket with a real ws server', () => {
     assert.equal(log.opens, 0);
   });
 
+  const hasGlobal = typeof (globalThis as { WebSocket?: unknown }).WebSocket === 'function';
+  it('no WebSocket option on a runtime with a global one (Node 22+, browsers) -> the global is used', {
+    skip: hasGlobal ? false : 'Node 20 has no global WebSocket',
+  }, async () => {
+    const server = new Server();
+    await server.start();
+    cleanups.push(() => server.stop());
+    const rws = new ReconnectingWebSocket(server.url, undefined, { heartbeatInterval: 50 });
+    cleanups.push(() => rws.close());
+    rws.send('via the global');
+    const pongs: unknown[] = [];
+    rws.addEventListener('message', (e) => pongs.push(e.data));
+    await waitUntil('a pong', () => pongs.includes(PONG));
+    assert.equal(server.connections[0]?.[0], 'via the global');
+  });
+
   it('no server at all -> reconnect attempts on schedule, then open once one listens', async () => {
     const server = new Server();
     await server.start();

@@ -1,0 +1,19 @@
+// gatehouse-http/client: browser and Node. Plain ESM with relative imports only, no `node:` and nothing
+// from server/, config/ or cli/, so a page can load dist/client/index.js with no bundler.
+export type { MessageFromOptions, MessageSource, PostTarget } from './message.js';
+export { onMessageFrom, postTo } from './message.js';
+export type { AfterClose, Backoff } from './schedule.js';
+export type {
+  ReconnectingWebSocketOptions,
+  Timers,
+  WebSocketConstructor,
+  WebSocketLike,
+  WsEventMap,
+} from './websocket.js';
+export {
+  DEAD_LINK_CODE,
+  ReconnectingWebSocket,
+  WsCloseEvent,
+  WsErrorEvent,
+  WsMessageEvent,
+} from './websocket.js';

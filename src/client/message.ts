@@ -1,0 +1,78 @@
+// postMessage with the origin checks that are easy to forget (HTML Living Standard, "Cross-document
+// messaging", §9.3.3 security notes): accept only listed origins, never send to '*'.
+
+/** Where `message` events come from: a window (the default, `globalThis`), a test double. */
+export interface MessageSource {
+  addEventListener(type: 'message', listener: (ev: MessageEvent) => void): void;
+  removeEventListener(type: 'message', listener: (ev: MessageEvent) => void): void;
+}
+
+export interface MessageFromOptions {
+  /** Also require `event.source === source` (e.g. one iframe's `contentWindow`). */
+  source?: unknown;
+  /** The event target to listen on. Default: `globalThis` (the window). */
+  target?: MessageSource;
+}
+
+/** What `postTo` sends through: a window (`iframe.contentWindow`, `window.opener`, `window.parent`). */
+export interface PostTarget {
+  postMessage(message: unknown, targetOrigin: string, transfer?: Transferable[]): void;
+}
+
+/**
+ * `x` as an origin (`new URL(x).origin`: scheme, host and port, lower case, default port dropped).
+ * '*' and opaque origins are refused with a reason; `'null'` only where `allowNull`.
+ */
+function toOrigin(x: string, who: string, allowNull: boolean): string {
+  if (x === '*')
+    throw new TypeError(
+      `${who}: '*' is refused: it trusts every site; name the origin, e.g. https://app.example`,
+    );
+  if (x === 'null' && allowNull) return x;
+  let origin = 'null';
+  try {
+    origin = new URL(x).origin;
+  } catch {}
+  if (origin === 'null')
+    throw new TypeError(
+      `${who}: ${JSON.stringify(x)} is not a scheme://host[:port] origin` +
+        (allowNull ? " (list 'null' itself to accept opaque origins)" : ''),
+    );
+  return origin;
+}
+
+/**
+ * Calls `handler(data, event)` for `message` events whose `event.origin` is exactly one of `origins`
+ * (and, with `options.source`, whose `event.source` is that window). Returns the unsubscribe function.
+ * `'null'` (sandboxed frames, `data:` and `file:` documents) passes only when listed; '*' throws.
+ */
+export function onMessageFrom(
+  origins: string | readonly string[],
+  handler: (data: unknown, event: MessageEvent) => void,
+  options: MessageFromOptions = {},
+): () => void {
+  const list = typeof origins === 'string' ? [origins] : origins;
+  if (list.length === 0) throw new TypeError('onMessageFrom: no origins: list the origins to accept');
+  const allowed = new Set(list.map((x) => toOrigin(x, 'onMessageFrom', true)));
+  const target = options.target ?? (globalThis as unknown as MessageSource);
+  if (typeof target.addEventListener !== 'function')
+    throw new TypeError('onMessageFrom: no window here; pass options.target');
+  const { source } = options;
+  const listener = (ev: MessageEvent) => {
+    if (!allowed.has(ev.origin)) return;
+    if (source !== undefined && ev.source !== source) return;
+    handler(ev.data, ev);
+  };
+  target.addEventListener('message', listener);
+  return () => target.removeEventListener('message', listener);
+}
+
+/** `target.postMessage(data, origin)` with an explicit origin; '*' and opaque origins throw. */
+export function postTo(
+  target: PostTarget,
+  data: unknown,
+  targetOrigin: string,
+  transfer?: Transferable[],
+): void {
+  target.postMessage(data, toOrigin(targetOrigin, 'postTo', false), transfer);
+}

@@ -13,7 +13,7 @@ import { z } from 'zod';
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SCHEMA_PATH = resolve(REPO_ROOT, 'schema.json');
-export const SCHEMA_ID = 'https://unpkg.com/gatehouse/schema.json';
+export const SCHEMA_ID = 'https://unpkg.com/gatehouse-http/schema.json';
 export const SCHEMA_TITLE = 'Gatehouse configuration';
 
 /**

@@ -15,7 +15,7 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 const BASES: Json[] = [
   {},
   {
-    $schema: './node_modules/gatehouse/schema.json',
+    $schema: './node_modules/gatehouse-http/schema.json',
     root: 'dist',
     listen: { host: '0.0.0.0', port: 8080 },
     static: { spa: true, etag: 'strong', assetsDir: 'assets' },

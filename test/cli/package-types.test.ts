@@ -17,12 +17,13 @@ describe('the package as a TypeScript user gets it', () => {
   );
   after(() => p?.remove());
 
-  test('importing createServer from gatehouse-http type-checks with tsc; wrong uses do not', {
+  test('importing createServer from gatehouse-http and the client from gatehouse-http/client type-checks with tsc; wrong uses do not', {
     timeout: SLOW_MS,
   }, async (t) => {
     writeFileSync(
       join(p.app, 'ok.ts'),
       `import { createServer, type Gatehouse, type GatehouseConfigInput, type WebSocketHandler } from 'gatehouse-http';
+import { onMessageFrom, ReconnectingWebSocket } from 'gatehouse-http/client';
 
 const config: GatehouseConfigInput = { root: 'site', static: { spa: true }, listen: { port: 0 } };
 const app: Gatehouse = createServer(config);
@@ -30,6 +31,9 @@ const { url }: { url: string } = await app.listen();
 console.log(url);
 await app.close();
 export const echo: WebSocketHandler = (socket) => socket.on('message', (data) => socket.send(data));
+export const live = new ReconnectingWebSocket('ws://127.0.0.1:1/', undefined, { reconnectInterval: 1000 });
+live.onmessage = (e) => console.log(e.data);
+export const stop: () => void = onMessageFrom(['https://app.example'], (data, event) => console.log(data, event.origin));
 `,
     );
     // Line 3: a number where the config object goes. Line 4: a bigint into ws's send, which only a

@@ -144,13 +144,15 @@ describe('the package as a user gets it (npm pack, then an offline install into 
     }
   });
 
-  test('the library imports at runtime and the README $schema path exists', {
+  test('the library and gatehouse-http/client import at runtime and the README $schema path exists', {
     timeout: SLOW_MS,
   }, async (t) => {
     writeFileSync(
       join(packed.app, 'check.mjs'),
       `import { createServer } from 'gatehouse-http';
 import schema from 'gatehouse-http/schema.json' with { type: 'json' };
+import { onMessageFrom, ReconnectingWebSocket } from 'gatehouse-http/client';
+if (typeof ReconnectingWebSocket !== 'function' || typeof onMessageFrom !== 'function') process.exit(3);
 const app = createServer({ root: 'site', log: { format: 'off' }, listen: { host: '127.0.0.1', port: 0 } });
 const { url } = await app.listen();
 const res = await fetch(url + '/hello.txt');

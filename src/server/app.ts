@@ -40,10 +40,11 @@ export interface GatehouseDeps {
  * How often Node walks the connections that are mid-request for headersTimeout / requestTimeout: the
  * 408 comes at most this much after the limit (at 1000 ms, a 300 ms headersTimeoutMs answered after
  * ~1000 ms). Node's walk visits only connections with a request in progress, not idle keep-alive
- * ones. Measured (idle server, Node 20, 2 cores, server CPU): 10k idle keep-alive connections 0.03 %
- * at 1000 ms, 0.23 % at 50 ms, 0.41 % at 25 ms; 10k half-sent request heads (slowloris) 0.20 %, 3.6 %,
- * 6.9 %. 25 ms keeps the 408 within 50 ms of its value; the cost is ~0.4 % of a core with nothing in
- * flight, and grows with connections mid-request (1k: under 1 %).
+ * ones. Measured (Node 20, shared 2-core machine, CPU of an idle server over 10-20 s, two runs;
+ * noise ~0.3 %): 10k idle keep-alive connections 0.03-0.25 % at 1000 ms, 0.4-0.6 % at 25 ms; 10k
+ * half-sent request heads (slowloris) 0.2-0.4 % at 1000 ms, 3.6-5.0 % at 50 ms, 6.9-9.0 % at 25 ms;
+ * 1k half-sent heads 0.5 % at 1000 ms, 1.2-1.5 % at 25 ms. 25 ms keeps the 408 within 50 ms of its
+ * value (event-loop delay included) at no measurable cost on the proxy and static benches.
  */
 export const CONNECTIONS_CHECK_INTERVAL_MS = 25;
 

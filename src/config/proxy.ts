@@ -50,20 +50,40 @@ export const proxyRouteSchema = z
     balance: z.enum(['round-robin', 'least-busy']).default('round-robin'),
     timeouts: z
       .strictObject({
-        connectMs: z.number().int().min(1).default(5000),
-        headersMs: z.number().int().min(1).default(30_000).describe('Until the response head arrives.'),
+        connectMs: z
+          .number()
+          .int()
+          .min(1)
+          .default(5000)
+          .describe(
+            'TCP connect and TLS handshake of a new upstream connection, else 504 (within a few ms).',
+          ),
+        headersMs: z
+          .number()
+          .int()
+          .min(1)
+          .default(30_000)
+          .describe(
+            'From the request (and its body) sent until the final response head, else 504; 1xx do not ' +
+              'restart it (within a few ms).',
+          ),
         idleMs: z
           .number()
           .int()
           .min(1)
           .default(60_000)
-          .describe('Between body chunks, both ways: a stalled request or response body aborts both sides.'),
+          .describe(
+            'Between body chunks, both ways: a stalled request or response body aborts both sides ' +
+              '(within a few ms; not while a slow client holds the upstream paused).',
+          ),
         queueMs: z
           .number()
           .int()
           .min(1)
           .default(5000)
-          .describe('With maxConnections: how long a request waits for a connection before 503.'),
+          .describe(
+            'With maxConnections: how long a request waits for a connection before 503 (within a few ms).',
+          ),
       })
       .prefault({}),
     retry: z
@@ -79,7 +99,14 @@ export const proxyRouteSchema = z
           .default(3)
           .describe('Consecutive failures that take an upstream out.'),
         cooldownMs: z.number().int().min(0).default(10_000),
-        path: z.string().startsWith('/').optional().describe('Active check: GET this path every intervalMs.'),
+        path: z
+          .string()
+          .startsWith('/')
+          .optional()
+          .describe(
+            "Active check: GET this path every intervalMs; no answer within intervalMs (undici's 0.5 s " +
+              'timer tick: up to ~1 s more) marks the upstream down.',
+          ),
         intervalMs: z.number().int().min(100).default(10_000),
       })
       .prefault({}),

@@ -143,15 +143,39 @@ const limitsSchema = z
   .strictObject({
     maxUrlBytes: z.number().int().min(16).default(8192).describe('Longer request targets get 414.'),
     maxHeaderBytes: z.number().int().min(1024).default(16384).describe('Larger header blocks get 431.'),
-    headersTimeoutMs: z.number().int().min(1).default(10_000).describe('Slow request heads get 408.'),
-    requestTimeoutMs: z.number().int().min(0).default(30_000).describe('Whole-request time limit.'),
-    keepAliveTimeoutMs: z.number().int().min(0).default(5_000).describe('Idle keep-alive connections close.'),
+    headersTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .default(10_000)
+      .describe(
+        'A request head not complete this long after its first byte gets 408 (checked every 25 ms: ' +
+          'within ~25 ms of the value).',
+      ),
+    requestTimeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(30_000)
+      .describe(
+        'A request (head and body) not received whole this long after its first byte gets 408 ' +
+          '(checked every 25 ms: within ~25 ms of the value); 0: off.',
+      ),
+    keepAliveTimeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(5_000)
+      .describe(
+        'Sent as Keep-Alive: timeout; an idle keep-alive connection is closed 1 s after it (Node keeps ' +
+          'that margin so a client reusing the connection at the last moment does not meet a closed one).',
+      ),
     shutdownTimeoutMs: z
       .number()
       .int()
       .min(0)
       .default(10_000)
-      .describe('How long SIGTERM waits for in-flight requests before closing sockets.'),
+      .describe('How long SIGTERM waits for in-flight requests before closing sockets (within a few ms).'),
     maxBodyBytes: z
       .number()
       .int()
@@ -182,7 +206,9 @@ const limitsSchema = z
       .int()
       .min(1)
       .default(60_000)
-      .describe('A client that accepts no response bytes for this long is dropped (nginx send_timeout).'),
+      .describe(
+        'A client that accepts no response bytes for this long is dropped (nginx send_timeout; within a few ms).',
+      ),
     rateLimit: rateLimitSchema.optional(),
   })
   .describe('Request limits.');

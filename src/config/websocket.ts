@@ -34,7 +34,7 @@ export const websocketEndpointSchema = z
       .default(30_000)
       .describe(
         'A protocol ping to every client this often; a client that did not answer the previous ping ' +
-          'with a pong is dropped. 0 turns the heartbeat off.',
+          'with a pong is dropped (so 1 to 2 intervals after its last pong). 0 turns the heartbeat off.',
       ),
     requireOrigin: z
       .boolean()

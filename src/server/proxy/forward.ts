@@ -1,6 +1,10 @@
 // One proxied exchange on an undici pool: the request body streamed up (bounded, idle-timed), the
 // response streamed down with a bounded buffer and backpressure, interim responses forwarded and
 // bounded, a client that stops reading dropped after sendTimeoutMs, failures mapped to 4xx/5xx.
+// headersMs and idleMs are our own timers, not undici's: undici runs its headers and body timeouts
+// on a 499 ms tick ("fast timers", lib/util/timers.js), so they fired up to ~1 s late (a 200 ms
+// headersMs answered 504 after ~1000 ms). Ours fire within a few ms: one setTimeout per exchange for
+// the head, and for the body one timer re-armed lazily from the last chunk's time (no per-chunk timer).
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
@@ -39,6 +43,7 @@ const CODES = {
   bodyIdle: 'BODY_IDLE',
   interimLimit: 'INTERIM_LIMIT',
   headersTimeout: 'UND_ERR_HEADERS_TIMEOUT',
+  bodyTimeout: 'UND_ERR_BODY_TIMEOUT',
 } as const;
 
 /** Failures before the head that are the client's or ours, not the upstream's. */
@@ -119,11 +124,14 @@ export class Exchange implements Dispatcher.DispatchHandler {
     | undefined;
   private headOut = false;
   private flushTimer: NodeJS.Timeout | undefined;
-  private startMs = 0;
   private interimCount = 0;
   /** Interim heads waiting for the client socket to drain (undefined: not waiting). */
   private interimQueue: string[] | undefined;
+  /** headersMs: armed once the request is sent, cleared by the final head (1xx do not restart it). */
   private headTimer: NodeJS.Timeout | undefined;
+  /** idleMs between response body chunks: re-armed when it fires early, from lastDataMs. */
+  private idleTimer: NodeJS.Timeout | undefined;
+  private lastDataMs = 0;
   private bodyTimer: NodeJS.Timeout | undefined;
   private sendTimer: NodeJS.Timeout | undefined;
   private waitingDrain = false;
@@ -146,7 +154,6 @@ export class Exchange implements Dispatcher.DispatchHandler {
   /** Sends the request upstream. */
   dispatch(method: string, path: string, headers: Record<string, string | string[]>): void {
     this.res.on('close', this.onClientClose);
-    const t = this.route.o.timeouts;
     // One object literal of a fixed shape: undici reads many optional fields from it.
     this.u.pool.dispatch(
       {
@@ -155,8 +162,9 @@ export class Exchange implements Dispatcher.DispatchHandler {
         headers,
         // undici streams async iterables too; its types list only Readable.
         body: this.hasBody ? (this.body() as unknown as Readable) : null,
-        headersTimeout: t.headersMs,
-        bodyTimeout: t.idleMs,
+        // 0: off; headersMs and idleMs are our timers (armHead, armIdle), exact where undici's are not.
+        headersTimeout: 0,
+        bodyTimeout: 0,
         // Beyond the idle keep-alive bound, this connection closes after the exchange.
         reset: this.attempt > 0 || this.u.overKeepAlive,
       },
@@ -183,7 +191,42 @@ export class Exchange implements Dispatcher.DispatchHandler {
       yield chunk;
     }
     clearTimeout(this.bodyTimer);
+    // The whole body is handed to undici: the wait for the head starts (as undici's own timer did).
+    this.armHead();
   }
+
+  /** Starts the headersMs clock, once; no-op after the final head or the end. */
+  private armHead(): void {
+    if (this.headTimer !== undefined || this.started || this.done) return;
+    this.headTimer = setTimeout(this.onHeadTimeout, this.route.o.timeouts.headersMs);
+    this.headTimer.unref();
+  }
+
+  private readonly onHeadTimeout = () => {
+    if (!this.started && !this.done) this.abort(CODES.headersTimeout, 'no final response head in time');
+  };
+
+  /** Starts the idleMs clock at the final head; onResponseData only records the time of each chunk. */
+  private armIdle(): void {
+    this.lastDataMs = performance.now();
+    this.idleTimer = setTimeout(this.onIdleTimer, this.route.o.timeouts.idleMs);
+    this.idleTimer.unref();
+  }
+
+  /** Fires idleMs after arming: aborts if nothing came since, else waits the rest of idleMs from the last
+   *  chunk. A paused upstream (the client is slow) is not idle: sendTimeoutMs covers that case. */
+  private readonly onIdleTimer = () => {
+    if (this.done) return;
+    const idleMs = this.route.o.timeouts.idleMs;
+    // Node may run a timer up to 1 ms before performance.now() says it is due.
+    const leftMs = this.paused ? idleMs : idleMs - (performance.now() - this.lastDataMs);
+    if (leftMs <= 1) {
+      this.abort(CODES.bodyTimeout, 'response body stalled');
+      return;
+    }
+    this.idleTimer = setTimeout(this.onIdleTimer, leftMs);
+    this.idleTimer.unref();
+  };
 
   private abort(code: string, message: string): void {
     this.controller?.abort(reason(code, message));
@@ -202,14 +245,19 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.done = true;
     clearTimeout(this.bodyTimer);
     clearTimeout(this.headTimer);
+    clearTimeout(this.idleTimer);
     this.res.off('close', this.onClientClose);
     this.u.release();
   }
 
   onRequestStart(c: Dispatcher.DispatchController): void {
     this.controller = c;
-    this.startMs = performance.now();
-    if (!this.detached && this.res.destroyed) this.abort(CODES.clientClosed, 'client closed');
+    if (!this.detached && this.res.destroyed) {
+      this.abort(CODES.clientClosed, 'client closed');
+      return;
+    }
+    // A body-less request is written whole now; one with a body arms it when the body ends.
+    if (!this.hasBody) this.armHead();
   }
 
   onResponseStart(
@@ -224,6 +272,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     }
     clearTimeout(this.headTimer);
     this.started = true;
+    this.armIdle();
     this.headStatus = statusCode;
     this.route.upstreams.succeeded(this.u);
     this.controller = c;
@@ -267,17 +316,10 @@ export class Exchange implements Dispatcher.DispatchHandler {
     if (now) this.res.flushHeaders();
   }
 
-  /** RFC 9110 §15.2: interim responses pass through, bounded in number and by headersMs. */
+  /** RFC 9110 §15.2: interim responses pass through, bounded in number and by headersMs (they do not
+   *  restart headTimer). */
   private interim(status: number, headers: IncomingHttpHeaders): void {
     this.interimCount++;
-    if (this.interimCount === 1) {
-      // undici restarts its head timer on each 1xx; the final head stays bounded by headersMs.
-      const leftMs = this.route.o.timeouts.headersMs - (performance.now() - this.startMs);
-      this.headTimer = setTimeout(
-        () => this.abort(CODES.headersTimeout, 'no final response head in time'),
-        Math.max(0, leftMs),
-      );
-    }
     const d = interimDecision({
       status,
       count: this.interimCount,
@@ -322,6 +364,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
     const action = this.action;
+    this.lastDataMs = performance.now();
     action?.onData?.(chunk);
     if (action?.kind === 'swallow') return;
     if (this.pendingHead !== undefined) this.flushHead(false);
@@ -359,6 +402,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
     clearTimeout(this.sendTimer);
     if (this.paused && !this.res.destroyed) {
       this.paused = false;
+      // idleMs counts from the resume: the upstream could not send while paused.
+      this.lastDataMs = performance.now();
       this.controller?.resume();
     }
   }

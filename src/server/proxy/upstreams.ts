@@ -3,6 +3,7 @@
 // never waits for a pooled connection unless `maxConnections` is set, and then at most `queueMs`.
 import { createRequire } from 'node:module';
 import type { Pool } from 'undici';
+import { exactConnector } from './connect.js';
 
 // undici is loaded only when a proxy route exists (it costs ~20 MB of RSS).
 const loadUndici = (): typeof import('undici') =>
@@ -58,9 +59,10 @@ export class Upstream {
     this.queueMs = o.queueMs ?? 5000;
     // connections: null: the pool opens a connection whenever all are busy, so stalled clients
     // holding some can never starve the others (the limit, if any, is ours: `tryEnter`/`enqueue`).
-    this.pool = new (loadUndici().Pool)(this.origin, {
+    const undici = loadUndici();
+    this.pool = new undici.Pool(this.origin, {
       connections: null,
-      connect: { timeout: o.connectTimeoutMs },
+      connect: exactConnector(undici, o.connectTimeoutMs),
       keepAliveTimeout: 4_000,
       pipelining: 1,
     });

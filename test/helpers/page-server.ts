@@ -22,9 +22,29 @@ export interface CliServer {
  * Runs `node ARGS...` (ARGS usually start with bin/gatehouse.js) in `cwd` and resolves once it prints
  * `listening on http://...`; rejects with its stderr if it exits first.
  */
-export async function startCli(args: readonly string[], o: { cwd?: string } = {}): Promise<CliServer> {
-  const child = spawn(process.execPath, [...args], {
+export function startCli(args: readonly string[], o: { cwd?: string } = {}): Promise<CliServer> {
+  return startProcess(process.execPath, args, o);
+}
+
+/**
+ * Runs a shell command line (an npm script's, with `npm_node_execpath` set as npm sets it) through
+ * `sh -c 'exec ...'`, so the server is the child itself and a signal reaches it; resolves once it listens.
+ */
+export function startShell(commandLine: string, o: { cwd?: string } = {}): Promise<CliServer> {
+  return startProcess('sh', ['-c', `exec ${commandLine}`], {
+    ...o,
+    env: { ...process.env, npm_node_execpath: process.execPath },
+  });
+}
+
+async function startProcess(
+  file: string,
+  args: readonly string[],
+  o: { cwd?: string; env?: NodeJS.ProcessEnv },
+): Promise<CliServer> {
+  const child = spawn(file, [...args], {
     cwd: o.cwd ?? REPO_ROOT,
+    env: o.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

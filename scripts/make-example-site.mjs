@@ -2,8 +2,11 @@
 // Builds examples/site/ deterministically: a small Vite-like build output that `npm start` serves.
 // Hashed assets (first 8 hex chars of the content's sha256), .br (brotli q11) and .gz (gzip -9) siblings
 // for compressible text, a generated PNG favicon, an SVG logo and the Open Sans Regular woff2 (Apache-2.0).
+// The page's live WebSocket panel imports the client library with no bundler from /client/index.js: the
+// built dist/client/*.js copied as they are (so run `npm run build` first; test/browser/example-site.test.ts
+// fails when the committed copy differs from dist/client).
 //
-// Usage: node scripts/make-example-site.mjs [--font PATH] [--no-font] [--out DIR]
+// Usage: npm run build && node scripts/make-example-site.mjs [--font PATH] [--no-font] [--out DIR]
 // The font is looked up (and its sha256 verified) in: --font, the existing output folder, rustup's docs.
 // Running it twice gives byte-identical output.
 import { createHash } from 'node:crypto';
@@ -284,6 +287,9 @@ th, td { text-align: left; padding: 0.4rem 0.5rem; border-bottom: 1px solid var(
 th { color: var(--muted); font-weight: 400; }
 footer { margin-top: 2rem; color: var(--muted); font-size: 0.8rem; }
 a { color: var(--accent); }
+.live { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; margin: 0.5rem 0 0; }
+.live dt { color: var(--muted); }
+.live dd { margin: 0; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 `;
 
 const APP_JS = `// Gatehouse example app: asks the server how it serves this page's own assets.
@@ -334,18 +340,59 @@ async function inspect() {
 button?.addEventListener('click', inspect);
 `;
 
+const LIVE_JS = `// Gatehouse example app: a live panel on the WebSocket endpoint (/ws, echo mode in
+// examples/gatehouse.config.json), using the client library with no bundler.
+import { ReconnectingWebSocket } from '/client/index.js';
+
+const stateEl = document.getElementById('ws-state');
+const reconnectsEl = document.getElementById('ws-reconnects');
+const pongEl = document.getElementById('ws-pong');
+const STATES = ['connecting', 'open', 'closing', 'closed'];
+let opens = 0;
+
+const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+const ws = new ReconnectingWebSocket(scheme + '//' + location.host + '/ws', undefined, {
+  heartbeatInterval: 10000,
+  reconnectInterval: 2000,
+});
+
+function showState() {
+  stateEl.textContent = STATES[ws.readyState] ?? String(ws.readyState);
+}
+
+ws.addEventListener('open', () => {
+  opens += 1;
+  reconnectsEl.textContent = String(opens - 1);
+  showState();
+});
+ws.addEventListener('close', showState);
+ws.addEventListener('message', (event) => {
+  if (event.data === '{"type":"pong"}') {
+    const now = new Date();
+    pongEl.textContent = now.toLocaleTimeString();
+    pongEl.dateTime = now.toISOString();
+  }
+});
+// Queued until the socket opens, so the first pong shows at once; the heartbeat pings every 10 s after.
+ws.send({ type: 'ping' });
+showState();
+// A reconnect attempt has no event of its own: refresh the state now and then.
+setInterval(showState, 1000);
+`;
+
 const head = ({ title, cssUrl, fontUrl }) => `<meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>${title}</title>
     <link rel="icon" type="image/png" href="/favicon.png">
 ${fontUrl ? `    <link rel="preload" href="${fontUrl}" as="font" type="font/woff2" crossorigin>\n` : ''}    <link rel="stylesheet" href="${cssUrl}">`;
 
-const indexHtml = ({ cssUrl, jsUrl, logoUrl, fontUrl }) => `<!doctype html>
+const indexHtml = ({ cssUrl, jsUrl, liveUrl, logoUrl, fontUrl }) => `<!doctype html>
 <html lang="en">
   <head>
     ${head({ title: 'Gatehouse example site', cssUrl, fontUrl })}
     <meta name="description" content="The example site bundled with Gatehouse.">
     <script type="module" src="${jsUrl}"></script>
+    <script type="module" src="${liveUrl}"></script>
   </head>
   <body>
     <main>
@@ -369,6 +416,17 @@ const indexHtml = ({ cssUrl, jsUrl, logoUrl, fontUrl }) => `<!doctype html>
         <li>A custom <a href="/missing-page">404 page</a>, <a href="/robots.txt">robots.txt</a> and
           <a href="/.well-known/security.txt">security.txt</a>.</li>
       </ul>
+      <h2>Live: the WebSocket endpoint</h2>
+      <p>
+        <code>/ws</code> echoes, through <code>ReconnectingWebSocket</code> from the client library, loaded
+        as <code>/client/index.js</code> with no bundler. Stop the server and start it again: the panel
+        reconnects.
+      </p>
+      <dl class="live">
+        <dt>state</dt><dd id="ws-state">-</dd>
+        <dt>reconnects</dt><dd id="ws-reconnects">0</dd>
+        <dt>last pong</dt><dd><time id="ws-pong">-</time></dd>
+      </dl>
       <h2>How this page was served</h2>
       <button id="inspect" type="button">Inspect response headers</button>
       <div class="table-wrap">
@@ -457,14 +515,27 @@ const cssUrl = `/assets/${hashed('style', 'css', cssText)}`;
 add(cssUrl.slice(1), cssText);
 const jsUrl = `/assets/${hashed('app', 'js', APP_JS)}`;
 add(jsUrl.slice(1), APP_JS);
-add('index.html', indexHtml({ cssUrl, jsUrl, logoUrl, fontUrl }));
+const liveUrl = `/assets/${hashed('live', 'js', LIVE_JS)}`;
+add(liveUrl.slice(1), LIVE_JS);
+add('index.html', indexHtml({ cssUrl, jsUrl, liveUrl, logoUrl, fontUrl }));
 add('404.html', notFoundHtml({ cssUrl, logoUrl, fontUrl }));
 add('favicon.png', makeFaviconPng());
 add('robots.txt', ROBOTS_TXT);
 add('.well-known/security.txt', SECURITY_TXT);
 
 // Precompressed siblings for the compressible text files, as vite-plugin-compression would write them.
-for (const path of [jsUrl.slice(1), cssUrl.slice(1), logoUrl.slice(1), 'index.html']) {
+// The client library as built, served as /client/*.js (relative imports inside it; not hashed, so `no-cache`
+// with validators). Type declarations are not needed by the page.
+const clientDir = join(repoRoot, 'dist/client');
+if (!existsSync(join(clientDir, 'index.js'))) {
+  console.error(`make-example-site: ${clientDir}/index.js is missing; run npm run build first.`);
+  process.exit(2);
+}
+for (const f of readdirSync(clientDir).sort()) {
+  if (f.endsWith('.js')) add(`client/${f}`, readFileSync(join(clientDir, f)));
+}
+
+for (const path of [jsUrl.slice(1), liveUrl.slice(1), cssUrl.slice(1), logoUrl.slice(1), 'index.html']) {
   const content = files.get(path);
   add(
     `${path}.br`,

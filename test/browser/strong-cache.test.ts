@@ -16,10 +16,12 @@ import {
   launchBrowser,
   type RecordingGatehouse,
   type SeenRequest,
+  serveCli,
   startRecordingGatehouse,
   timings,
 } from '../helpers/browser.js';
 import { removeSite } from '../helpers/http.js';
+import { waitUntil } from '../helpers/wait.js';
 import { BUILT_SITE, HASHED_CSS, HASHED_JS, makeBuiltSite, PLAIN_JS } from './fixtures/site.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -156,6 +158,49 @@ describeBrowser('strong cache in Chromium: hashed assets from the browser cache,
       await assertSecondNavigation(page, from);
     } finally {
       await page.close();
+    }
+  });
+
+  it('the same against a `gatehouse serve` process: its access log shows 200s, then only two 304s', async () => {
+    const served = await serveCli(dir);
+    const first = await browser.context.newPage();
+    const second = await browser.context.newPage();
+    try {
+      // A new origin (another port): nothing of it is in the browser's cache yet.
+      await first.goto(`${served.url}/`);
+      const lines = (from: number) => served.log.slice(from).map((l) => [l.url, l.status]);
+      const sorted = (x: (string | number)[][]) => x.sort((p, q) => String(p[0]).localeCompare(String(q[0])));
+      await waitUntil('four access lines', () => served.log.length >= 4);
+      assert.deepEqual(
+        sorted(lines(0)),
+        sorted([
+          ['/', 200],
+          [HASHED_JS, 200],
+          [HASHED_CSS, 200],
+          [PLAIN_JS, 200],
+        ]),
+      );
+
+      const from = served.log.length;
+      await second.goto(`${served.url}/`);
+      // Both 304s come from this one page load; a request for a hashed file would be logged alongside.
+      await waitUntil('two more access lines', () => served.log.length >= from + 2);
+      await assertAssetsWork(second);
+      const t = await timings(second);
+      assert.equal(t.get(HASHED_JS)?.transferSize, 0);
+      assert.equal(t.get(HASHED_CSS)?.transferSize, 0);
+      assert.deepEqual(
+        sorted(lines(from)),
+        sorted([
+          ['/', 304],
+          [PLAIN_JS, 304],
+        ]),
+        'no line for the hashed JS or CSS',
+      );
+    } finally {
+      await first.close();
+      await second.close();
+      await served.close();
     }
   });
 });

@@ -6,12 +6,14 @@
 // Without a Chromium, `describeBrowser` registers no tests (scripts/run-tests.mjs prints one loud
 // line saying so), except under CI=true, where it registers one failing test: CI must never skip them.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
@@ -208,6 +210,79 @@ export async function startRecordingGatehouse(
     },
     close: () => app.close(),
   };
+}
+
+/** One line of `gatehouse serve --log json`'s access log (src/server/log.ts accessLogger). */
+export interface AccessLine {
+  readonly method: string;
+  readonly url: string;
+  readonly status: number;
+  readonly bytes: number;
+}
+
+export interface ServedGatehouse {
+  /** `http://127.0.0.1:PORT`, from the process's `listening on` line. */
+  readonly url: string;
+  readonly port: number;
+  /** The access log so far, in the order the process wrote it. */
+  readonly log: AccessLine[];
+  /** Sends SIGTERM (the process drains and exits); resolves with its exit code. */
+  close(): Promise<number | null>;
+}
+
+const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
+
+/**
+ * A real `gatehouse serve ROOT --port PORT --log json ...args` process (bin/gatehouse.js runs dist/:
+ * `npm run build` first; npm test does). Resolves once it prints `listening on URL`; rejects with
+ * its stderr if it exits before. `port` 0 (the default) picks a free one; pass the old port to
+ * restart a server in place.
+ */
+export function serveCli(root: string, args: readonly string[] = [], port = 0): Promise<ServedGatehouse> {
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', root, '--host', '127.0.0.1', '--port', String(port), '--log', 'json', ...args],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const log: AccessLine[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => {
+    stderr += c;
+  });
+  return new Promise<ServedGatehouse>((resolve, reject) => {
+    let pending = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      pending += chunk;
+      for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        const listening = /^listening on (http:\/\/\S+)$/.exec(line);
+        if (listening) {
+          const url = listening[1]!;
+          resolve({
+            url,
+            port: Number(new URL(url).port),
+            log,
+            close: () => {
+              if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+              return exited;
+            },
+          });
+        } else if (line.startsWith('{')) {
+          const rec = JSON.parse(line) as Partial<AccessLine>;
+          if (typeof rec.method === 'string' && typeof rec.status === 'number')
+            log.push({
+              method: rec.method,
+              url: String(rec.url),
+              status: rec.status,
+              bytes: Number(rec.bytes),
+            });
+        }
+      }
+    });
+    exited.then((code) => reject(new Error(`gatehouse serve exited (${code}) before listening: ${stderr}`)));
+  });
 }
 
 /** One Performance API entry of a page, as the tests read it (Resource Timing; Navigation Timing). */

@@ -5,6 +5,8 @@
 //
 // Without a Chromium, `describeBrowser` registers no tests (scripts/run-tests.mjs prints one loud
 // line saying so), except under CI=true, where it registers one failing test: CI must never skip them.
+// Also here: startRecordingGatehouse (a server recording what it received and sent), serveCli (a real
+// `gatehouse serve` process and its access log), cdpReload, and timings (the Performance API).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';

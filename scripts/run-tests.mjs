@@ -6,6 +6,9 @@
 //   --skip-missing   ignore DIR_OR_FILE arguments that do not exist (for folders that come later)
 // Environment: TEST_TIMEOUT_MS (default 60000) fails any single test that runs longer, so a slow
 // regression fails instead of hanging; FUZZ_SEED / FUZZ_ITERATIONS go to the seeded fuzz tests.
+// CHROME_PATH (default /usr/bin/chromium) is the Chromium of test/browser/. When it is missing, those
+// files are left out of the run and one loud line after it says so; under CI (CI=true) they run anyway
+// and fail (test/helpers/browser.ts: describeBrowser), so CI never passes them over.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -53,8 +56,24 @@ const timeoutMs = Number(timeoutText);
 if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
   usage(`TEST_TIMEOUT_MS=${timeoutText}: expected a positive integer`);
 
-const files = (roots.length ? roots : ['test']).flatMap((r) => collect(r, []));
-if (files.length === 0) usage('no test files found');
+const found = (roots.length ? roots : ['test']).flatMap((r) => collect(r, []));
+
+// Resolved as test/helpers/browser.ts resolves them.
+const chromiumPath = process.env.CHROME_PATH || '/usr/bin/chromium';
+const inCI = !['', '0', 'false'].includes((process.env.CI ?? '').toLowerCase());
+const isBrowserTest = (f) => /(^|[\\/])browser[\\/]/.test(f);
+const leftOut = !inCI && !existsSync(chromiumPath) ? found.filter(isBrowserTest) : [];
+const browserNote = leftOut.length
+  ? `\n!!! CHROMIUM TESTS NOT RUN: no Chromium at ${chromiumPath}, so the ${leftOut.length} files under ` +
+    'test/browser/ were left out. Get them: apt-get install -y --no-install-recommends chromium, or set ' +
+    'CHROME_PATH=/path/to/chromium. (Under CI=true a missing Chromium fails the run.) !!!'
+  : '';
+const files = found.filter((f) => !leftOut.includes(f));
+if (found.length === 0) usage('no test files found');
+if (files.length === 0) {
+  console.error(browserNote);
+  process.exit(0);
+}
 
 const version = spawnSync(nodeBin, ['--version'], { encoding: 'utf8' });
 if (version.status !== 0) usage(`cannot run ${nodeBin}: ${version.error?.message ?? version.stderr}`);
@@ -76,6 +95,7 @@ const r = spawnSync(
   ],
   { stdio: 'inherit' },
 );
+if (browserNote) console.error(browserNote);
 if (r.status !== 0)
   console.error(
     `\ntests failed under node ${version.stdout.trim()} with FUZZ_SEED=${seed} (replay: FUZZ_SEED=${seed} npm test)`,

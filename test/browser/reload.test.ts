@@ -19,7 +19,6 @@ import {
   type LaunchedBrowser,
   launchBrowser,
   type RecordingGatehouse,
-  type SeenRequest,
   startRecordingGatehouse,
   timings,
 } from '../helpers/browser.js';
@@ -48,12 +47,6 @@ describeBrowser(
       if (dir) removeSite(dir);
     });
 
-    function only(path: string, from: number): SeenRequest {
-      const got = site.requestsFor(path, from);
-      assert.equal(got.length, 1, `one request for ${path}, saw ${got.length}`);
-      return got[0]!;
-    }
-
     /** A new tab with the site loaded (its files in the browser's cache from here on); the ETags seen. */
     async function loadedPage(): Promise<{ page: Page; etags: Map<string, string> }> {
       const page = await browser.context.newPage();
@@ -70,7 +63,7 @@ describeBrowser(
 
     async function assertNormalReload(page: Page, etags: Map<string, string>, from: number): Promise<void> {
       await site.settled();
-      const html = only('/', from);
+      const html = site.onlyRequest('/', from);
       assert.equal(html.headers['cache-control'], 'max-age=0', 'the main resource is revalidated');
       assert.equal(html.headers.pragma, undefined);
       assert.equal(html.headers['if-none-match'], etags.get('/'));
@@ -78,7 +71,7 @@ describeBrowser(
 
       assert.deepEqual(site.requestsFor(HASHED_JS, from), [], 'fresh hashed JS: not asked for');
       assert.deepEqual(site.requestsFor(HASHED_CSS, from), [], 'fresh hashed CSS: not asked for');
-      const plain = only(PLAIN_JS, from);
+      const plain = site.onlyRequest(PLAIN_JS, from);
       assert.equal(plain.headers['cache-control'], undefined, 'a subresource gets no max-age=0 of its own');
       assert.equal(plain.headers['if-none-match'], etags.get(PLAIN_JS), 'no-cache: revalidated');
       assert.equal(plain.status, 304);
@@ -124,7 +117,7 @@ describeBrowser(
         await cdpReload(page, true);
         await site.settled();
         for (const path of ALL) {
-          const r = only(path, from);
+          const r = site.onlyRequest(path, from);
           assert.equal(r.method, 'GET');
           assert.equal(r.headers['cache-control'], 'no-cache', `${path}: Cache-Control: no-cache`);
           assert.equal(r.headers.pragma, 'no-cache', `${path}: Pragma: no-cache`);

@@ -15,7 +15,6 @@ import {
   type LaunchedBrowser,
   launchBrowser,
   type RecordingGatehouse,
-  type SeenRequest,
   serveCli,
   startRecordingGatehouse,
   timings,
@@ -46,13 +45,6 @@ describeBrowser('strong cache in Chromium: hashed assets from the browser cache,
     if (dir) removeSite(dir);
   });
 
-  /** The one request for `path` since `from` (fails on none or several). */
-  function only(path: string, from: number): SeenRequest {
-    const got = site.requestsFor(path, from);
-    assert.equal(got.length, 1, `one request for ${path}, saw ${JSON.stringify(got.map((s) => s.status))}`);
-    return got[0]!;
-  }
-
   /** The script ran and the stylesheet applied in `page`, wherever they came from. */
   async function assertAssetsWork(page: Page): Promise<void> {
     assert.equal(await page.evaluate(() => (window as unknown as { appRuns: number }).appRuns), 1);
@@ -67,7 +59,7 @@ describeBrowser('strong cache in Chromium: hashed assets from the browser cache,
     assert.deepEqual(site.requestsFor(HASHED_JS, from), [], 'no request for the hashed JS');
     assert.deepEqual(site.requestsFor(HASHED_CSS, from), [], 'no request for the hashed CSS');
     for (const path of ['/', PLAIN_JS]) {
-      const r = only(path, from);
+      const r = site.onlyRequest(path, from);
       assert.equal(r.headers['if-none-match'], etags.get(path), `${path} revalidated with its ETag`);
       assert.equal(r.headers['cache-control'], undefined, `${path}: a navigation, not a reload`);
       assert.equal(r.status, 304, `${path} answered 304`);
@@ -98,7 +90,7 @@ describeBrowser('strong cache in Chromium: hashed assets from the browser cache,
       await page.goto(`${site.url}/`);
       await site.settled();
       for (const path of ['/', HASHED_JS, HASHED_CSS, PLAIN_JS]) {
-        const r = only(path, from);
+        const r = site.onlyRequest(path, from);
         assert.equal(r.method, 'GET');
         assert.equal(r.headers['if-none-match'], undefined, `${path}: nothing to revalidate yet`);
         assert.equal(r.status, 200);

@@ -161,6 +161,8 @@ export interface RecordingGatehouse {
   readonly seen: SeenRequest[];
   /** The recorded requests for `path` (query included when given), optionally since index `from`. */
   requestsFor(path: string, from?: number): SeenRequest[];
+  /** The one recorded request for `path` since `from`; fails on none or several. */
+  onlyRequest(path: string, from: number): SeenRequest;
   /** Resolves once every request received so far has been answered (or its connection closed). */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -207,6 +209,11 @@ export async function startRecordingGatehouse(
     port,
     seen,
     requestsFor: (path, from = 0) => seen.slice(from).filter((s) => s.url === path),
+    onlyRequest: (path, from) => {
+      const got = seen.slice(from).filter((s) => s.url === path);
+      assert.equal(got.length, 1, `one request for ${path}, saw ${JSON.stringify(got.map((s) => s.status))}`);
+      return got[0]!;
+    },
     settled: async () => {
       await waitUntil('every request received was answered', () => open === 0);
     },

@@ -69,10 +69,11 @@ const DEFAULT_ADAPTER = path.join(HERE, 'adapters', 'gatehouse-client.mjs');
 
 function usage(code) {
   const text = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
-  const end = text.findIndex((l) => l.startsWith('// Exit status'));
+  // the header comment, from after the shebang to the first line that is not a comment
+  const end = text.findIndex((l, i) => i > 0 && !l.startsWith('//'));
   console.log(
     text
-      .slice(1, end + 1)
+      .slice(1, end)
       .map((l) => l.replace(/^\/\/ ?/, ''))
       .join('\n'),
   );
@@ -488,6 +489,7 @@ const driverEnv = () => ({ ...process.env, GATEHOUSE_CONFORMANCE_GATEHOUSE: gate
 /** --private, before anything starts: the adapter must load and export its fetch. An adapter that
  *  exits 2 (gatehouse-client.mjs without createCachingFetch) makes the whole run a usage error. */
 async function checkAdapter() {
+  if (!existsSync(adapterFile)) throw new RunError(`--adapter: no such file: ${adapterFile}`, 2);
   const r = await run(process.execPath, ['--no-warnings', DRIVER, '--check', adapterFile], {
     cwd: REPO,
     env: driverEnv(),

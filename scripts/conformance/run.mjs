@@ -576,7 +576,6 @@ async function startSuiteOrigin(layout, port) {
 
 /** Proxy mode: origin, Gatehouse in front, the suite's CLI client through it. */
 async function runProxy(layout) {
-  checkBuild();
   const originPort = await originPortToUse();
   const config = await buildConfig(originPort);
   await startSuiteOrigin(layout, originPort);
@@ -602,6 +601,8 @@ async function main() {
   if (isPrivate) {
     await checkAdapter();
     if (adapterFile === DEFAULT_ADAPTER) checkBuild(path.join('dist', 'client', 'index.js'));
+  } else {
+    checkBuild();
   }
   await ensureSuite();
   const layout = suiteLayout();

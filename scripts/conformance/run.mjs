@@ -1,22 +1,31 @@
 #!/usr/bin/env node
 // HTTP cache conformance: runs the public HTTP cache test suite (cache-tests.fyi, npm
-// `http-cache-tests`) through Gatehouse as a reverse proxy and scores the result.
-// See test/conformance/README.md.
+// `http-cache-tests`) through Gatehouse as a reverse proxy, or (--private) in its browser mode
+// against a caching fetch function in Node, and scores the result. See test/conformance/README.md.
 //
 //   node scripts/conformance/run.mjs [options]
 //
 //   --cache                 enable the proxy cache: route gets cache: { enabled: true, store }
 //   --store memory|disk     cache store with --cache (default memory)
+//   --private               browser (private cache) mode: no proxy; the suite's client calls the
+//                           adapter's fetch directly against its origin
+//   --adapter FILE          with --private: module exporting cachedFetch(input, init)
+//                           (default scripts/conformance/adapters/gatehouse-client.mjs)
 //   --list-failing          print every required/optimal test that did not pass, with its name
+//                           (--private always prints the required ones)
 //   --json FILE             write the suite's raw results (JSON) to FILE
+//   --out DIR               write results.json (raw) and tests.tsv (kind, result, id, name, detail)
+//                           to DIR (--private default: <os tmpdir>/gatehouse-conformance-private)
 //   --floor-required N      exit 1 when fewer than N required tests pass
 //   --floor-optimal N       exit 1 when fewer than N optimal tests pass
 //   --id TEST_ID            run one test with the suite's request/response dumps (no score)
-//   --keep-alive            let the suite's client reuse connections (default: one per request)
+//   --keep-alive            let the suite's client reuse connections (default: one per request; not
+//                           with --private, where the adapter's own agent decides)
 //   --origin-port N         port of the suite's origin server (default: a free one)
 //   --proxy-port N          port of Gatehouse (default: a free one)
 //   --timeout SECONDS       bound on the whole run (default 900)
-//   --gatehouse DIR         the Gatehouse tree to test (bin/ + dist/; default: this repository)
+//   --gatehouse DIR         the Gatehouse tree to test (bin/ + dist/; default: this repository;
+//                           with --private, the dist/client the default adapter imports)
 //   -h, --help              this help
 //
 // Environment:
@@ -24,8 +33,10 @@
 //                                  else <os tmpdir>/gatehouse-conformance)
 //   GATEHOUSE_CONFORMANCE_CONFIG   JSON string, or path of a JSON file, merged into the proxy route
 //   GATEHOUSE_CONFORMANCE_TIMEOUT  as --timeout
+//   GATEHOUSE_CONFORMANCE_CLIENT_OPTIONS  JSON object passed to createCachingFetch (default adapter)
 //
-// Exit status: 0 done (and floors met), 1 run failed or a floor was missed, 2 usage error.
+// Exit status: 0 done (and floors met), 1 run failed or a floor was missed, 2 usage error (also: the
+// --private adapter cannot provide its fetch, e.g. dist/client has no createCachingFetch yet).
 
 import { spawn } from 'node:child_process';
 import {
@@ -43,79 +54,44 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseOptions } from './options.mjs';
+import { floorFailures, formatRow, makeScorer, notPassing, summaryLines, toTsv } from './score.mjs';
 
 const SUITE = 'http-cache-tests';
 const SUITE_VERSION = '0.4.5';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
 const PRELOAD = path.join(HERE, 'one-connection.mjs');
+const DRIVER = path.join(HERE, 'private-driver.mjs');
+const DEFAULT_ADAPTER = path.join(HERE, 'adapters', 'gatehouse-client.mjs');
 
 // ---------- options ----------
 
 function usage(code) {
   const text = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
-  const end = text.findIndex((l) => l.startsWith('// Exit status'));
+  // the header comment, from after the shebang to the first line that is not a comment
+  const end = text.findIndex((l, i) => i > 0 && !l.startsWith('//'));
   console.log(
     text
-      .slice(1, end + 1)
+      .slice(1, end)
       .map((l) => l.replace(/^\/\/ ?/, ''))
       .join('\n'),
   );
   process.exit(code);
 }
 
-let args;
-try {
-  args = parseArgs({
-    strict: true,
-    options: {
-      cache: { type: 'boolean', default: false },
-      store: { type: 'string', default: 'memory' },
-      'list-failing': { type: 'boolean', default: false },
-      json: { type: 'string' },
-      'floor-required': { type: 'string' },
-      'floor-optimal': { type: 'string' },
-      id: { type: 'string' },
-      'keep-alive': { type: 'boolean', default: false },
-      'origin-port': { type: 'string' },
-      'proxy-port': { type: 'string' },
-      timeout: { type: 'string' },
-      gatehouse: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  }).values;
-} catch (err) {
-  console.error(`conformance: ${err.message}`);
+const parsed = parseOptions(process.argv.slice(2), process.env);
+if (parsed.kind === 'help') usage(0);
+if (parsed.kind === 'usage') {
+  console.error(`conformance: ${parsed.message}`);
   usage(2);
 }
-if (args.help) usage(0);
+const flags = parsed.options;
+const isPrivate = flags.mode === 'private';
+const adapterFile = flags.adapter ?? DEFAULT_ADAPTER;
+const timeoutSec = flags.timeoutSec;
 
-function intOption(name, value, min, max) {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    console.error(`conformance: --${name}: expected an integer ${min}..${max}, got '${value}'`);
-    process.exit(2);
-  }
-  return n;
-}
-if (!['memory', 'disk'].includes(args.store)) {
-  console.error(`conformance: --store: expected memory or disk, got '${args.store}'`);
-  process.exit(2);
-}
-const floorRequired = intOption('floor-required', args['floor-required'], 0, 10_000);
-const floorOptimal = intOption('floor-optimal', args['floor-optimal'], 0, 10_000);
-const originPortOpt = intOption('origin-port', args['origin-port'], 1, 65535);
-const proxyPortOpt = intOption('proxy-port', args['proxy-port'], 1, 65535);
-const timeoutSec = intOption(
-  'timeout',
-  args.timeout ?? process.env.GATEHOUSE_CONFORMANCE_TIMEOUT ?? '900',
-  1,
-  86_400,
-);
-
-const gatehouseDir = path.resolve(args.gatehouse ?? REPO);
+const gatehouseDir = flags.gatehouse ?? REPO;
 
 const suiteDir = path.resolve(
   process.env.GATEHOUSE_CONFORMANCE_DIR ||
@@ -131,7 +107,12 @@ let keepRunDir = false;
 
 const log = (msg) => console.error(`* ${msg}`);
 
-class RunError extends Error {}
+class RunError extends Error {
+  constructor(message, exitCode = 1) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
 
 function start(name, cmd, argv, opts) {
   const child = spawn(cmd, argv, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -336,8 +317,9 @@ async function startOrigin(layout, port) {
   return child;
 }
 
-function checkBuild() {
-  const main = path.join(gatehouseDir, 'dist', 'cli', 'main.js');
+/** `entry`: the built file the run needs (its mtime dates the build). */
+function checkBuild(entry = path.join('dist', 'cli', 'main.js')) {
+  const main = path.join(gatehouseDir, entry);
   if (!existsSync(main)) throw new RunError(`${main} is missing: run \`npm run build\` first`);
   const built = statSync(main).mtimeMs;
   const newer = [];
@@ -369,7 +351,7 @@ async function buildConfig(originPort) {
   );
   const extra = extraRouteConfig();
   const base = { prefix: '/', upstream: `http://127.0.0.1:${originPort}` };
-  if (args.cache) base.cache = { enabled: true, store: args.store };
+  if (flags.cache) base.cache = { enabled: true, store: flags.store };
   const make = (passThrough) => ({
     proxy: [deepMerge(passThrough ? { ...base, cacheControl: null } : base, extra)],
   });
@@ -385,7 +367,7 @@ async function buildConfig(originPort) {
       parseConfig(config, 'conformance config');
     } else {
       const hint =
-        args.cache && /proxy\[0\]\.cache\b/.test(err.message) ? ' (this build has no proxy cache)' : '';
+        flags.cache && /proxy\[0\]\.cache\b/.test(err.message) ? ' (this build has no proxy cache)' : '';
       throw new RunError(`${err.message}${hint}`);
     }
   }
@@ -451,34 +433,15 @@ async function probe(base) {
 
 // ---------- 4. the client ----------
 
-async function runClient(layout, base) {
-  const argv = ['--no-warnings'];
-  if (!args['keep-alive']) argv.push('--import', pathToFileURL(PRELOAD).href);
-  argv.push(layout.cli);
-  const child = start('client', process.execPath, argv, {
-    cwd: pkgDir,
-    env: {
-      ...process.env,
-      npm_config_base: base,
-      npm_package_config_base: '',
-      // cli.mjs compares the id with '' and crashes when it is undefined
-      npm_config_id: args.id ?? '',
-      npm_package_config_id: '',
-    },
-  });
-  if (args.id !== undefined) {
-    child.stdout.pipe(process.stdout);
-    child.stderr.pipe(process.stderr);
-    await child.exited;
-    return undefined;
-  }
+/** Runs a child that prints the suite's results as JSON on stdout. */
+async function collectResults(child) {
   const chunks = [];
   let stderr = '';
   child.stdout.on('data', (d) => chunks.push(d));
   child.stderr.on('data', (d) => (stderr += d));
   const { code, signal } = await child.exited;
   const out = Buffer.concat(chunks).toString('utf8');
-  // The CLI exits 0 even when it crashes: insist on a non-empty JSON object.
+  // The suite's CLI exits 0 even when it crashes: insist on a non-empty JSON object.
   let results;
   try {
     results = JSON.parse(out);
@@ -496,12 +459,64 @@ async function runClient(layout, base) {
   return results;
 }
 
+async function passThrough(child) {
+  child.stdout.pipe(process.stdout);
+  child.stderr.pipe(process.stderr);
+  await child.exited;
+  return undefined;
+}
+
+async function runClient(layout, base) {
+  const argv = ['--no-warnings'];
+  if (!flags.keepAlive) argv.push('--import', pathToFileURL(PRELOAD).href);
+  argv.push(layout.cli);
+  const child = start('client', process.execPath, argv, {
+    cwd: pkgDir,
+    env: {
+      ...process.env,
+      npm_config_base: base,
+      npm_package_config_base: '',
+      // cli.mjs compares the id with '' and crashes when it is undefined
+      npm_config_id: flags.id ?? '',
+      npm_package_config_id: '',
+    },
+  });
+  return flags.id !== undefined ? passThrough(child) : collectResults(child);
+}
+
+const driverEnv = () => ({ ...process.env, GATEHOUSE_CONFORMANCE_GATEHOUSE: gatehouseDir });
+
+/** --private, before anything starts: the adapter must load and export its fetch. An adapter that
+ *  exits 2 (gatehouse-client.mjs without createCachingFetch) makes the whole run a usage error. */
+async function checkAdapter() {
+  if (!existsSync(adapterFile)) throw new RunError(`--adapter: no such file: ${adapterFile}`, 2);
+  const r = await run(process.execPath, ['--no-warnings', DRIVER, '--check', adapterFile], {
+    cwd: REPO,
+    env: driverEnv(),
+  });
+  if (r.code === 0) return;
+  const text = r.out.trim() || String(r.error?.message ?? r.signal);
+  // exit 2: the adapter said why in one line (prefixed 'conformance: '); pass it on as it is
+  if (r.code === 2) throw new RunError(text.replace(/^conformance: /, ''), 2);
+  throw new RunError(`the adapter ${adapterFile} failed to load (exit ${r.code ?? r.signal})\n${text}`);
+}
+
+/** --private: the suite's browser-mode client, in a child process (the suite's runner keeps module
+ *  state, and the adapter's sockets die with it), calling the adapter's fetch against the origin. */
+async function runPrivateClient(base) {
+  const argv = ['--no-warnings', DRIVER, pkgDir, adapterFile, base];
+  if (flags.id !== undefined) argv.push(flags.id);
+  const child = start('client', process.execPath, argv, { cwd: REPO, env: driverEnv() });
+  return flags.id !== undefined ? passThrough(child) : collectResults(child);
+}
+
 // ---------- 5. score ----------
 
 async function loadScorer(layout) {
   const imp = (f) => import(pathToFileURL(path.join(pkgDir, f)).href);
   const suites = [...(await imp(layout.tests)).default];
-  // The 0.4.x CLI appends the Surrogate-Control tests to the list it runs; score what it ran.
+  // The 0.4.x CLI appends the Surrogate-Control tests to the list it runs; score what it ran. The
+  // browser mode skips them (all browser_skip), and they count as untested: same totals either way.
   const cliSource = readFileSync(path.join(pkgDir, layout.cli), 'utf8');
   const sc = path.join(path.dirname(layout.tests), 'surrogate-control.mjs');
   if (/surrogate-control\.mjs/.test(cliSource) && existsSync(path.join(pkgDir, sc))) {
@@ -511,130 +526,104 @@ async function loadScorer(layout) {
   const { determineTestResult } = await imp(layout.results);
   if (typeof determineTestResult !== 'function')
     throw new RunError(`${layout.results}: no determineTestResult`);
-
-  // The package does not export its result types in every version, so learn them from the
-  // function itself on a tiny synthetic suite.
-  const syn = [
-    {
-      id: 'syn',
-      tests: [
-        { id: 'r', kind: 'required' },
-        { id: 'o', kind: 'optimal' },
-        { id: 'c', kind: 'check' },
-        { id: 'd', kind: 'required', depends_on: ['r'] },
-      ],
-    },
-  ];
-  const fail = ['Assertion', 'x'];
-  const key = (v) => JSON.stringify(v);
-  const types = new Map(
-    [
-      ['pass', determineTestResult(syn, 'r', { r: true })],
-      ['yes', determineTestResult(syn, 'c', { c: true })],
-      ['fail', determineTestResult(syn, 'r', { r: fail })],
-      ['optional_fail', determineTestResult(syn, 'o', { o: fail })],
-      ['no', determineTestResult(syn, 'c', { c: fail })],
-      ['setup_fail', determineTestResult(syn, 'r', { r: ['Setup', 'x'] })],
-      ['retry', determineTestResult(syn, 'r', { r: ['Setup', 'retry'] })],
-      ['dependency_fail', determineTestResult(syn, 'd', { r: fail, d: true })],
-      ['untested', determineTestResult(syn, 'r', {})],
-    ].map(([name, v]) => [key(v), name]),
-  );
-
-  const tests = suites.flatMap((s) => s.tests.map((t) => ({ ...t, kind: t.kind ?? 'required' })));
-  return (results) => {
-    const rows = tests.map((t) => ({
-      id: t.id,
-      name: t.name,
-      kind: t.kind,
-      result: types.get(key(determineTestResult(suites, t.id, results))) ?? 'other',
-      detail: Array.isArray(results[t.id]) ? results[t.id][1] : '',
-    }));
-    const count = (kind, result) => rows.filter((r) => r.kind === kind && r.result === result).length;
-    const total = (kind) => rows.filter((r) => r.kind === kind).length;
-    return { rows, count, total };
-  };
+  return makeScorer(suites, determineTestResult);
 }
 
 function report(score) {
-  const { rows, count, total } = score;
-  const pad = (n) => String(n).padStart(3);
-  console.log(
-    `required pass ${pad(count('required', 'pass'))} / ${total('required')}   ` +
-      `optimal pass ${pad(count('optimal', 'pass'))} / ${total('optimal')}   ` +
-      `check yes ${pad(count('check', 'yes'))} / ${total('check')}`,
-  );
-  const breakdown = (kind) => {
-    const by = {};
-    for (const r of rows) if (r.kind === kind) by[r.result] = (by[r.result] ?? 0) + 1;
-    return Object.entries(by)
-      .map(([k, v]) => `${k} ${v}`)
-      .join(', ');
-  };
-  console.log(`  required: ${breakdown('required')}`);
-  console.log(`  optimal:  ${breakdown('optimal')}`);
-  console.log(`  check:    ${breakdown('check')}`);
-  if (args['list-failing']) {
-    console.log('\nnot passing (kind, result, id, name - detail):');
-    for (const r of rows) {
-      if (r.kind === 'check' || r.result === 'pass') continue;
-      console.log(
-        `${r.kind.padEnd(8)} ${r.result.padEnd(15)} ${r.id}  ${r.name ?? ''}${r.detail ? ` - ${r.detail}` : ''}`,
-      );
-    }
+  for (const line of summaryLines(score)) console.log(line);
+  if (isPrivate) {
+    const skipped = score.rows.filter((r) => r.kind === 'required' && r.result === 'untested').length;
+    const failing = notPassing(score, ['required'], { withUntested: false });
+    console.log(
+      `\nrequired tests not passing (${failing.length}; ${skipped} more are browser_skip, not run in this mode):`,
+    );
+    for (const r of failing) console.log(formatRow(r));
   }
+  if (flags.listFailing) {
+    const kinds = isPrivate ? ['optimal'] : ['required', 'optimal'];
+    console.log('\nnot passing (kind, result, id, name - detail):');
+    for (const r of notPassing(score, kinds, { withUntested: !isPrivate })) console.log(formatRow(r));
+  }
+}
+
+function writeOutputs(results, score) {
+  if (flags.json) {
+    mkdirSync(path.dirname(flags.json), { recursive: true });
+    writeFileSync(flags.json, `${JSON.stringify(results, null, 2)}\n`);
+    log(`results written to ${flags.json}`);
+  }
+  const out = flags.out ?? (isPrivate ? path.join(os.tmpdir(), 'gatehouse-conformance-private') : undefined);
+  if (out === undefined) return;
+  mkdirSync(out, { recursive: true });
+  writeFileSync(path.join(out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(path.join(out, 'tests.tsv'), toTsv(score));
+  log(`per-test results in ${path.join(out, 'tests.tsv')} (raw: results.json)`);
 }
 
 // ---------- main ----------
 
-async function main() {
-  checkBuild();
-  await ensureSuite();
-  const layout = suiteLayout();
-  const scorer = args.id === undefined ? await loadScorer(layout) : undefined;
-  runDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-conformance-run-'));
+async function originPortToUse() {
+  const port = flags.originPort ?? (await freePort());
+  if (await canConnect(port)) throw new RunError(`origin port ${port} is already in use`);
+  return port;
+}
 
-  const originPort = originPortOpt ?? (await freePort());
-  if (await canConnect(originPort)) throw new RunError(`origin port ${originPort} is already in use`);
-  const config = await buildConfig(originPort);
+async function startSuiteOrigin(layout, port) {
   // The suite's origin binds all interfaces (server.listen(port)); only 127.0.0.1 is used here.
-  await startOrigin(layout, originPort);
-  log(`origin (${SUITE} ${installedVersion()}) on 127.0.0.1:${originPort} (bound on all interfaces)`);
+  await startOrigin(layout, port);
+  log(`origin (${SUITE} ${installedVersion()}) on 127.0.0.1:${port} (bound on all interfaces)`);
+}
 
-  const proxyPort = proxyPortOpt ?? (await freePort());
+/** Proxy mode: origin, Gatehouse in front, the suite's CLI client through it. */
+async function runProxy(layout) {
+  const originPort = await originPortToUse();
+  const config = await buildConfig(originPort);
+  await startSuiteOrigin(layout, originPort);
+
+  const proxyPort = flags.proxyPort ?? (await freePort());
   await startGatehouse(config, proxyPort);
   const base = `http://127.0.0.1:${proxyPort}`;
   log(`gatehouse on ${base}: ${JSON.stringify(config.proxy[0])}`);
   await probe(base);
+  log(`running the suite (${flags.keepAlive ? 'keep-alive' : 'one connection per request'})...`);
+  return runClient(layout, base);
+}
+
+/** --private: origin, and the suite's browser-mode client calling the adapter's fetch. */
+async function runPrivate(layout) {
+  const originPort = await originPortToUse();
+  await startSuiteOrigin(layout, originPort);
+  log(`running the suite in browser mode through ${path.relative(process.cwd(), adapterFile)}...`);
+  return runPrivateClient(`http://127.0.0.1:${originPort}`);
+}
+
+async function main() {
+  if (isPrivate) {
+    await checkAdapter();
+    if (adapterFile === DEFAULT_ADAPTER) checkBuild(path.join('dist', 'client', 'index.js'));
+  } else {
+    checkBuild();
+  }
+  await ensureSuite();
+  const layout = suiteLayout();
+  const scorer = flags.id === undefined ? await loadScorer(layout) : undefined;
+  runDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-conformance-run-'));
 
   const t0 = Date.now();
-  log(`running the suite (${args['keep-alive'] ? 'keep-alive' : 'one connection per request'})...`);
-  const results = await runClient(layout, base);
+  const results = await (isPrivate ? runPrivate(layout) : runProxy(layout));
   if (results === undefined) return 0;
   log(`${Object.keys(results).length} results in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  if (args.json) {
-    mkdirSync(path.dirname(path.resolve(args.json)), { recursive: true });
-    writeFileSync(args.json, `${JSON.stringify(results, null, 2)}\n`);
-    log(`results written to ${args.json}`);
-  }
 
   const score = scorer(results);
+  writeOutputs(results, score);
   report(score);
-  let code = 0;
-  const req = score.count('required', 'pass');
-  const opt = score.count('optimal', 'pass');
-  if (floorRequired !== undefined && req < floorRequired) {
-    console.error(`conformance: required pass ${req} is below the floor ${floorRequired}`);
-    code = 1;
-  }
-  if (floorOptimal !== undefined && opt < floorOptimal) {
-    console.error(`conformance: optimal pass ${opt} is below the floor ${floorOptimal}`);
-    code = 1;
-  }
-  return code;
+  const missed = floorFailures(score, flags);
+  for (const m of missed) console.error(`conformance: ${m}`);
+  return missed.length ? 1 : 0;
 }
 
 main().then(
   (code) => finish(code),
-  (err) => finish(1, err instanceof RunError ? err.message : (err?.stack ?? String(err))),
+  (err) =>
+    err instanceof RunError ? finish(err.exitCode, err.message) : finish(1, err?.stack ?? String(err)),
 );

@@ -201,6 +201,11 @@ async function precache(ctx: PrecacheContext): Promise<void> {
   if (ctx.skipWaiting) await g.skipWaiting();
 }
 
+/** A navigation, or a request asking for HTML first: the ones navigationFallback answers. */
+function isPageLoad(request: Request): boolean {
+  return request.mode === 'navigate' || /^\s*text\/html\b/i.test(request.headers.get('accept') ?? '');
+}
+
 /**
  * Installs the handlers of a versioned cache on the service-worker global and returns its name and
  * steps. Throws TypeError on a bad option (empty name or version, a precache entry of another origin).
@@ -255,9 +260,7 @@ export function versionedCache(options: VersionedCacheOptions): VersionedCache {
           const hit = await fromCache(request);
           if (hit) return hit;
           const fallback =
-            request.mode === 'navigate' && fallbackUrl
-              ? await fromCache(new Request(fallbackUrl))
-              : undefined;
+            fallbackUrl && isPageLoad(request) ? await fromCache(new Request(fallbackUrl)) : undefined;
           if (fallback) return fallback;
           throw err;
         }

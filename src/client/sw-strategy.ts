@@ -191,10 +191,16 @@ export function planPrecache(
 /**
  * The revision to record for a downloaded entry: the manifest's, unless the server's strong ETag says
  * the bytes are another version (the file changed after the manifest was made); then null, so the
- * next install downloads it again.
+ * next install downloads it again. Only an identity response's ETag is compared: each content coding
+ * has its own tag (RFC 9110 §8.8.3), and the manifest holds the identity one.
  */
-export function recordedRevision(wanted: string | null, etag: string | null): string | null {
+export function recordedRevision(
+  wanted: string | null,
+  etag: string | null,
+  contentEncoding: string | null = null,
+): string | null {
   if (wanted === null || etag === null || etag.startsWith('W/')) return wanted;
+  if (contentEncoding !== null && contentEncoding.trim().toLowerCase() !== 'identity') return wanted;
   return etag === wanted ? wanted : null;
 }
 

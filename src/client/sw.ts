@@ -189,7 +189,12 @@ async function precache(ctx: PrecacheContext): Promise<void> {
       if (!response.ok) throw new Error(`versionedCache: precache ${step.url}: HTTP ${response.status}`);
       const stored = await storeIfStorable(cache, request, response.clone());
       // A no-store or private file is never stored, even when listed; it is fetched each time.
-      if (stored) record[step.url] = recordedRevision(step.revision, response.headers.get('etag'));
+      if (stored)
+        record[step.url] = recordedRevision(
+          step.revision,
+          response.headers.get('etag'),
+          response.headers.get('content-encoding'),
+        );
     }),
   );
   await cache.put(

@@ -221,15 +221,17 @@ describe('planPrecache', () => {
 });
 
 describe('recordedRevision', () => {
-  const cases: [string, string | null, string | null, string | null][] = [
-    ['ETag equals the revision -> revision', '"abc"', '"abc"', '"abc"'],
-    ['ETag differs (file changed since the manifest) -> null', '"abc"', '"xyz"', null],
-    ['no ETag -> revision', '"abc"', null, '"abc"'],
-    ['weak ETag (not comparable) -> revision', '"abc"', 'W/"1-2"', '"abc"'],
-    ['no revision -> null', null, '"abc"', null],
+  const cases: [string, string | null, string | null, string | null, string | null][] = [
+    ['ETag equals the revision -> revision', '"abc"', '"abc"', null, '"abc"'],
+    ['br-coded response, its own ETag -> revision (not comparable)', '"abc"', '"br-tag"', 'br', '"abc"'],
+    ['Content-Encoding: identity, ETag differs -> null', '"abc"', '"xyz"', 'identity', null],
+    ['ETag differs (file changed since the manifest) -> null', '"abc"', '"xyz"', null, null],
+    ['no ETag -> revision', '"abc"', null, null, '"abc"'],
+    ['weak ETag (not comparable) -> revision', '"abc"', 'W/"1-2"', null, '"abc"'],
+    ['no revision -> null', null, '"abc"', null, null],
   ];
-  for (const [name, wanted, etag, expected] of cases)
-    it(name, () => assert.equal(recordedRevision(wanted, etag), expected));
+  for (const [name, wanted, etag, coding, expected] of cases)
+    it(name, () => assert.equal(recordedRevision(wanted, etag, coding), expected));
 });
 
 describe('invalidationTargets', () => {

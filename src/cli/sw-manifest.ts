@@ -31,7 +31,8 @@ const USAGE = `Usage: gatehouse sw-manifest DIR [--out FILE] [--include GLOB]...
 Writes the precache list of DIR for versionedCache (gatehouse-http/sw): a JSON array of
 { "url", "revision" }, sorted by URL. The revision is the file's strong ETag as gatehouse serve sends
 it; a hashed name (app-3f2a9c1b.js) has revision null. index.html is listed as its folder ("/").
-  --out FILE       write there instead of stdout (the file itself is never listed)
+  --out FILE       write there instead of stdout (the file itself is never listed); a FILE ending in
+                   .js or .mjs gets \`export default [...]\`, a module the worker can import
   --include GLOB   list only files matching one of these globs (repeatable)
   --exclude GLOB   leave files matching this glob out (repeatable; wins over --include)
 Left out by default: dotfiles and dot folders, .br/.gz siblings of a listed file, source maps
@@ -153,7 +154,9 @@ export async function swManifestCommand(args: string[], io: SwManifestIo): Promi
     );
     return EXIT_FAILURE;
   }
-  const text = `${JSON.stringify(manifest, null, 2)}\n`;
+  const json = JSON.stringify(manifest, null, 2);
+  // A .js/.mjs FILE is a module a module service worker imports (`import precache from './precache.js'`).
+  const text = out && /\.m?js$/.test(out) ? `export default ${json};\n` : `${json}\n`;
   if (out === undefined) {
     io.stdout.write(text);
     return EXIT_OK;

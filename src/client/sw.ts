@@ -59,6 +59,7 @@ export interface FetchEventLike extends ExtendableEventLike {
 export interface ServiceWorkerGlobalLike {
   addEventListener(type: 'install' | 'activate', listener: (e: ExtendableEventLike) => void): void;
   addEventListener(type: 'fetch', listener: (e: FetchEventLike) => void): void;
+  addEventListener(type: 'message', listener: (e: { readonly data: unknown }) => void): void;
   readonly caches: CacheStorage;
   readonly clients: { claim(): Promise<void> };
   readonly location: { readonly href: string; readonly origin: string };
@@ -309,6 +310,10 @@ export function versionedCache(options: VersionedCacheOptions): VersionedCache {
 
   g.addEventListener('install', (e) => e.waitUntil(install()));
   g.addEventListener('activate', (e) => e.waitUntil(activate()));
+  // A page may ask a waiting version to take over now (after asking its user): { type: 'SKIP_WAITING' }.
+  g.addEventListener('message', (e) => {
+    if ((e.data as { type?: unknown } | null)?.type === 'SKIP_WAITING') void g.skipWaiting();
+  });
   g.addEventListener('fetch', (e) => {
     const p = handle(e.request);
     if (p) e.respondWith(p);

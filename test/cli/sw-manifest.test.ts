@@ -124,6 +124,21 @@ describe('gatehouse sw-manifest', () => {
     }
   });
 
+  it('--out FILE.js -> an ES module whose default export is the list', () => {
+    const dir = makeSite(SITE);
+    try {
+      const r = run(['dist', '--out', 'dist/precache.js'], dir);
+      assert.equal(r.code, 0, r.stderr);
+      const text = readFileSync(join(dir, 'dist/precache.js'), 'utf8');
+      assert.match(text, /^export default \[/);
+      assert.ok(text.endsWith('];\n'));
+      const list = JSON.parse(text.slice('export default '.length, -2)) as Entry[];
+      assert.deepEqual(list, JSON.parse(run(['dist', '--exclude', '/precache.js'], dir).stdout));
+    } finally {
+      removeSite(dir);
+    }
+  });
+
   const usage: [string, string[], RegExp][] = [
     ['no DIR -> 2', [], /expected one DIR/],
     ['two DIRs -> 2', ['dist', 'dist'], /expected one DIR/],

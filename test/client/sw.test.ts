@@ -394,6 +394,15 @@ describe('versionedCache on a fake service-worker global', () => {
     assert.equal(g.skips, 1);
   });
 
+  it("message { type: 'SKIP_WAITING' } -> skipWaiting; any other message -> nothing", () => {
+    const { g } = setup();
+    const onMessage = g.listeners.get('message') as (e: { data: unknown }) => void;
+    for (const data of ['SKIP_WAITING', null, { type: 'other' }]) onMessage({ data });
+    assert.equal(g.skips, 0);
+    onMessage({ data: { type: 'SKIP_WAITING' } });
+    assert.equal(g.skips, 1);
+  });
+
   it('install failing on a precache 404 -> the install rejects naming the URL', async () => {
     const { g } = setup({ precache: ['/missing.js'] });
     await assert.rejects(g.lifecycle('install'), /missing\.js: HTTP 404/);

@@ -151,9 +151,11 @@ describeBrowser('service worker: gatehouse-http/sw in Chromium', () => {
       ['images-v1', 'site-v1', 'site-v2'],
       'v1 kept while it serves the page',
     );
+    // `?.`: observed once in five runs on Chromium 156, v2 activated on its own between the two
+    // evaluates although the page stayed controlled; the end state checked below is the same.
     await page.evaluate(async () => {
       const reg = await navigator.serviceWorker.getRegistration();
-      reg!.waiting!.postMessage({ type: 'SKIP_WAITING' });
+      reg!.waiting?.postMessage({ type: 'SKIP_WAITING' });
     });
     names = await waitUntil('v2 activated and deleted site-v1', async () => {
       const n = await page.evaluate(() => caches.keys());

@@ -378,7 +378,7 @@ describe('versionedCache on a fake service-worker global', () => {
     assert.throws(() => setup({ version: '' }), /version/);
   });
 
-  it('install: the precache list and the revision record in `${name}-${version}`; no skipWaiting by default', async () => {
+  it('install: the precache list and the revision record in app-v1 (name-version); no skipWaiting by default', async () => {
     const { g, vc } = setup();
     assert.equal(vc.cacheName, 'app-v1');
     await g.lifecycle('install');

@@ -242,6 +242,13 @@ export function versionedCache(options: VersionedCacheOptions): VersionedCache {
     await g.clients.claim();
   };
 
+  /** A runtime store: a failed put (quota, a disk fault) costs the copy, never the answer. */
+  const storeQuietly = async (request: Request, response: Response): Promise<void> => {
+    try {
+      await storeIfStorable(await g.caches.open(cacheName), request, response.clone());
+    } catch {}
+  };
+
   /** The worker's cache answers (Vary honoured: no ignoreVary); the metadata entry is never an answer. */
   const fromCache = async (request: Request): Promise<Response | undefined> => {
     if (request.url === metaUrl) return undefined;
@@ -254,7 +261,7 @@ export function versionedCache(options: VersionedCacheOptions): VersionedCache {
         const hit = await fromCache(request);
         if (hit) return hit;
         const response = await net(request);
-        await storeIfStorable(await g.caches.open(cacheName), request, response.clone());
+        await storeQuietly(request, response);
         return response;
       }
       case 'network-first': {
@@ -270,7 +277,7 @@ export function versionedCache(options: VersionedCacheOptions): VersionedCache {
           if (fallback) return fallback;
           throw err;
         }
-        await storeIfStorable(await g.caches.open(cacheName), request, response.clone());
+        await storeQuietly(request, response);
         return response;
       }
       case 'fetch': {

@@ -463,6 +463,16 @@ describe('versionedCache on a fake service-worker global', () => {
     assert.deepEqual(net.seen, ['GET /assets/late-3f2a9c1c.js']);
   });
 
+  it('a put failing (quota) on a cache-first miss -> the answer still comes back', async () => {
+    const { g } = setup({ precache: [] });
+    const cache = await g.caches.open('app-v1');
+    cache.put = async () => {
+      throw new DOMException('quota', 'QuotaExceededError');
+    };
+    const r = await g.dispatchFetch(new Request(`${ORIGIN}/assets/late-3f2a9c1c.js`));
+    assert.equal(await (r as Response).text(), 'late()');
+  });
+
   it('the worker never passes ignoreVary to match (Vary respected)', async () => {
     const { g } = setup();
     await g.lifecycle('install');

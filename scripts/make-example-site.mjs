@@ -534,6 +534,19 @@ if (!existsSync(join(clientDir, 'index.js'))) {
 for (const f of readdirSync(clientDir).sort()) {
   if (f.endsWith('.js')) add(`client/${f}`, readFileSync(join(clientDir, f)));
 }
+// And the files they reach outside dist/client (the pure dist/http that /client/sw.js imports), so every
+// copied module loads. tsc emits each import as `from './x.js'` or `from '../http/x.js'`.
+const distDir = join(repoRoot, 'dist');
+const pending = [...files.keys()].filter((p) => p.startsWith('client/'));
+while (pending.length > 0) {
+  const from = pending.shift();
+  for (const m of String(files.get(from)).matchAll(/\bfrom\s+'(\.{1,2}\/[^']+\.js)'/g)) {
+    const target = join(dirname(from), m[1]).split('\\').join('/');
+    if (files.has(target)) continue;
+    add(target, readFileSync(join(distDir, target)));
+    pending.push(target);
+  }
+}
 
 for (const path of [jsUrl.slice(1), liveUrl.slice(1), cssUrl.slice(1), logoUrl.slice(1), 'index.html']) {
   const content = files.get(path);

@@ -1,4 +1,4 @@
-// gatehouse CLI: serve (default), precompress. Flags become the same config a file would.
+// gatehouse CLI: serve (default), precompress, hash, hash-password, sw-manifest. Flags become the same config a file would.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
@@ -15,6 +15,7 @@ const HELP = `Usage: gatehouse [serve] [ROOT] [options]
        gatehouse precompress DIR [--min-bytes N] [--force] [--no-brotli] [--no-gzip] [--dry-run] [--quiet]
        gatehouse hash-password [--n N] [--r R] [--p P] < password
        gatehouse hash [--root DIR] [--param NAME] FILE...
+       gatehouse sw-manifest DIR [--out FILE] [--include GLOB]... [--exclude GLOB]...
 
 serve options:
   --port N          port to listen on (default 8080; 0 picks a free one)
@@ -35,6 +36,7 @@ serve options:
 
 hash prints one URL per FILE, /path?v=<10 characters of its sha256> relative to --root (default .),
 which the server caches for a year (gatehouse hash --help).
+sw-manifest writes the precache list of a build folder for gatehouse-http/sw (gatehouse sw-manifest --help).
 `;
 
 /** A usage error: exit code 2 with a message naming the flag. */
@@ -193,6 +195,14 @@ export async function main(argv: string[]): Promise<number> {
     if (first === 'precompress') {
       const { precompressCommand } = await import('./precompress.js');
       return await precompressCommand(rest);
+    }
+    if (first === 'sw-manifest') {
+      const { swManifestCommand } = await import('./sw-manifest.js');
+      return await swManifestCommand(rest, {
+        cwd: process.cwd(),
+        stdout: process.stdout,
+        stderr: process.stderr,
+      });
     }
     if (first === 'hash') {
       const { hashCommand } = await import('./hash.js');

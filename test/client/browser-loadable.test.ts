@@ -1,5 +1,6 @@
 // The built client (dist/client/*.js) must load in a browser with no bundler and no Node: every
-// import is relative, ends in .js and stays inside dist/client; no `node:` and no bare package names.
+// import is relative, ends in .js and stays inside dist/client or reaches the pure dist/http (whose
+// own imports are checked the same way, transitively); no `node:` and no bare package names.
 // npm test builds first; run alone, build first (npm run build).
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -9,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../../dist/client');
+/** The other dist folders a client file may import from: pure modules with no I/O (src/http). */
+const ALLOWED = [DIST, resolve(DIST, '../http')];
 
 /**
  * Every module specifier in `code` (static imports, re-exports, side-effect and dynamic imports), found
@@ -25,7 +28,8 @@ export function browserProblem(spec: string, fromFile: string): string | null {
     return 'a bare specifier (needs a bundler or import map)';
   if (!spec.endsWith('.js')) return 'no .js extension (browsers do not guess)';
   const target = resolve(dirname(fromFile), spec);
-  if (relative(DIST, target).startsWith('..')) return 'reaches outside dist/client';
+  if (ALLOWED.every((dir) => relative(dir, target).startsWith('..')))
+    return 'reaches outside dist/client and dist/http';
   if (!existsSync(target)) return 'the file does not exist';
   return null;
 }
@@ -37,7 +41,8 @@ describe('browserProblem', () => {
     ['node:events -> refused', 'node:events', 'a node: import'],
     ['bare package ws -> refused', 'ws', 'a bare specifier (needs a bundler or import map)'],
     ['relative without .js -> refused', './websocket', 'no .js extension (browsers do not guess)'],
-    ['into ../server -> refused', '../server/app.js', 'reaches outside dist/client'],
+    ['into ../server -> refused', '../server/app.js', 'reaches outside dist/client and dist/http'],
+    ['into ../http -> fine', '../http/hashed-name.js', null],
   ];
   for (const [name, spec, expected] of cases)
     it(name, () => assert.equal(browserProblem(spec, from), expected));
@@ -56,17 +61,25 @@ describe('browserProblem', () => {
 });
 
 describe('dist/client', () => {
-  it('every import in dist/client/*.js is relative, .js, inside dist/client', () => {
+  it('every import in dist/client/*.js, and in what they import, is relative, .js, in dist/client or dist/http', () => {
     assert.ok(existsSync(join(DIST, 'index.js')), `${DIST}/index.js is missing: run npm run build first`);
-    const files = readdirSync(DIST).filter((f) => f.endsWith('.js'));
+    const queue = readdirSync(DIST)
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => join(DIST, f));
+    const visited = new Set(queue);
     const problems: string[] = [];
     let seen = 0;
-    for (const f of files) {
-      const file = join(DIST, f);
+    while (queue.length > 0) {
+      const file = queue.shift()!;
       for (const spec of specifiers(readFileSync(file, 'utf8'))) {
         seen++;
         const p = browserProblem(spec, file);
-        if (p) problems.push(`${f}: '${spec}': ${p}`);
+        if (p) problems.push(`${relative(DIST, file)}: '${spec}': ${p}`);
+        const target = resolve(dirname(file), spec);
+        if (!p && !visited.has(target)) {
+          visited.add(target);
+          queue.push(target);
+        }
       }
     }
     assert.deepEqual(problems, []);
@@ -78,5 +91,10 @@ describe('dist/client', () => {
     assert.equal(typeof m.ReconnectingWebSocket, 'function');
     assert.equal(typeof m.onMessageFrom, 'function');
     assert.equal(typeof m.postTo, 'function');
+  });
+
+  it('sw.js exports versionedCache', async () => {
+    const m = await import(join(DIST, 'sw.js'));
+    assert.equal(typeof m.versionedCache, 'function');
   });
 });

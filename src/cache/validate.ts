@@ -149,6 +149,24 @@ export function selectForUpdate(
   return [];
 }
 
+/**
+ * selectForUpdate for a 304 answering our own conditional request about `asked` (the stored
+ * responses whose validators we sent).
+ * Departure from §4.3.4's letter: a 304 without any validator answers the one response we asked
+ * about (our If-None-Match / If-Modified-Since named only its validator), so it is selected even
+ * though it has one. Origins often omit ETag on 304s.
+ */
+export function selectValidated(
+  asked: readonly StoredResponse[],
+  notModifiedHeaders: HeaderMap,
+): StoredResponse[] {
+  const noValidator =
+    getHeader(notModifiedHeaders, 'etag') === undefined &&
+    getHeader(notModifiedHeaders, 'last-modified') === undefined;
+  if (noValidator) return asked.length === 1 ? [asked[0]!] : [];
+  return selectForUpdate(asked, notModifiedHeaders);
+}
+
 function etagOf(stored: StoredResponse): EntityTag | null {
   const text = getHeader(stored.headers, 'etag');
   return text === undefined ? null : parseEntityTag(text);

@@ -6,7 +6,7 @@ import { invalidationUris } from '../cache/invalidate.js';
 import { decideServe } from '../cache/request.js';
 import { isStorable } from '../cache/storable.js';
 import type { HeaderMap } from '../cache/types.js';
-import { conditionalHeaders, freshenStored, selectForUpdate } from '../cache/validate.js';
+import { conditionalHeaders, freshenStored, selectValidated } from '../cache/validate.js';
 import { matchesVary, varyKey } from '../cache/vary.js';
 import { forwardResponse, headerMap, readBounded, serveStored } from './cache-response.js';
 import type { CachedResponse, CachedVariants, CacheTier } from './cache-tier.js';
@@ -21,6 +21,8 @@ export interface CacheState {
   /** Cache-Status member name. */
   readonly name: string;
   readonly freshness: FreshnessOptions | undefined;
+  /** §4.2.4: how stale a response may be served when the origin cannot be reached. */
+  readonly staleIfUnreachableSec: number;
   /** Concurrent identical misses: the stored response the leading request produced (null: none). */
   readonly inflight: Map<string, Promise<CachedResponse | null>>;
   /** Background refreshes in progress (idle() waits for them). */
@@ -136,6 +138,8 @@ async function store(
   // Departure: a response reached through redirects is not stored (it answers another URL).
   const storable =
     ok.ok &&
+    res.status >= 200 &&
+    res.status <= 599 &&
     !res.redirected &&
     varyKey(responseHeaders.vary, up.reqHeaders) !== null &&
     res.type !== 'opaque';
@@ -209,7 +213,7 @@ export async function revalidate(
   try {
     res = await s.fetch(upstreamRequest(up, conditionalHeaders([match])));
   } catch (err) {
-    const stale = staleOnError(s, up, match, true, `fwd=${fwd}; detail=unreachable`);
+    const stale = staleOnError(s, up, match, true, `fwd=${fwd}`);
     if (stale === null) throw err;
     return stale;
   }
@@ -224,8 +228,8 @@ export async function revalidate(
     return (await store(s, up, res, requestTimeMs, `fwd=${fwd}; fwd-status=${res.status}`, variants))
       .response;
   const notModified = headerMap(res.headers);
-  // selectForUpdate returns members of `variants` (the same objects).
-  const selected: readonly unknown[] = selectForUpdate(variants, notModified);
+  // §4.3.4 for the one response we asked about (selectValidated returns it, the same object).
+  const selected: readonly unknown[] = selectValidated([match], notModified);
   if (selected.length === 0) {
     // §4.3.4: the 304 updates nothing stored: make the request again unconditionally.
     return (await networkAndStore(s, up, `fwd=${fwd}`, variants)).response;
@@ -257,17 +261,12 @@ function staleOnError(
     shared: false,
     originError: true,
     originUnreachable: unreachable,
+    disconnectedStaleSec: s.staleIfUnreachableSec,
     freshness: s.freshness,
   });
   if (d.kind !== 'stale-ok') return null;
   s.counts.hits++;
-  return serveStored(
-    up.request.url,
-    match,
-    nowMs,
-    `${s.name}; ${status}; detail=stale-if-error`,
-    d.omitHeaders,
-  );
+  return serveStored(up.request.url, match, nowMs, `${s.name}; ${status}; detail=${d.reason}`, d.omitHeaders);
 }
 
 /** §4.4: a non-error response to an unsafe method invalidates the target and same-origin Location / Content-Location. */

@@ -47,6 +47,12 @@ export interface CachingFetchOptions {
   readonly cacheName?: string;
   /** Heuristic freshness (RFC 9111 §4.2.2): cap and fraction of Date - Last-Modified. */
   readonly freshness?: FreshnessOptions;
+  /**
+   * RFC 9111 §4.2.4: when the origin cannot be reached at all (refused, reset), a stored response up
+   * to this many seconds stale is served, unless it forbids stale use (must-revalidate, no-cache).
+   * Default 300, as the proxy cache.
+   */
+  readonly staleIfUnreachableSec?: number;
 }
 
 export interface TierStats {
@@ -111,6 +117,7 @@ export function createCachingFetch(options: CachingFetchOptions = {}): CachingFe
     now: options.now ?? Date.now,
     name: options.cacheName ?? 'gatehouse-client',
     freshness: options.freshness,
+    staleIfUnreachableSec: options.staleIfUnreachableSec ?? 300,
     inflight: new Map(),
     background: new Set(),
     refreshing: new Set(),
@@ -265,6 +272,7 @@ async function lookup(s: CacheState, key: string): Promise<CachedVariants | unde
 }
 
 function withStatus(s: CacheState, up: Upstream, res: Response, status: string): Response {
+  if (res.status < 200 || res.status > 599) return res; // not constructible: handed on as it came
   const headers = new Headers(res.headers);
   const upstream = res.headers.get('cache-status');
   headers.set('cache-status', upstream ? `${upstream}, ${s.name}; ${status}` : `${s.name}; ${status}`);

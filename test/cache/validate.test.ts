@@ -6,6 +6,7 @@ import {
   freshenHeaders,
   freshenStored,
   selectForUpdate,
+  selectValidated,
 } from '../../src/cache/validate.js';
 
 const LM = 'Wed, 10 Jan 2024 12:00:00 GMT';
@@ -151,6 +152,24 @@ describe('selectForUpdate (RFC 9111 §4.3.4)', () => {
   for (const [name, variants, headers, expected] of cases) {
     it(name, () => {
       const got = selectForUpdate(variants, headers);
+      assert.equal(got.length, expected.length);
+      for (let i = 0; i < got.length; i++) assert.equal(got[i], expected[i]);
+    });
+  }
+});
+
+describe('selectValidated (a 304 to our own conditional request)', () => {
+  const a = v({ etag: '"a"' }, 1);
+  const b = v({ etag: '"b"' }, 2);
+  const cases: [string, StoredResponse[], Record<string, string>, StoredResponse[]][] = [
+    ['no validator on the 304, one response asked about (it has an ETag) -> it', [a], {}, [a]],
+    ['no validator on the 304, two asked about -> none (cannot tell which)', [a, b], {}, []],
+    ['matching strong ETag -> as selectForUpdate', [a, b], { etag: '"b"' }, [b]],
+    ['other ETag -> none', [a], { etag: '"z"' }, []],
+  ];
+  for (const [name, asked, headers, expected] of cases) {
+    it(name, () => {
+      const got = selectValidated(asked, headers);
       assert.equal(got.length, expected.length);
       for (let i = 0; i < got.length; i++) assert.equal(got[i], expected[i]);
     });

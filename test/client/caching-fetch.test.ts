@@ -252,8 +252,46 @@ describe('createCachingFetch: revalidation', () => {
     await down.close();
     advance(5);
     const r = await f(url);
-    assert.equal(cs(r), 'gatehouse-client; fwd=stale; detail=unreachable; detail=stale-if-error');
+    assert.equal(cs(r), 'gatehouse-client; fwd=stale; detail=stale-if-error');
     assert.equal(await r.text(), 'body 1');
+  });
+
+  it('origin unreachable, no stale-if-error: served stale within staleIfUnreachableSec (§4.2.4), else the error', async () => {
+    const down = await origin({ '/x': route({ 'cache-control': 'max-age=1' }) });
+    const url = `${down.url}/x`;
+    const f = createCachingFetch({ now });
+    const strict = createCachingFetch({ now, staleIfUnreachableSec: 0 });
+    await (await f(url)).text();
+    await (await strict(url)).text();
+    await down.close();
+    advance(5);
+    const r = await f(url);
+    assert.equal(cs(r), 'gatehouse-client; fwd=stale; detail=disconnected');
+    assert.equal(await r.text(), 'body 1');
+    await assert.rejects(strict(url), TypeError);
+  });
+
+  it('a 304 without validators to our conditional request freshens the response asked about', async () => {
+    const bare = await origin({
+      '/y': (req, res, n) => {
+        if (req.headers['if-none-match'] !== undefined) {
+          res.writeHead(304, { date: httpDate(clockMs), 'cache-control': 'max-age=100' });
+          return res.end();
+        }
+        route({ 'cache-control': 'max-age=1', etag: '"e"' })(req, res, n);
+      },
+    });
+    try {
+      const f = createCachingFetch({ now });
+      await (await f(`${bare.url}/y`)).text();
+      advance(5);
+      const r = await f(`${bare.url}/y`);
+      assert.equal(cs(r), 'gatehouse-client; fwd=stale; fwd-status=304');
+      assert.equal(await r.text(), 'body 1');
+      assert.equal(bare.count('/y'), 2);
+    } finally {
+      await bare.close();
+    }
   });
 
   it('without stale-if-error the origin 500 passes through', async () => {

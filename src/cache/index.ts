@@ -49,5 +49,6 @@ export {
   freshenStored,
   selectForUpdate,
   selectValidated,
+  storedHeaderFields,
 } from './validate.js';
 export { matchesVary, varyKey } from './vary.js';

@@ -6,9 +6,9 @@ import { invalidationUris } from '../cache/invalidate.js';
 import { decideServe } from '../cache/request.js';
 import { isStorable } from '../cache/storable.js';
 import type { HeaderMap } from '../cache/types.js';
-import { conditionalHeaders, freshenStored, selectValidated } from '../cache/validate.js';
+import { conditionalHeaders, freshenStored, selectValidated, storedHeaderFields } from '../cache/validate.js';
 import { matchesVary, varyKey } from '../cache/vary.js';
-import { forwardResponse, headerMap, readBounded, serveStored } from './cache-response.js';
+import { forwardResponse, headerMap, makeResponse, readBounded, serveStored } from './cache-response.js';
 import type { CachedResponse, CachedVariants, CacheTier } from './cache-tier.js';
 
 /** What one caching fetch shares between requests. */
@@ -155,7 +155,7 @@ async function store(
   const entry: CachedResponse = {
     status: res.status,
     statusText: res.statusText,
-    headers: responseHeaders,
+    headers: storedHeaderFields(responseHeaders),
     requestHeaders: up.reqHeaders,
     requestTimeMs,
     responseTimeMs: s.now(),
@@ -212,10 +212,18 @@ export async function revalidate(
   let res: Response;
   try {
     res = await s.fetch(upstreamRequest(up, conditionalHeaders([match])));
-  } catch (err) {
+  } catch {
     const stale = staleOnError(s, up, match, true, `fwd=${fwd}`);
-    if (stale === null) throw err;
-    return stale;
+    if (stale !== null) return stale;
+    // §5.2.2.2: a disconnected cache that may not reuse the stale response generates an error,
+    // 504. (With nothing stored, the network error is the caller's, as with fetch.)
+    return makeResponse(
+      up.request.url,
+      504,
+      'Gateway Timeout',
+      { 'cache-status': `${s.name}; fwd=${fwd}; detail=unreachable` },
+      null,
+    );
   }
   if (ORIGIN_ERRORS.has(res.status)) {
     const stale = staleOnError(s, up, match, false, `fwd=${fwd}; fwd-status=${res.status}`);

@@ -57,6 +57,8 @@ export function forwardResponse(
   body: BodyInit | null,
   cacheStatus: string,
 ): Response {
+  // Fetch can receive a status Response cannot be built with (e.g. 999): handed on as it came.
+  if (res.status < 200 || res.status > 599) return res;
   const headers = new Headers(res.headers);
   headers.set('cache-status', appendStatus(res.headers.get('cache-status') ?? undefined, cacheStatus));
   return makeResponse(res.url || url, res.status, res.statusText, headers, body);

@@ -15,7 +15,7 @@ import {
   type Upstream,
   upstreamRequest,
 } from './cache-network.js';
-import { headerMap, makeResponse, serveStored } from './cache-response.js';
+import { forwardResponse, headerMap, makeResponse, serveStored } from './cache-response.js';
 import type { CachedResponse, CachedVariants, CacheTier } from './cache-tier.js';
 import { memoryTier } from './cache-tier.js';
 
@@ -272,11 +272,7 @@ async function lookup(s: CacheState, key: string): Promise<CachedVariants | unde
 }
 
 function withStatus(s: CacheState, up: Upstream, res: Response, status: string): Response {
-  if (res.status < 200 || res.status > 599) return res; // not constructible: handed on as it came
-  const headers = new Headers(res.headers);
-  const upstream = res.headers.get('cache-status');
-  headers.set('cache-status', upstream ? `${upstream}, ${s.name}; ${status}` : `${s.name}; ${status}`);
-  return makeResponse(res.url || up.request.url, res.status, res.statusText, headers, res.body);
+  return forwardResponse(up.request.url, res, res.body, `${s.name}; ${status}`);
 }
 
 async function invalidate(s: CacheState, target: string | URL | ((url: string) => boolean)): Promise<number> {

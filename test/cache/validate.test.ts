@@ -7,6 +7,7 @@ import {
   freshenStored,
   selectForUpdate,
   selectValidated,
+  storedHeaderFields,
 } from '../../src/cache/validate.js';
 
 const LM = 'Wed, 10 Jan 2024 12:00:00 GMT';
@@ -174,4 +175,19 @@ describe('selectValidated (a 304 to our own conditional request)', () => {
       for (let i = 0; i < got.length; i++) assert.equal(got[i], expected[i]);
     });
   }
+});
+
+describe('storedHeaderFields (RFC 9111 §3.1)', () => {
+  const cases: [string, Record<string, string>, Record<string, string>][] = [
+    [
+      'hop-by-hop fields dropped',
+      { connection: 'keep-alive', 'keep-alive': 'timeout=5', etag: '"a"' },
+      { etag: '"a"' },
+    ],
+    ['fields named by Connection dropped', { connection: 'a, B', a: '1', b: '2', c: '3' }, { c: '3' }],
+    ['Proxy-Authenticate dropped', { 'proxy-authenticate': 'Basic', 'x-y': '1' }, { 'x-y': '1' }],
+    ['nothing to drop -> same fields', { 'cache-control': 'max-age=1' }, { 'cache-control': 'max-age=1' }],
+  ];
+  for (const [name, input, expected] of cases)
+    it(name, () => assert.deepEqual(storedHeaderFields(input), expected));
 });

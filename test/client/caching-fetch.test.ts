@@ -83,6 +83,7 @@ const routes: Record<string, (req: IncomingMessage, res: ServerResponse, n: numb
   '/auth': route({ 'cache-control': 'max-age=60' }),
   '/heuristic': route({ 'last-modified': httpDate(T0 - 10 * 86_400_000) }),
   '/nostore': route({ 'cache-control': 'no-store' }),
+  '/conn': route({ 'cache-control': 'max-age=60', connection: 'x-hop', 'x-hop': '1', 'x-end': '2' }),
 };
 
 before(async () => {
@@ -164,6 +165,15 @@ describe('createCachingFetch: hits, misses, Cache-Status, Age, Date', () => {
     await (await f(`${o.url}/heuristic`)).text();
     advance(3600);
     assert.equal(cs(await f(`${o.url}/heuristic`)), 'gatehouse-client; hit');
+  });
+
+  it('fields named by Connection are not stored (§3.1): absent from the hit, the rest kept', async () => {
+    const f = createCachingFetch({ now });
+    await (await f(`${o.url}/conn`)).text();
+    const r = await f(`${o.url}/conn`);
+    assert.equal(cs(r), 'gatehouse-client; hit');
+    assert.equal(r.headers.get('x-hop'), null);
+    assert.equal(r.headers.get('x-end'), '2');
   });
 
   it('no-store response: not stored, next request goes to the origin', async () => {
@@ -256,7 +266,7 @@ describe('createCachingFetch: revalidation', () => {
     assert.equal(await r.text(), 'body 1');
   });
 
-  it('origin unreachable, no stale-if-error: served stale within staleIfUnreachableSec (§4.2.4), else the error', async () => {
+  it('origin unreachable, no stale-if-error: served stale within staleIfUnreachableSec (§4.2.4), else 504 (§5.2.2.2); nothing stored -> fetch rejects', async () => {
     const down = await origin({ '/x': route({ 'cache-control': 'max-age=1' }) });
     const url = `${down.url}/x`;
     const f = createCachingFetch({ now });
@@ -268,7 +278,11 @@ describe('createCachingFetch: revalidation', () => {
     const r = await f(url);
     assert.equal(cs(r), 'gatehouse-client; fwd=stale; detail=disconnected');
     assert.equal(await r.text(), 'body 1');
-    await assert.rejects(strict(url), TypeError);
+    const gone = await strict(url);
+    assert.equal(gone.status, 504);
+    assert.equal(cs(gone), 'gatehouse-client; fwd=stale; detail=unreachable');
+    const nothingStored = createCachingFetch({ now });
+    await assert.rejects(nothingStored(url), TypeError);
   });
 
   it('a 304 without validators to our conditional request freshens the response asked about', async () => {

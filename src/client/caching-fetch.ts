@@ -184,7 +184,19 @@ async function handle(
     return fromNetwork(s, up, missReason, variants);
   }
   if (mode === 'force-cache' || mode === 'only-if-cached') return hit(s, up.request.url, match, 'hit');
-  if (mode === 'no-cache') return revalidate(s, up, variants ?? [], match, 'request');
+  if (mode === 'no-cache') {
+    // RFC 8246 §2: a private cache may answer a reload with a fresh `immutable` response unvalidated.
+    const d = decideServe({
+      stored: match,
+      requestHeaders: up.reqHeaders,
+      nowMs: s.now(),
+      shared: false,
+      freshness: s.freshness,
+    });
+    if (d.kind === 'fresh' && d.immutable)
+      return hit(s, up.request.url, match, 'hit; detail=immutable', d.omitHeaders);
+    return revalidate(s, up, variants ?? [], match, 'request');
+  }
   return decide(s, up, variants ?? [], match);
 }
 

@@ -82,6 +82,7 @@ const routes: Record<string, (req: IncomingMessage, res: ServerResponse, n: numb
   '/private': route({ 'cache-control': 'private, max-age=60, s-maxage=0' }),
   '/auth': route({ 'cache-control': 'max-age=60' }),
   '/heuristic': route({ 'last-modified': httpDate(T0 - 10 * 86_400_000) }),
+  '/immutable': route({ 'cache-control': 'max-age=600, immutable' }),
   '/nostore': route({ 'cache-control': 'no-store' }),
   '/conn': route({ 'cache-control': 'max-age=60', connection: 'x-hop', 'x-hop': '1', 'x-end': '2' }),
 };
@@ -213,6 +214,16 @@ describe('createCachingFetch: revalidation', () => {
     assert.equal(cs(r), 'gatehouse-client; fwd=request; fwd-status=304');
     assert.equal(await r.text(), 'body 1');
     assert.equal((await f.stats()).revalidations, 1);
+  });
+
+  it("init.reload 'normal' on a fresh immutable response: served without the network (RFC 8246); 'forced' still goes", async () => {
+    const f = createCachingFetch({ now });
+    await (await f(`${o.url}/immutable`)).text();
+    const r = await f(`${o.url}/immutable`, { reload: 'normal' });
+    assert.equal(cs(r), 'gatehouse-client; hit; detail=immutable');
+    assert.equal(o.count('/immutable'), 1);
+    await (await f(`${o.url}/immutable`, { reload: 'forced' })).text();
+    assert.equal(o.count('/immutable'), 2);
   });
 
   it("init.reload 'forced': no-cache + Pragma, no validators; the new response is stored", async () => {
@@ -475,5 +486,48 @@ describe('createCachingFetch: invalidation, coalescing, tiers, controls', () => 
     const r = await f(`${o.url}/fresh`, { method: 'HEAD' });
     assert.equal(cs(r), 'gatehouse-client; fwd=method');
     assert.equal(o.count('/fresh'), 2);
+  });
+});
+
+describe('diskTier (gatehouse-http, Node): the disk store as the second tier', () => {
+  it('stored on disk, served by a new caching fetch from disk and promoted; predicate invalidation reaches it', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { diskTier } = await import('../../src/index.js');
+    const dir = mkdtempSync(join(tmpdir(), 'gh-disk-tier-'));
+    try {
+      const disk1 = await diskTier(dir);
+      const f1 = createCachingFetch({ now, stores: [disk1] });
+      await (await f1(`${o.url}/vary`, { headers: { 'accept-language': 'en' } })).text();
+      await (await f1(`${o.url}/vary`, { headers: { 'accept-language': 'de' } })).text();
+      await disk1.close();
+      const disk2 = await diskTier(dir);
+      const f2 = createCachingFetch({ now, stores: [disk2] });
+      advance(10);
+      const de = await f2(`${o.url}/vary`, { headers: { 'accept-language': 'de' } });
+      assert.equal(cs(de), 'gatehouse-client; hit');
+      assert.equal(de.headers.get('age'), '10');
+      assert.equal(await de.text(), 'de 2');
+      assert.equal(
+        await (await f2(`${o.url}/vary`, { headers: { 'accept-language': 'en' } })).text(),
+        'en 1',
+      );
+      const st = await f2.stats();
+      assert.deepEqual(
+        st.tiers.map((t) => [t.name, t.hits]),
+        [
+          ['memory', 1],
+          ['disk', 1],
+        ],
+      );
+      assert.ok(st.tiers[1]!.bytes! > 0);
+      assert.equal(o.count('/vary'), 2);
+      assert.equal(await f2.invalidate((u) => u.endsWith('/vary')), 1);
+      assert.deepEqual(await disk2.keys(), []);
+      await disk2.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -37,6 +37,7 @@ export function serveStored(
   nowMs: number,
   cacheStatus: string,
   omitHeaders: readonly string[] = [],
+  head = false,
 ): Response {
   const headers = new Headers();
   for (const [name, value] of Object.entries(stored.headers)) {
@@ -47,7 +48,8 @@ export function serveStored(
   headers.set('age', ageFieldValue(currentAgeSec(stored, nowMs)));
   headers.set('cache-status', appendStatus(stored.headers['cache-status'], cacheStatus));
   // The stored bytes are never handed out: a copy per Response.
-  return makeResponse(url, stored.status, stored.statusText, headers, stored.body.slice());
+  // A HEAD gets the GET's header fields and no content (RFC 9110 §9.3.2).
+  return makeResponse(url, stored.status, stored.statusText, headers, head ? null : stored.body.slice());
 }
 
 /** A network response passed on with our Cache-Status member after any upstream ones (RFC 9211 §2). */

@@ -148,6 +148,10 @@ async function handle(
   let mode: RequestCache = initMode ?? (input instanceof Request ? input.cache : 'default');
   const reqHeaders = headerMap(request.headers);
   const up: Upstream = { request, reqHeaders, key: cacheKey(request.url), extra: {} };
+  if (request.method === 'HEAD' && !CONDITIONAL_FIELDS.some((f) => reqHeaders[f] !== undefined)) {
+    const stored = await headFromStored(s, up, mode);
+    if (stored !== null) return stored;
+  }
   if (request.method !== 'GET') {
     s.counts.bypassed++;
     const res = await s.fetch(upstreamRequest(up, {}));
@@ -240,6 +244,32 @@ function decide(
     case 'miss-only-if-cached':
       return gatewayTimeout(s, up, 'stale');
   }
+}
+
+/**
+ * RFC 9111 §4 (and RFC 9110 §9.3.2): a stored response to GET may answer a HEAD, when it could be
+ * used as is for a GET (fresh, or any stored one for force-cache / only-if-cached). Null: go upstream.
+ */
+async function headFromStored(s: CacheState, up: Upstream, mode: RequestCache): Promise<Response | null> {
+  if (mode !== 'default' && mode !== 'force-cache' && mode !== 'only-if-cached') return null;
+  const match = (await lookup(s, up.key))?.find((v) =>
+    matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders),
+  );
+  if (match === undefined) return mode === 'only-if-cached' ? gatewayTimeout(s, up, 'uri-miss') : null;
+  let omit: readonly string[] = [];
+  if (mode === 'default') {
+    const d = decideServe({
+      stored: match,
+      requestHeaders: up.reqHeaders,
+      nowMs: s.now(),
+      shared: false,
+      freshness: s.freshness,
+    });
+    if (d.kind !== 'fresh') return null;
+    omit = d.omitHeaders;
+  }
+  s.counts.hits++;
+  return serveStored(up.request.url, match, s.now(), `${s.name}; hit`, omit, true);
 }
 
 function hit(

@@ -480,12 +480,19 @@ describe('createCachingFetch: invalidation, coalescing, tiers, controls', () => 
     assert.equal(cs(await f(`${o.url}/kb`)), 'gatehouse-client; fwd=uri-miss; stored');
   });
 
-  it('HEAD is forwarded, not stored or answered from storage', async () => {
+  it('HEAD answered from a fresh stored GET (headers, no body); forwarded on a miss or when stale', async () => {
     const f = createCachingFetch({ now });
+    const miss = await f(`${o.url}/fresh`, { method: 'HEAD' });
+    assert.equal(cs(miss), 'gatehouse-client; fwd=method');
     await (await f(`${o.url}/fresh`)).text();
     const r = await f(`${o.url}/fresh`, { method: 'HEAD' });
-    assert.equal(cs(r), 'gatehouse-client; fwd=method');
+    assert.equal(cs(r), 'gatehouse-client; hit');
+    assert.equal(r.headers.get('content-type'), 'text/plain');
+    assert.equal(await r.text(), '');
     assert.equal(o.count('/fresh'), 2);
+    advance(120);
+    assert.equal(cs(await f(`${o.url}/fresh`, { method: 'HEAD' })), 'gatehouse-client; fwd=method');
+    assert.equal(o.count('/fresh'), 3);
   });
 });
 

@@ -125,7 +125,7 @@ export function createCachingFetch(options: CachingFetchOptions = {}): CachingFe
     tierHits: tiers.map(() => 0),
   };
   const cachingFetch = ((input: RequestInfo | URL, init?: CachingRequestInit) =>
-    handle(s, input, init)) as CachingFetch;
+    followStored(s, input, init)) as CachingFetch;
   cachingFetch.invalidate = (target) => invalidate(s, target);
   cachingFetch.clear = async () => {
     for (const t of s.tiers) await t.clear();
@@ -135,6 +135,34 @@ export function createCachingFetch(options: CachingFetchOptions = {}): CachingFe
     while (s.background.size > 0) await Promise.allSettled([...s.background]);
   };
   return cachingFetch;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Fetch: at most 20 redirects. */
+const MAX_REDIRECTS = 20;
+
+/**
+ * A stored 3xx (stored when the request said `redirect: 'manual'`) answering a request that follows
+ * redirects: follow it here, as the network fetch would have (each hop through the cache).
+ */
+async function followStored(
+  s: CacheState,
+  input: RequestInfo | URL,
+  init?: CachingRequestInit,
+): Promise<Response> {
+  let res = await handle(s, input, init);
+  const follows = (init?.redirect ?? (input instanceof Request ? input.redirect : 'follow')) === 'follow';
+  for (let hops = 0; follows && REDIRECTS.has(res.status) && res.headers.has('location'); hops++) {
+    if (hops === MAX_REDIRECTS) throw new TypeError('createCachingFetch: too many redirects');
+    const next = new URL(res.headers.get('location')!, res.url).href;
+    const method = input instanceof Request ? input.method : (init?.method ?? 'GET');
+    // Fetch: a GET or HEAD keeps its method on every redirect; other methods are never stored.
+    if (method !== 'GET' && method !== 'HEAD') break;
+    await res.body?.cancel();
+    res = await handle(s, next, { ...init, method, body: null });
+    Object.defineProperty(res, 'redirected', { value: true, enumerable: true });
+  }
+  return res;
 }
 
 async function handle(

@@ -83,6 +83,10 @@ const routes: Record<string, (req: IncomingMessage, res: ServerResponse, n: numb
   '/auth': route({ 'cache-control': 'max-age=60' }),
   '/heuristic': route({ 'last-modified': httpDate(T0 - 10 * 86_400_000) }),
   '/immutable': route({ 'cache-control': 'max-age=600, immutable' }),
+  '/redir': (_req, res) => {
+    res.writeHead(301, { date: httpDate(clockMs), location: '/fresh', 'cache-control': 'max-age=60' });
+    res.end();
+  },
   '/nostore': route({ 'cache-control': 'no-store' }),
   '/conn': route({ 'cache-control': 'max-age=60', connection: 'x-hop', 'x-hop': '1', 'x-end': '2' }),
 };
@@ -175,6 +179,28 @@ describe('createCachingFetch: hits, misses, Cache-Status, Age, Date', () => {
     assert.equal(cs(r), 'gatehouse-client; hit');
     assert.equal(r.headers.get('x-hop'), null);
     assert.equal(r.headers.get('x-end'), '2');
+  });
+
+  it('redirects: a followed chain is not stored under the first URL; redirect manual stores the 301', async () => {
+    const f = createCachingFetch({ now });
+    const followed = await f(`${o.url}/redir`);
+    assert.equal(followed.url, `${o.url}/fresh`);
+    assert.equal(cs(followed), 'gatehouse-client; fwd=uri-miss');
+    const manual = await f(`${o.url}/redir`, { redirect: 'manual' });
+    assert.equal(manual.status, 301);
+    assert.equal(cs(manual), 'gatehouse-client; fwd=uri-miss; stored');
+    const again = await f(`${o.url}/redir`, { redirect: 'manual' });
+    assert.equal(cs(again), 'gatehouse-client; hit');
+    assert.equal(again.headers.get('location'), '/fresh');
+    assert.equal(o.count('/redir'), 2);
+    // A following request is answered with the stored 301, followed through the cache.
+    const hops = await f(`${o.url}/redir`);
+    assert.equal(hops.status, 200);
+    assert.equal(hops.url, `${o.url}/fresh`);
+    assert.equal(hops.redirected, true);
+    assert.equal(cs(hops), 'gatehouse-client; fwd=uri-miss; stored'); // /fresh itself is a new URL
+    assert.equal(cs(await f(`${o.url}/redir`)), 'gatehouse-client; hit');
+    assert.equal(o.count('/redir'), 2);
   });
 
   it('no-store response: not stored, next request goes to the origin', async () => {

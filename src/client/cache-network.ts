@@ -168,7 +168,7 @@ async function store(
   await putAll(s, up.key, [entry, ...others].slice(0, MAX_VARIANTS));
   s.counts.stored++;
   return {
-    response: forwardResponse(up.request.url, res, body.bytes.slice(), `${s.name}; ${status}; stored`),
+    response: forwardResponse(up.request.url, res, body.bytes, `${s.name}; ${status}; stored`),
     stored: entry,
   };
 }

@@ -29,6 +29,8 @@ export interface CacheState {
   readonly background: Set<Promise<unknown>>;
   /** Keys with a background refresh in progress (one per key). */
   readonly refreshing: Set<string>;
+  /** Revalidations in flight for identical requests (coalesceKey): others wait for them. */
+  readonly revalidating: Map<string, Promise<unknown>>;
   readonly counts: {
     hits: number;
     misses: number;
@@ -82,7 +84,7 @@ export async function fromNetwork(
   s.counts.misses++;
   const coalescible = reason !== 'request' && Object.keys(up.extra).length === 0;
   if (!coalescible) return (await networkAndStore(s, up, `fwd=${reason}`, variants)).response;
-  const ck = `${up.key}\n${JSON.stringify(Object.entries(up.reqHeaders).sort())}`;
+  const ck = coalesceKey(up);
   const leader = s.inflight.get(ck);
   if (leader !== undefined) {
     const stored = await leader;
@@ -103,6 +105,38 @@ export async function fromNetwork(
     throw err;
   } finally {
     s.inflight.delete(ck);
+  }
+}
+
+/** Identical requests: the same URL and the same request fields. */
+export function coalesceKey(up: Upstream): string {
+  return `${up.key}\n${JSON.stringify(Object.entries(up.reqHeaders).sort())}`;
+}
+
+/**
+ * revalidate, shared by concurrent identical requests: while one is in flight, the others wait for it
+ * and then decide again on what it stored (`again`); only the first sends a conditional request.
+ */
+export async function revalidateCoalesced(
+  s: CacheState,
+  up: Upstream,
+  variants: CachedVariants,
+  match: CachedResponse,
+  again: () => Promise<Response>,
+): Promise<Response> {
+  const ck = coalesceKey(up);
+  const leader = s.revalidating.get(ck);
+  if (leader !== undefined) {
+    await leader.catch(() => undefined);
+    s.counts.coalesced++;
+    return again();
+  }
+  const own = revalidate(s, up, variants, match, 'stale');
+  s.revalidating.set(ck, own);
+  try {
+    return await own;
+  } finally {
+    s.revalidating.delete(ck);
   }
 }
 
@@ -168,7 +202,12 @@ async function store(
   await putAll(s, up.key, [entry, ...others].slice(0, MAX_VARIANTS));
   s.counts.stored++;
   return {
-    response: forwardResponse(up.request.url, res, body.bytes, `${s.name}; ${status}; stored`),
+    response: forwardResponse(
+      up.request.url,
+      res,
+      body.bytes as Uint8Array<ArrayBuffer>,
+      `${s.name}; ${status}; stored`,
+    ),
     stored: entry,
   };
 }

@@ -49,7 +49,13 @@ export function serveStored(
   headers.set('cache-status', appendStatus(stored.headers['cache-status'], cacheStatus));
   // The stored bytes are never handed out: Fetch copies a BufferSource body ("a copy of the bytes").
   // A HEAD gets the GET's header fields and no content (RFC 9110 §9.3.2).
-  return makeResponse(url, stored.status, stored.statusText, headers, head ? null : stored.body);
+  return makeResponse(
+    url,
+    stored.status,
+    stored.statusText,
+    headers,
+    head ? null : (stored.body as Uint8Array<ArrayBuffer>),
+  );
 }
 
 /** A network response passed on with our Cache-Status member after any upstream ones (RFC 9211 §2). */

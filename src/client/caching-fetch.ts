@@ -12,6 +12,7 @@ import {
   fromNetwork,
   invalidateAfterUnsafe,
   revalidate,
+  revalidateCoalesced,
   type Upstream,
   upstreamRequest,
 } from './cache-network.js';
@@ -121,6 +122,7 @@ export function createCachingFetch(options: CachingFetchOptions = {}): CachingFe
     inflight: new Map(),
     background: new Set(),
     refreshing: new Set(),
+    revalidating: new Map(),
     counts: { hits: 0, misses: 0, revalidations: 0, coalesced: 0, stored: 0, bypassed: 0 },
     tierHits: tiers.map(() => 0),
   };
@@ -268,10 +270,27 @@ function decide(
       }
       return hit(s, up.request.url, match, 'hit', d.omitHeaders);
     case 'revalidate':
-      return revalidate(s, up, variants, match, 'stale');
+      // Followers decide again on what the leader stored, without coalescing a second time.
+      return revalidateCoalesced(s, up, variants, match, () => afterCoalesced(s, up));
     case 'miss-only-if-cached':
       return gatewayTimeout(s, up, 'stale');
   }
+}
+
+/** After waiting for another request's revalidation: serve what it left if fresh, else revalidate. */
+async function afterCoalesced(s: CacheState, up: Upstream): Promise<Response> {
+  const variants = (await lookup(s, up.key)) ?? [];
+  const match = variants.find((v) => matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders));
+  if (match === undefined) return fromNetwork(s, up, 'uri-miss', variants);
+  const d = decideServe({
+    stored: match,
+    requestHeaders: up.reqHeaders,
+    nowMs: s.now(),
+    shared: false,
+    freshness: s.freshness,
+  });
+  if (d.kind === 'fresh') return hit(s, up.request.url, match, 'fwd=stale; collapsed', d.omitHeaders);
+  return revalidate(s, up, variants, match, 'stale');
 }
 
 /**

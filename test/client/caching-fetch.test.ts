@@ -459,6 +459,20 @@ describe('createCachingFetch: invalidation, coalescing, tiers, controls', () => 
     assert.ok(mem.bytes! <= 3800 && mem.bytes! > 2000, `memory bytes ${mem.bytes}`);
   });
 
+  it('6 concurrent requests for one stale response -> 1 conditional request, all served the freshened copy', async () => {
+    const f = createCachingFetch({ now });
+    await (await f(`${o.url}/etag`)).text();
+    advance(2);
+    const rs = await Promise.all(Array.from({ length: 6 }, () => f(`${o.url}/etag`)));
+    assert.equal(o.count('/etag'), 2);
+    for (const r of rs) {
+      assert.equal(await r.text(), 'body 1');
+      assert.equal(r.headers.get('x-version'), 'new');
+    }
+    assert.equal(rs.filter((r) => cs(r) === 'gatehouse-client; fwd=stale; collapsed').length, 5);
+    assert.equal((await f.stats()).revalidations, 1);
+  });
+
   it('a body over maxEntryBytes is passed on whole and not stored', async () => {
     const f = createCachingFetch({ now, maxEntryBytes: 100 });
     const r = await f(`${o.url}/kb`);

@@ -32,7 +32,7 @@ export async function fromNetwork(s, up, reason, variants) {
     const coalescible = reason !== 'request' && Object.keys(up.extra).length === 0;
     if (!coalescible)
         return (await networkAndStore(s, up, `fwd=${reason}`, variants)).response;
-    const ck = `${up.key}\n${JSON.stringify(Object.entries(up.reqHeaders).sort())}`;
+    const ck = coalesceKey(up);
     const leader = s.inflight.get(ck);
     if (leader !== undefined) {
         const stored = await leader;
@@ -55,6 +55,31 @@ export async function fromNetwork(s, up, reason, variants) {
     }
     finally {
         s.inflight.delete(ck);
+    }
+}
+/** Identical requests: the same URL and the same request fields. */
+export function coalesceKey(up) {
+    return `${up.key}\n${JSON.stringify(Object.entries(up.reqHeaders).sort())}`;
+}
+/**
+ * revalidate, shared by concurrent identical requests: while one is in flight, the others wait for it
+ * and then decide again on what it stored (`again`); only the first sends a conditional request.
+ */
+export async function revalidateCoalesced(s, up, variants, match, again) {
+    const ck = coalesceKey(up);
+    const leader = s.revalidating.get(ck);
+    if (leader !== undefined) {
+        await leader.catch(() => undefined);
+        s.counts.coalesced++;
+        return again();
+    }
+    const own = revalidate(s, up, variants, match, 'stale');
+    s.revalidating.set(ck, own);
+    try {
+        return await own;
+    }
+    finally {
+        s.revalidating.delete(ck);
     }
 }
 /** Sends the request (with `more` fields) and stores the response if RFC 9111 §3 allows. */
@@ -102,7 +127,7 @@ async function store(s, up, res, requestTimeMs, status, variants) {
     await putAll(s, up.key, [entry, ...others].slice(0, MAX_VARIANTS));
     s.counts.stored++;
     return {
-        response: forwardResponse(up.request.url, res, body.bytes.slice(), `${s.name}; ${status}; stored`),
+        response: forwardResponse(up.request.url, res, body.bytes, `${s.name}; ${status}; stored`),
         stored: entry,
     };
 }

@@ -29,9 +29,9 @@ export function serveStored(url, stored, nowMs, cacheStatus, omitHeaders = [], h
     // §5.1 / §4: "the cache ... MUST generate an Age header field" when serving a stored response.
     headers.set('age', ageFieldValue(currentAgeSec(stored, nowMs)));
     headers.set('cache-status', appendStatus(stored.headers['cache-status'], cacheStatus));
-    // The stored bytes are never handed out: a copy per Response.
+    // The stored bytes are never handed out: Fetch copies a BufferSource body ("a copy of the bytes").
     // A HEAD gets the GET's header fields and no content (RFC 9110 §9.3.2).
-    return makeResponse(url, stored.status, stored.statusText, headers, head ? null : stored.body.slice());
+    return makeResponse(url, stored.status, stored.statusText, headers, head ? null : stored.body);
 }
 /** A network response passed on with our Cache-Status member after any upstream ones (RFC 9211 §2). */
 export function forwardResponse(url, res, body, cacheStatus) {

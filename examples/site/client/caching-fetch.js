@@ -4,7 +4,7 @@
 // Lookup order and request modes follow the Fetch standard's HTTP-network-or-cache fetch.
 import { decideServe } from '../cache/request.js';
 import { matchesVary } from '../cache/vary.js';
-import { cacheKey, fromNetwork, invalidateAfterUnsafe, revalidate, upstreamRequest, } from './cache-network.js';
+import { cacheKey, fromNetwork, invalidateAfterUnsafe, revalidate, revalidateCoalesced, upstreamRequest, } from './cache-network.js';
 import { forwardResponse, headerMap, makeResponse, serveStored } from './cache-response.js';
 import { memoryTier } from './cache-tier.js';
 const DEFAULT_MEMORY_BYTES = 50 * 1024 * 1024;
@@ -37,6 +37,7 @@ export function createCachingFetch(options = {}) {
         inflight: new Map(),
         background: new Set(),
         refreshing: new Set(),
+        revalidating: new Map(),
         counts: { hits: 0, misses: 0, revalidations: 0, coalesced: 0, stored: 0, bypassed: 0 },
         tierHits: tiers.map(() => 0),
     };
@@ -176,10 +177,28 @@ function decide(s, up, variants, match) {
             }
             return hit(s, up.request.url, match, 'hit', d.omitHeaders);
         case 'revalidate':
-            return revalidate(s, up, variants, match, 'stale');
+            // Followers decide again on what the leader stored, without coalescing a second time.
+            return revalidateCoalesced(s, up, variants, match, () => afterCoalesced(s, up));
         case 'miss-only-if-cached':
             return gatewayTimeout(s, up, 'stale');
     }
+}
+/** After waiting for another request's revalidation: serve what it left if fresh, else revalidate. */
+async function afterCoalesced(s, up) {
+    const variants = (await lookup(s, up.key)) ?? [];
+    const match = variants.find((v) => matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders));
+    if (match === undefined)
+        return fromNetwork(s, up, 'uri-miss', variants);
+    const d = decideServe({
+        stored: match,
+        requestHeaders: up.reqHeaders,
+        nowMs: s.now(),
+        shared: false,
+        freshness: s.freshness,
+    });
+    if (d.kind === 'fresh')
+        return hit(s, up.request.url, match, 'fwd=stale; collapsed', d.omitHeaders);
+    return revalidate(s, up, variants, match, 'stale');
 }
 /**
  * RFC 9111 §4 (and RFC 9110 §9.3.2): a stored response to GET may answer a HEAD, when it could be

@@ -201,7 +201,8 @@ async function handle(
       s.counts.bypassed++;
       return withStatus(s, up, await s.fetch(upstreamRequest(up, {})), 'fwd=bypass');
     }
-    return fromNetwork(s, up, 'request', undefined);
+    // The new response replaces only the variant this request selects (§4.1); the others stay.
+    return fromNetwork(s, up, 'request', await peek(s, up.key));
   }
   // Fetch: no-cache asks for revalidation with `Cache-Control: max-age=0`.
   if (mode === 'no-cache' && reqHeaders['cache-control'] === undefined)
@@ -340,6 +341,19 @@ function gatewayTimeout(s: CacheState, up: Upstream, reason: string): Response {
     { 'cache-status': `${s.name}; fwd=${reason}; detail=only-if-cached` },
     null,
   );
+}
+
+/** The stored variants of `key` from the first tier holding any, uncounted and not promoted. */
+async function peek(s: CacheState, key: string): Promise<CachedVariants | undefined> {
+  for (const tier of s.tiers) {
+    try {
+      const found = await tier.get(key);
+      if (found !== undefined && found.length > 0) return found;
+    } catch {
+      // a failing tier is skipped
+    }
+  }
+  return undefined;
 }
 
 /** Memory first, then each tier in order; a lower-tier hit is promoted to memory. */

@@ -376,6 +376,18 @@ describe('createCachingFetch: init.cache modes', () => {
     assert.equal(await (await f(`${o.url}/fresh`)).text(), 'body 2');
   });
 
+  it("'reload' of one Vary variant keeps the other variant stored", async () => {
+    const f = createCachingFetch({ now });
+    const get = (lang: string, init: RequestInit = {}) =>
+      f(`${o.url}/vary`, { ...init, headers: { 'accept-language': lang } });
+    await (await get('en')).text();
+    await (await get('de')).text();
+    assert.equal(await (await get('en', { cache: 'reload' })).text(), 'en 3');
+    assert.equal(cs(await get('de')), 'gatehouse-client; hit');
+    assert.equal(await (await get('en')).text(), 'en 3');
+    assert.equal(o.count('/vary'), 3);
+  });
+
   it("'no-cache': conditional request even when fresh", async () => {
     const f = createCachingFetch({ now });
     await (await f(`${o.url}/etag-fresh`)).text();

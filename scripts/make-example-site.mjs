@@ -3,8 +3,8 @@
 // Hashed assets (first 8 hex chars of the content's sha256), .br (brotli q11) and .gz (gzip -9) siblings
 // for compressible text, a generated PNG favicon, an SVG logo and the Open Sans Regular woff2 (Apache-2.0).
 // The page's live WebSocket panel imports the client library with no bundler from /client/index.js: the
-// built dist/client/*.js copied as they are (so run `npm run build` first; test/browser/example-site.test.ts
-// fails when the committed copy differs from dist/client).
+// built dist/client/*.js copied as they are, with the dist/cache and dist/http files they import (so run
+// `npm run build` first; test/browser/example-site.test.ts fails when the committed copy differs from dist/client).
 //
 // Usage: npm run build && node scripts/make-example-site.mjs [--font PATH] [--no-font] [--out DIR]
 // The font is looked up (and its sha256 verified) in: --font, the existing output folder, rustup's docs.
@@ -534,17 +534,25 @@ if (!existsSync(join(clientDir, 'index.js'))) {
 for (const f of readdirSync(clientDir).sort()) {
   if (f.endsWith('.js')) add(`client/${f}`, readFileSync(join(clientDir, f)));
 }
-// And the files they reach outside dist/client (the pure dist/http that /client/sw.js imports), so every
-// copied module loads. tsc emits each import as `from './x.js'` or `from '../http/x.js'`.
-const distDir = join(repoRoot, 'dist');
-const pending = [...files.keys()].filter((p) => p.startsWith('client/'));
-while (pending.length > 0) {
-  const from = pending.shift();
-  for (const m of String(files.get(from)).matchAll(/\bfrom\s+'(\.{1,2}\/[^']+\.js)'/g)) {
-    const target = join(dirname(from), m[1]).split('\\').join('/');
-    if (files.has(target)) continue;
-    add(target, readFileSync(join(distDir, target)));
-    pending.push(target);
+// The client imports the pure cache engine (dist/cache, dist/http) relatively: serve the files it reaches
+// at /cache/ and /http/, beside /client/ (test/client/browser-loadable.test.ts keeps that graph clean).
+{
+  const distDir = join(repoRoot, 'dist');
+  const queue = readdirSync(clientDir)
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => join(clientDir, f));
+  const seen = new Set(queue);
+  while (queue.length > 0) {
+    const file = queue.pop();
+    for (const m of readFileSync(file, 'utf8').matchAll(
+      /(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g,
+    )) {
+      const target = resolve(dirname(file), m[1]);
+      if (seen.has(target)) continue;
+      seen.add(target);
+      queue.push(target);
+      if (!target.startsWith(clientDir)) add(target.slice(distDir.length + 1), readFileSync(target));
+    }
   }
 }
 

@@ -9,6 +9,7 @@ export { ConfigError, loadConfig, parseConfig } from './config/load.js';
 export type { GatehouseConfig, GatehouseConfigInput } from './config/schema.js';
 export { configSchema } from './config/schema.js';
 export type { Gatehouse, GatehouseDeps } from './server/app.js';
+export { type DiskTier, type DiskTierOptions, diskTier } from './server/disk-tier.js';
 export { createLogger } from './server/log.js';
 export type { CacheRule, ServerOptions } from './server/options.js';
 export { type Reply, type ReplyHeaders, reply } from './server/reply.js';

@@ -14,7 +14,7 @@
 //                  RFC 5861 stale-while-revalidate / stale-if-error, RFC 8246 immutable flag).
 //   vary.ts        varyKey, matchesVary (§4.1).
 //   validate.ts    conditionalHeaders (§4.3.1), freshenHeaders / freshenStored (§4.3.4, §3.2),
-//                  selectForUpdate (§4.3.4).
+//                  selectForUpdate (§4.3.4), selectValidated (a 304 to our own conditional request).
 //   invalidate.ts  invalidationUris (§4.4).
 //   targeted.ts    targeted cache control (RFC 9213) and Surrogate-Control.
 //   store/         the stores (memory, disk) behind one interface, with a shared contract test suite.
@@ -43,5 +43,12 @@ export type { TargetedOptions } from './targeted.js';
 export { forwardedSurrogateControl, policyHeaders, surrogateCapability } from './targeted.js';
 export type { HeaderMap, StoredResponse } from './types.js';
 export { getHeader } from './types.js';
-export { conditionalHeaders, freshenHeaders, freshenStored, selectForUpdate } from './validate.js';
+export {
+  conditionalHeaders,
+  freshenHeaders,
+  freshenStored,
+  selectForUpdate,
+  selectValidated,
+  storedHeaderFields,
+} from './validate.js';
 export { matchesVary, varyKey } from './vary.js';

@@ -45,6 +45,22 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * §3.1: the header fields of a response as a cache stores them: without hop-by-hop fields and the
+ * fields its Connection names (RFC 9110 §7.6.1), nor Proxy-Authenticate / Proxy-Authentication-Info /
+ * Proxy-Authorization.
+ */
+export function storedHeaderFields(headers: HeaderMap): Record<string, string> {
+  const connection = getHeader(headers, 'connection');
+  const listed = new Set(connection === undefined ? [] : splitList(connection).map(lower));
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (HOP_BY_HOP.has(name) || listed.has(name) || name.startsWith('proxy-a')) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+/**
  * Fields a 304 does not update (§3.2): Content-Length (named there); the fields excepted from
  * storage by §3.1 (hop-by-hop above, and the proxy's own Proxy-Authenticate, Proxy-Authentication-Info,
  * Proxy-Authorization); and, as §3.2 permits for "fields necessary to assure integrity of the stored
@@ -147,6 +163,24 @@ export function selectForUpdate(
     return [only];
   }
   return [];
+}
+
+/**
+ * selectForUpdate for a 304 answering our own conditional request about `asked` (the stored
+ * responses whose validators we sent).
+ * Departure from §4.3.4's letter: a 304 without any validator answers the one response we asked
+ * about (our If-None-Match / If-Modified-Since named only its validator), so it is selected even
+ * though it has one. Origins often omit ETag on 304s.
+ */
+export function selectValidated(
+  asked: readonly StoredResponse[],
+  notModifiedHeaders: HeaderMap,
+): StoredResponse[] {
+  const noValidator =
+    getHeader(notModifiedHeaders, 'etag') === undefined &&
+    getHeader(notModifiedHeaders, 'last-modified') === undefined;
+  if (noValidator) return asked.length === 1 ? [asked[0]!] : [];
+  return selectForUpdate(asked, notModifiedHeaders);
 }
 
 function etagOf(stored: StoredResponse): EntityTag | null {

@@ -6,6 +6,7 @@
 //   activate  deletes every other `${name}-*` cache and claims the open pages;
 //   fetch     hashed names cache-first, HTML and navigations network-first, the rest through
 //             `options.fetch` (the caching fetch once wired), another origin untouched.
+import { createCachingFetch } from './caching-fetch.js';
 import {
   cacheNameOf,
   cachesToDelete,
@@ -75,8 +76,9 @@ export interface VersionedCacheOptions {
   /** URLs to store at install (relative to the worker's URL), e.g. the output of `gatehouse sw-manifest`. */
   readonly precache?: readonly PrecacheEntry[];
   /**
-   * The network for everything the worker sends (default: the global fetch). Pass
-   * `createCachingFetch()` so that the lookup order is worker cache, memory, disk, network.
+   * The network for everything the worker sends. Default: the global fetch, with the requests the
+   * strategies leave (not hashed, not HTML, unsafe methods) through a `createCachingFetch()` over it,
+   * so the lookup order is worker cache, memory, network. A given function is used as is for all.
    */
   readonly fetch?: FetchFunction;
   /**
@@ -232,6 +234,9 @@ export function versionedCache(options: VersionedCacheOptions): VersionedCache {
     options.navigationFallback !== undefined ? new URL(options.navigationFallback, base).href : undefined;
   const net: FetchFunction =
     options.fetch ?? ((input, init) => (g.fetch ?? globalThis.fetch).call(globalThis, input, init));
+  // Spec 3.4: what the worker's strategies leave (the rest, unsafe methods) goes through the private
+  // caching fetch, so the lookup order is worker cache, memory, network. A given `fetch` is used as is.
+  const rest: FetchFunction = options.fetch ?? createCachingFetch({ fetch: net });
   const skipWaiting = options.skipWaiting === true;
 
   const install = () => precache({ g, name, cacheName, items, metaUrl, net, skipWaiting });
@@ -282,7 +287,7 @@ export function versionedCache(options: VersionedCacheOptions): VersionedCache {
       }
       case 'fetch': {
         try {
-          return await net(request);
+          return await rest(request);
         } catch (err) {
           const hit = strategy.reason === 'other' ? await fromCache(request) : undefined;
           if (hit) return hit;
@@ -290,7 +295,7 @@ export function versionedCache(options: VersionedCacheOptions): VersionedCache {
         }
       }
       case 'unsafe': {
-        const response = await net(request);
+        const response = await rest(request);
         const h = response.headers;
         const targets = invalidationTargets(
           response.status,

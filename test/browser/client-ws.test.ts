@@ -98,10 +98,13 @@ describeBrowser(
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'gatehouse-client-ws-'));
       // The site: the fixture page and the built client, as a user would copy dist/client next to a page.
-      cpSync(join(REPO_ROOT, 'dist/client'), join(dir, 'site/client'), {
-        recursive: true,
-        filter: (src) => !src.endsWith('.d.ts'),
-      });
+      // dist/client imports the pure engine (dist/cache, dist/http) relatively: copied beside it.
+      for (const folder of ['client', 'cache', 'http']) {
+        cpSync(join(REPO_ROOT, 'dist', folder), join(dir, 'site', folder), {
+          recursive: true,
+          filter: (src) => !src.endsWith('.d.ts'),
+        });
+      }
       writeFileSync(join(dir, 'site/index.html'), PAGE);
       configPath = join(dir, 'gatehouse.config.json');
       writeFileSync(configPath, JSON.stringify(CONFIG));

@@ -75,6 +75,9 @@ describeBrowser('postMessage in Chromium: the client library (no bundler) guards
     assert.ok(existsSync(join(DIST_CLIENT, 'index.js')), `no ${DIST_CLIENT}index.js: run npm run build`);
     pageDir = makeSite({ 'index.html': PAGE_HTML });
     cpSync(DIST_CLIENT, join(pageDir, 'client'), { recursive: true });
+    // dist/client imports the pure engine (dist/cache, dist/http) relatively: copied beside it.
+    for (const folder of ['cache', 'http'])
+      cpSync(join(DIST_CLIENT, '..', folder), join(pageDir, folder), { recursive: true });
     frameDir = makeSite({ 'frame.html': FRAME_HTML });
     [a, b, c] = await Promise.all([
       startRecordingGatehouse({ root: pageDir }),

@@ -6,6 +6,8 @@ import {
   freshenHeaders,
   freshenStored,
   selectForUpdate,
+  selectValidated,
+  storedHeaderFields,
 } from '../../src/cache/validate.js';
 
 const LM = 'Wed, 10 Jan 2024 12:00:00 GMT';
@@ -155,4 +157,37 @@ describe('selectForUpdate (RFC 9111 §4.3.4)', () => {
       for (let i = 0; i < got.length; i++) assert.equal(got[i], expected[i]);
     });
   }
+});
+
+describe('selectValidated (a 304 to our own conditional request)', () => {
+  const a = v({ etag: '"a"' }, 1);
+  const b = v({ etag: '"b"' }, 2);
+  const cases: [string, StoredResponse[], Record<string, string>, StoredResponse[]][] = [
+    ['no validator on the 304, one response asked about (it has an ETag) -> it', [a], {}, [a]],
+    ['no validator on the 304, two asked about -> none (cannot tell which)', [a, b], {}, []],
+    ['matching strong ETag -> as selectForUpdate', [a, b], { etag: '"b"' }, [b]],
+    ['other ETag -> none', [a], { etag: '"z"' }, []],
+  ];
+  for (const [name, asked, headers, expected] of cases) {
+    it(name, () => {
+      const got = selectValidated(asked, headers);
+      assert.equal(got.length, expected.length);
+      for (let i = 0; i < got.length; i++) assert.equal(got[i], expected[i]);
+    });
+  }
+});
+
+describe('storedHeaderFields (RFC 9111 §3.1)', () => {
+  const cases: [string, Record<string, string>, Record<string, string>][] = [
+    [
+      'hop-by-hop fields dropped',
+      { connection: 'keep-alive', 'keep-alive': 'timeout=5', etag: '"a"' },
+      { etag: '"a"' },
+    ],
+    ['fields named by Connection dropped', { connection: 'a, B', a: '1', b: '2', c: '3' }, { c: '3' }],
+    ['Proxy-Authenticate dropped', { 'proxy-authenticate': 'Basic', 'x-y': '1' }, { 'x-y': '1' }],
+    ['nothing to drop -> same fields', { 'cache-control': 'max-age=1' }, { 'cache-control': 'max-age=1' }],
+  ];
+  for (const [name, input, expected] of cases)
+    it(name, () => assert.deepEqual(storedHeaderFields(input), expected));
 });

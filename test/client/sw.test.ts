@@ -378,6 +378,28 @@ describe('versionedCache on a fake service-worker global', () => {
     assert.throws(() => setup({ version: '' }), /version/);
   });
 
+  it('no fetch option: the rest goes through a caching fetch over the global fetch (worker cache, memory, network)', async () => {
+    const g = new FakeGlobal();
+    const net = defaultNet();
+    net.files['/data.json'] = [
+      200,
+      { 'cache-control': 'max-age=60', 'content-type': 'application/json' },
+      '{"d":1}',
+    ];
+    Object.assign(g, { fetch: net.fetch });
+    versionedCache({ name: 'app', version: 'v1', global: g as unknown as ServiceWorkerGlobalLike });
+    const first = (await g.dispatchFetch(new Request(`${ORIGIN}/data.json`))) as Response;
+    const second = (await g.dispatchFetch(new Request(`${ORIGIN}/data.json`))) as Response;
+    assert.equal(await first.text(), '{"d":1}');
+    assert.equal(await second.text(), '{"d":1}');
+    assert.match(String(second.headers.get('cache-status')), /^gatehouse-client; hit/);
+    assert.deepEqual(net.seen, ['GET /data.json']);
+    // A no-store answer is fetched each time, through the same caching fetch.
+    await g.dispatchFetch(new Request(`${ORIGIN}/api/me`));
+    await g.dispatchFetch(new Request(`${ORIGIN}/api/me`));
+    assert.deepEqual(net.seen, ['GET /data.json', 'GET /api/me', 'GET /api/me']);
+  });
+
   it('install: the precache list and the revision record in app-v1 (name-version); no skipWaiting by default', async () => {
     const { g, vc } = setup();
     assert.equal(vc.cacheName, 'app-v1');

@@ -6,6 +6,7 @@
 //   activate  deletes every other `${name}-*` cache and claims the open pages;
 //   fetch     hashed names cache-first, HTML and navigations network-first, the rest through
 //             `options.fetch` (the caching fetch once wired), another origin untouched.
+import { createCachingFetch } from './caching-fetch.js';
 import { cacheNameOf, cachesToDelete, chooseStrategy, invalidationTargets, normalisePrecache, planPrecache, recordedRevision, swStorable, } from './sw-strategy.js';
 export { cacheNameOf, cachesToDelete, chooseStrategy, invalidationTargets, planPrecache, recordedRevision, swStorable, } from './sw-strategy.js';
 /** Where a cache keeps its precache record (url -> revision). A dot path: the server never serves one. */
@@ -115,6 +116,9 @@ export function versionedCache(options) {
     const metaUrl = new URL(META_PATH, origin).href;
     const fallbackUrl = options.navigationFallback !== undefined ? new URL(options.navigationFallback, base).href : undefined;
     const net = options.fetch ?? ((input, init) => (g.fetch ?? globalThis.fetch).call(globalThis, input, init));
+    // Spec 3.4: what the worker's strategies leave (the rest, unsafe methods) goes through the private
+    // caching fetch, so the lookup order is worker cache, memory, network. A given `fetch` is used as is.
+    const rest = options.fetch ?? createCachingFetch({ fetch: net });
     const skipWaiting = options.skipWaiting === true;
     const install = () => precache({ g, name, cacheName, items, metaUrl, net, skipWaiting });
     const activate = async () => {
@@ -165,7 +169,7 @@ export function versionedCache(options) {
             }
             case 'fetch': {
                 try {
-                    return await net(request);
+                    return await rest(request);
                 }
                 catch (err) {
                     const hit = strategy.reason === 'other' ? await fromCache(request) : undefined;
@@ -175,7 +179,7 @@ export function versionedCache(options) {
                 }
             }
             case 'unsafe': {
-                const response = await net(request);
+                const response = await rest(request);
                 const h = response.headers;
                 const targets = invalidationTargets(response.status, request.url, h.get('location'), h.get('content-location'), origin);
                 if (targets.length > 0) {

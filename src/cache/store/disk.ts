@@ -151,6 +151,8 @@ export interface DiskStore extends CacheStore {
   getVariantsSync(key: string): StoredEntry[];
   findVariantSync(key: string, secondaryKey: SecondaryKeyOf): VariantMatch;
   openBodySync(entry: StoredEntry): EntryBody | null | undefined;
+  /** The primary keys held. */
+  keys(): string[];
 }
 
 class DiskStoreImpl implements DiskStore {
@@ -282,6 +284,11 @@ class DiskStoreImpl implements DiskStore {
 
   sizeBytes(): number {
     return this.#totalBytes;
+  }
+
+  /** The primary keys held (the client's disk tier lists them for invalidate(predicate)). */
+  keys(): string[] {
+    return [...this.#byKey.keys()];
   }
 
   async #getVariants(key: string): Promise<StoredEntry[]> {

@@ -10,6 +10,7 @@ import {
   type HeaderMap,
   type StoredResponse,
   selectForUpdate,
+  selectValidated,
 } from '../../../cache/index.js';
 import type { EntryMeta, StoredEntry } from '../../../cache/store/types.js';
 import { ERRORS, sendError } from '../../errors.js';
@@ -151,12 +152,8 @@ function onNotModified(
 ): HeadAction {
   const { x, done, detached } = f;
   const { req, res } = x;
-  // Departure from §4.3.4's letter: a 304 without any validator answers the one response we
-  // asked about (our If-None-Match / If-Modified-Since named only its validator), so it is
-  // selected even though it has one. Origins often omit ETag on 304s.
-  const noValidator =
-    getHeader(headers, 'etag') === undefined && getHeader(headers, 'last-modified') === undefined;
-  const selected = noValidator ? [entry.meta.response] : selectForUpdate([entry.meta.response], headers);
+  // §4.3.4, with selectValidated's departure for a 304 without validators.
+  const selected = selectValidated([entry.meta.response], headers);
   if (selected.length === 0) {
     // The 304 is not about our response (§4.3.4): ask again without validators.
     return {

@@ -1,0 +1,411 @@
+// createCachingFetch: a fetch-compatible function with a private HTTP cache (RFC 9111 with
+// `shared: false`) in front of it. Decisions come from the engine (src/cache); this file only orders
+// them: lookup (memory, then the `stores` tiers), serve or revalidate, go to the network, store.
+// Lookup order and request modes follow the Fetch standard's HTTP-network-or-cache fetch.
+
+import type { FreshnessOptions } from '../cache/freshness.js';
+import { decideServe } from '../cache/request.js';
+import { matchesVary } from '../cache/vary.js';
+import {
+  type CacheState,
+  cacheKey,
+  fromNetwork,
+  invalidateAfterUnsafe,
+  revalidate,
+  revalidateCoalesced,
+  type Upstream,
+  upstreamRequest,
+} from './cache-network.js';
+import { forwardResponse, headerMap, makeResponse, serveStored } from './cache-response.js';
+import type { CachedResponse, CachedVariants, CacheTier } from './cache-tier.js';
+import { memoryTier } from './cache-tier.js';
+
+/** The fetch function wrapped (fetch's own signature). */
+export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
+/** Fetch's RequestInit plus the spec's user-initiated reloads. */
+export interface CachingRequestInit extends RequestInit {
+  /**
+   * 'normal': revalidate the stored response (`Cache-Control: max-age=0` with its validators); a 304
+   * serves and freshens it. 'forced': `Cache-Control: no-cache` and `Pragma: no-cache`, no validators;
+   * the new response is stored.
+   */
+  reload?: 'normal' | 'forced';
+}
+
+export interface CachingFetchOptions {
+  /** The fetch used for the network. Default: globalThis.fetch. */
+  readonly fetch?: FetchLike;
+  /** Tiers consulted after memory, in order (e.g. a disk tier). Default none. */
+  readonly stores?: readonly CacheTier[];
+  /** Bound of the memory tier in bytes (bodies plus header text). Default 50 MiB; 0 keeps nothing in memory. */
+  readonly maxMemoryBytes?: number;
+  /** A response whose body is longer is passed on and not stored. Default 5 MiB. */
+  readonly maxEntryBytes?: number;
+  /** The clock, ms since the epoch. Default Date.now. */
+  readonly now?: () => number;
+  /** The Cache-Status member name (RFC 9211 §2). Default 'gatehouse-client'. */
+  readonly cacheName?: string;
+  /** Heuristic freshness (RFC 9111 §4.2.2): cap and fraction of Date - Last-Modified. */
+  readonly freshness?: FreshnessOptions;
+  /**
+   * RFC 9111 §4.2.4: when the origin cannot be reached at all (refused, reset), a stored response up
+   * to this many seconds stale is served, unless it forbids stale use (must-revalidate, no-cache).
+   * Default 300, as the proxy cache.
+   */
+  readonly staleIfUnreachableSec?: number;
+}
+
+export interface TierStats {
+  readonly name: string;
+  readonly hits: number;
+  /** Bytes held, when the tier reports it. */
+  readonly bytes: number | null;
+}
+
+export interface CacheStats {
+  /** Answered from storage without going to the network (fresh, or stale where allowed). */
+  readonly hits: number;
+  /** Went to the network with no stored response to use. */
+  readonly misses: number;
+  /** Conditional or reload requests sent for a stored response. */
+  readonly revalidations: number;
+  /** Concurrent misses that waited for another request's response instead of their own. */
+  readonly coalesced: number;
+  /** Responses written to the tiers. */
+  readonly stored: number;
+  /** Requests not looked up at all: other methods, `no-store`, own If-* headers. */
+  readonly bypassed: number;
+  readonly tiers: readonly TierStats[];
+}
+
+/** The caching fetch: fetch's signature plus the controls. */
+export interface CachingFetch {
+  (input: RequestInfo | URL, init?: CachingRequestInit): Promise<Response>;
+  /** Removes the stored responses for a URL (fragment ignored) or every URL the predicate accepts; resolves to the count of URLs removed. */
+  invalidate(urlOrPredicate: string | URL | ((url: string) => boolean)): Promise<number>;
+  /** Empties every tier. */
+  clear(): Promise<void>;
+  stats(): Promise<CacheStats>;
+  /** Resolves when background work (stale-while-revalidate refreshes) has finished. */
+  idle(): Promise<void>;
+}
+
+const DEFAULT_MEMORY_BYTES = 50 * 1024 * 1024;
+const DEFAULT_ENTRY_BYTES = 5 * 1024 * 1024;
+/** Fetch: these request fields make a default-mode request no-store. */
+const CONDITIONAL_FIELDS = [
+  'if-modified-since',
+  'if-none-match',
+  'if-unmodified-since',
+  'if-match',
+  'if-range',
+];
+
+export function createCachingFetch(options: CachingFetchOptions = {}): CachingFetch {
+  const underlying = options.fetch ?? (globalThis.fetch as FetchLike | undefined);
+  if (typeof underlying !== 'function')
+    throw new TypeError('createCachingFetch: no fetch function available');
+  const maxMemoryBytes = options.maxMemoryBytes ?? DEFAULT_MEMORY_BYTES;
+  const maxEntryBytes = options.maxEntryBytes ?? DEFAULT_ENTRY_BYTES;
+  if (!(Number.isFinite(maxEntryBytes) && maxEntryBytes >= 0))
+    throw new RangeError('maxEntryBytes: a number >= 0');
+  const tiers: CacheTier[] = [memoryTier(maxMemoryBytes), ...(options.stores ?? [])];
+  const s: CacheState = {
+    fetch: underlying,
+    tiers,
+    maxEntryBytes,
+    now: options.now ?? Date.now,
+    name: options.cacheName ?? 'gatehouse-client',
+    freshness: options.freshness,
+    staleIfUnreachableSec: options.staleIfUnreachableSec ?? 300,
+    inflight: new Map(),
+    background: new Set(),
+    refreshing: new Set(),
+    revalidating: new Map(),
+    counts: { hits: 0, misses: 0, revalidations: 0, coalesced: 0, stored: 0, bypassed: 0 },
+    tierHits: tiers.map(() => 0),
+  };
+  const cachingFetch = ((input: RequestInfo | URL, init?: CachingRequestInit) =>
+    followStored(s, input, init)) as CachingFetch;
+  cachingFetch.invalidate = (target) => invalidate(s, target);
+  cachingFetch.clear = async () => {
+    for (const t of s.tiers) await t.clear();
+  };
+  cachingFetch.stats = () => stats(s);
+  cachingFetch.idle = async () => {
+    while (s.background.size > 0) await Promise.allSettled([...s.background]);
+  };
+  return cachingFetch;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Fetch: at most 20 redirects. */
+const MAX_REDIRECTS = 20;
+
+/**
+ * A stored 3xx (stored when the request said `redirect: 'manual'`) answering a request that follows
+ * redirects: follow it here, as the network fetch would have (each hop through the cache).
+ */
+async function followStored(
+  s: CacheState,
+  input: RequestInfo | URL,
+  init?: CachingRequestInit,
+): Promise<Response> {
+  let res = await handle(s, input, init);
+  const follows = (init?.redirect ?? (input instanceof Request ? input.redirect : 'follow')) === 'follow';
+  for (let hops = 0; follows && REDIRECTS.has(res.status) && res.headers.has('location'); hops++) {
+    if (hops === MAX_REDIRECTS) throw new TypeError('createCachingFetch: too many redirects');
+    const next = new URL(res.headers.get('location')!, res.url).href;
+    const method = input instanceof Request ? input.method : (init?.method ?? 'GET');
+    // Fetch: a GET or HEAD keeps its method on every redirect; other methods are never stored.
+    if (method !== 'GET' && method !== 'HEAD') break;
+    await res.body?.cancel();
+    res = await handle(s, next, { ...init, method, body: null });
+    Object.defineProperty(res, 'redirected', { value: true, enumerable: true });
+  }
+  return res;
+}
+
+async function handle(
+  s: CacheState,
+  input: RequestInfo | URL,
+  init: CachingRequestInit = {},
+): Promise<Response> {
+  // `cache` is ours to interpret, never handed to Request (it refuses only-if-cached outside same-origin mode).
+  const { cache: initMode, reload, ...rest } = init;
+  const request = new Request(input, rest);
+  let mode: RequestCache = initMode ?? (input instanceof Request ? input.cache : 'default');
+  const reqHeaders = headerMap(request.headers);
+  const up: Upstream = { request, reqHeaders, key: cacheKey(request.url), extra: {} };
+  if (request.method === 'HEAD' && !CONDITIONAL_FIELDS.some((f) => reqHeaders[f] !== undefined)) {
+    const stored = await headFromStored(s, up, mode);
+    if (stored !== null) return stored;
+  }
+  if (request.method !== 'GET') {
+    s.counts.bypassed++;
+    const res = await s.fetch(upstreamRequest(up, {}));
+    if (request.method !== 'HEAD') await invalidateAfterUnsafe(s, request, res);
+    return withStatus(s, up, res, 'fwd=method');
+  }
+  // Fetch, HTTP-network-or-cache fetch: a request with its own preconditions is not answered from
+  // (nor stored in) the cache.
+  if (mode === 'default' && CONDITIONAL_FIELDS.some((f) => reqHeaders[f] !== undefined)) mode = 'no-store';
+  if (reload === 'forced') mode = 'reload';
+  if (reload === 'normal' && mode === 'default') mode = 'no-cache';
+  if (mode === 'no-store' || mode === 'reload') {
+    // Fetch: no-store and reload send Pragma and Cache-Control `no-cache` unless the request has its own.
+    if (reqHeaders.pragma === undefined) up.extra.pragma = 'no-cache';
+    if (reqHeaders['cache-control'] === undefined) up.extra['cache-control'] = 'no-cache';
+    if (mode === 'no-store') {
+      s.counts.bypassed++;
+      return withStatus(s, up, await s.fetch(upstreamRequest(up, {})), 'fwd=bypass');
+    }
+    // The new response replaces only the variant this request selects (§4.1); the others stay.
+    return fromNetwork(s, up, 'request', await peek(s, up.key));
+  }
+  // Fetch: no-cache asks for revalidation with `Cache-Control: max-age=0`.
+  if (mode === 'no-cache' && reqHeaders['cache-control'] === undefined)
+    up.extra['cache-control'] = 'max-age=0';
+  const variants = await lookup(s, up.key);
+  const match = variants?.find((v) => matchesVary(v.headers.vary, v.requestHeaders, reqHeaders));
+  const missReason = variants === undefined || variants.length === 0 ? 'uri-miss' : 'vary-miss';
+  if (match === undefined) {
+    if (
+      mode === 'only-if-cached' ||
+      /(^|[\s,])only-if-cached($|[\s,;=])/i.test(reqHeaders['cache-control'] ?? '')
+    )
+      return gatewayTimeout(s, up, missReason);
+    return fromNetwork(s, up, missReason, variants);
+  }
+  if (mode === 'force-cache' || mode === 'only-if-cached') return hit(s, up.request.url, match, 'hit');
+  if (mode === 'no-cache') {
+    // RFC 8246 §2: a private cache may answer a reload with a fresh `immutable` response unvalidated.
+    const d = decideServe({
+      stored: match,
+      requestHeaders: up.reqHeaders,
+      nowMs: s.now(),
+      shared: false,
+      freshness: s.freshness,
+    });
+    if (d.kind === 'fresh' && d.immutable)
+      return hit(s, up.request.url, match, 'hit; detail=immutable', d.omitHeaders);
+    return revalidate(s, up, variants ?? [], match, 'request');
+  }
+  return decide(s, up, variants ?? [], match);
+}
+
+/** Default mode with a matching stored response: RFC 9111 §4 through the engine's decideServe. */
+function decide(
+  s: CacheState,
+  up: Upstream,
+  variants: CachedVariants,
+  match: CachedResponse,
+): Promise<Response> | Response {
+  const nowMs = s.now();
+  const d = decideServe({
+    stored: match,
+    requestHeaders: up.reqHeaders,
+    nowMs,
+    shared: false,
+    freshness: s.freshness,
+  });
+  switch (d.kind) {
+    case 'fresh':
+      return hit(s, up.request.url, match, 'hit', d.omitHeaders);
+    case 'stale-ok':
+      if (d.reason === 'stale-while-revalidate') {
+        // RFC 5861 §3: serve the stale response now and refresh it in the background, once per URL.
+        if (!s.refreshing.has(up.key)) {
+          s.refreshing.add(up.key);
+          const job: Promise<unknown> = revalidate(s, up, variants, match, 'stale')
+            .then((r) => r.body?.cancel())
+            .catch(() => undefined)
+            .finally(() => {
+              s.refreshing.delete(up.key);
+              s.background.delete(job);
+            });
+          s.background.add(job);
+        }
+        return hit(s, up.request.url, match, 'hit; detail=stale-while-revalidate', d.omitHeaders);
+      }
+      return hit(s, up.request.url, match, 'hit', d.omitHeaders);
+    case 'revalidate':
+      // Followers decide again on what the leader stored, without coalescing a second time.
+      return revalidateCoalesced(s, up, variants, match, () => afterCoalesced(s, up));
+    case 'miss-only-if-cached':
+      return gatewayTimeout(s, up, 'stale');
+  }
+}
+
+/** After waiting for another request's revalidation: serve what it left if fresh, else revalidate. */
+async function afterCoalesced(s: CacheState, up: Upstream): Promise<Response> {
+  const variants = (await lookup(s, up.key)) ?? [];
+  const match = variants.find((v) => matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders));
+  if (match === undefined) return fromNetwork(s, up, 'uri-miss', variants);
+  const d = decideServe({
+    stored: match,
+    requestHeaders: up.reqHeaders,
+    nowMs: s.now(),
+    shared: false,
+    freshness: s.freshness,
+  });
+  if (d.kind === 'fresh') return hit(s, up.request.url, match, 'fwd=stale; collapsed', d.omitHeaders);
+  return revalidate(s, up, variants, match, 'stale');
+}
+
+/**
+ * RFC 9111 §4 (and RFC 9110 §9.3.2): a stored response to GET may answer a HEAD, when it could be
+ * used as is for a GET (fresh, or any stored one for force-cache / only-if-cached). Null: go upstream.
+ */
+async function headFromStored(s: CacheState, up: Upstream, mode: RequestCache): Promise<Response | null> {
+  if (mode !== 'default' && mode !== 'force-cache' && mode !== 'only-if-cached') return null;
+  const match = (await lookup(s, up.key))?.find((v) =>
+    matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders),
+  );
+  if (match === undefined) return mode === 'only-if-cached' ? gatewayTimeout(s, up, 'uri-miss') : null;
+  let omit: readonly string[] = [];
+  if (mode === 'default') {
+    const d = decideServe({
+      stored: match,
+      requestHeaders: up.reqHeaders,
+      nowMs: s.now(),
+      shared: false,
+      freshness: s.freshness,
+    });
+    if (d.kind !== 'fresh') return null;
+    omit = d.omitHeaders;
+  }
+  s.counts.hits++;
+  return serveStored(up.request.url, match, s.now(), `${s.name}; hit`, omit, true);
+}
+
+function hit(
+  s: CacheState,
+  url: string,
+  stored: CachedResponse,
+  status: string,
+  omit?: readonly string[],
+): Response {
+  s.counts.hits++;
+  return serveStored(url, stored, s.now(), `${s.name}; ${status}`, omit);
+}
+
+/** RFC 9111 §5.2.1.7 / Fetch only-if-cached: nothing usable stored -> 504. */
+function gatewayTimeout(s: CacheState, up: Upstream, reason: string): Response {
+  s.counts.misses++;
+  return makeResponse(
+    up.request.url,
+    504,
+    'Gateway Timeout',
+    { 'cache-status': `${s.name}; fwd=${reason}; detail=only-if-cached` },
+    null,
+  );
+}
+
+/** The stored variants of `key` from the first tier holding any, uncounted and not promoted. */
+async function peek(s: CacheState, key: string): Promise<CachedVariants | undefined> {
+  for (const tier of s.tiers) {
+    try {
+      const found = await tier.get(key);
+      if (found !== undefined && found.length > 0) return found;
+    } catch {
+      // a failing tier is skipped
+    }
+  }
+  return undefined;
+}
+
+/** Memory first, then each tier in order; a lower-tier hit is promoted to memory. */
+async function lookup(s: CacheState, key: string): Promise<CachedVariants | undefined> {
+  for (let i = 0; i < s.tiers.length; i++) {
+    const tier = s.tiers[i]!;
+    let found: CachedVariants | undefined;
+    try {
+      found = await tier.get(key);
+    } catch {
+      continue; // a failing tier is skipped, never fatal
+    }
+    if (found === undefined || found.length === 0) continue;
+    s.tierHits[i]!++;
+    if (i > 0) await s.tiers[0]!.put(key, found);
+    return found;
+  }
+  return undefined;
+}
+
+function withStatus(s: CacheState, up: Upstream, res: Response, status: string): Response {
+  return forwardResponse(up.request.url, res, res.body, `${s.name}; ${status}`);
+}
+
+async function invalidate(s: CacheState, target: string | URL | ((url: string) => boolean)): Promise<number> {
+  const removed = new Set<string>();
+  for (const tier of s.tiers) {
+    if (typeof target === 'function') {
+      for (const key of [...(await tier.keys())]) {
+        if (!target(key)) continue;
+        await tier.delete(key);
+        removed.add(key);
+      }
+      continue;
+    }
+    const key = cacheKey(new URL(String(target), globalThis.location?.href).href);
+    if ((await tier.get(key)) === undefined) continue;
+    await tier.delete(key);
+    removed.add(key);
+  }
+  return removed.size;
+}
+
+async function stats(s: CacheState): Promise<CacheStats> {
+  const tiers: TierStats[] = [];
+  for (let i = 0; i < s.tiers.length; i++) {
+    const t = s.tiers[i]!;
+    tiers.push({
+      name: t.name,
+      hits: s.tierHits[i]!,
+      bytes: t.sizeBytes === undefined ? null : await t.sizeBytes(),
+    });
+  }
+  return { ...s.counts, tiers };
+}

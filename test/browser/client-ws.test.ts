@@ -6,13 +6,19 @@
 // port, and the same client object reconnects and keeps working. The access logs show what each process
 // received. Every wait is on a condition in the page (waitForFunction), never a fixed sleep.
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { describeBrowser, type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
-import { accessLog, type CliServer, GATEHOUSE_BIN, REPO_ROOT, startCli } from '../helpers/page-server.js';
+import {
+  accessLog,
+  type CliServer,
+  copyClientInto,
+  GATEHOUSE_BIN,
+  startCli,
+} from '../helpers/page-server.js';
 import { WAIT_DEADLINE_MS } from '../helpers/wait.js';
 
 /** What the fixture page records; read with page.evaluate. */
@@ -98,13 +104,7 @@ describeBrowser(
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'gatehouse-client-ws-'));
       // The site: the fixture page and the built client, as a user would copy dist/client next to a page.
-      // dist/client imports the pure engine (dist/cache, dist/http) relatively: copied beside it.
-      for (const folder of ['client', 'cache', 'http']) {
-        cpSync(join(REPO_ROOT, 'dist', folder), join(dir, 'site', folder), {
-          recursive: true,
-          filter: (src) => !src.endsWith('.d.ts'),
-        });
-      }
+      copyClientInto(join(dir, 'site'));
       writeFileSync(join(dir, 'site/index.html'), PAGE);
       configPath = join(dir, 'gatehouse.config.json');
       writeFileSync(configPath, JSON.stringify(CONFIG));

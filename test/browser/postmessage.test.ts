@@ -7,7 +7,7 @@
 // refused by the guard, not lost. `postTo` sends to B with B's origin (B echoes back); sent to the C
 // frame with B's origin, the browser drops it (HTML §9.3.3: the target origin must match).
 import assert from 'node:assert/strict';
-import { cpSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,7 @@ import {
   startRecordingGatehouse,
 } from '../helpers/browser.js';
 import { makeSite, removeSite } from '../helpers/http.js';
+import { copyClientInto } from '../helpers/page-server.js';
 
 /** The built client library (`npm run build`; npm test builds first). */
 const DIST_CLIENT = fileURLToPath(new URL('../../dist/client/', import.meta.url));
@@ -74,10 +75,7 @@ describeBrowser('postMessage in Chromium: the client library (no bundler) guards
   before(async () => {
     assert.ok(existsSync(join(DIST_CLIENT, 'index.js')), `no ${DIST_CLIENT}index.js: run npm run build`);
     pageDir = makeSite({ 'index.html': PAGE_HTML });
-    cpSync(DIST_CLIENT, join(pageDir, 'client'), { recursive: true });
-    // dist/client imports the pure engine (dist/cache, dist/http) relatively: copied beside it.
-    for (const folder of ['cache', 'http'])
-      cpSync(join(DIST_CLIENT, '..', folder), join(pageDir, folder), { recursive: true });
+    copyClientInto(pageDir);
     frameDir = makeSite({ 'frame.html': FRAME_HTML });
     [a, b, c] = await Promise.all([
       startRecordingGatehouse({ root: pageDir }),

@@ -6,7 +6,7 @@
 // the process stopped, a navigation is answered from the cache.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -18,6 +18,7 @@ import {
   serveCli,
 } from '../helpers/browser.js';
 import { makeSite, removeSite } from '../helpers/http.js';
+import { copyClientInto } from '../helpers/page-server.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -69,9 +70,8 @@ describeBrowser('service worker: gatehouse-http/sw in Chromium', () => {
 
   before(async () => {
     dir = makeSite(SITE);
-    // The built client, as a page with no bundler loads it: /client/sw.js imports ../http/*.js.
-    cpSync(join(ROOT, 'dist/client'), join(dir, 'client'), { recursive: true });
-    cpSync(join(ROOT, 'dist/http'), join(dir, 'http'), { recursive: true });
+    // The built client, as a worker with no bundler loads it: /client/sw.js imports ../cache/, ../http/.
+    copyClientInto(dir);
     const r = spawnSync(
       process.execPath,
       [
@@ -82,6 +82,8 @@ describeBrowser('service worker: gatehouse-http/sw in Chromium', () => {
         join(dir, 'precache.js'),
         '--exclude',
         '/client/**',
+        '--exclude',
+        '/cache/**',
         '--exclude',
         '/http/**',
         '--exclude',

@@ -1,10 +1,26 @@
 // `gatehouse serve` as users run it (node bin/gatehouse.js, the built dist/) in a child process, for
 // browser tests that need the real CLI: a restart on the same port, or `npm start`'s exact command.
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const REPO_ROOT = join(import.meta.dirname, '../..');
 export const GATEHOUSE_BIN = join(REPO_ROOT, 'bin/gatehouse.js');
+
+/**
+ * Copies the built client into `siteDir` as a page with no bundler loads it: /client/ and the pure
+ * engine it imports relatively (/cache/, /http/), without the .d.ts files. npm test builds first.
+ */
+export function copyClientInto(siteDir: string): void {
+  const dist = join(REPO_ROOT, 'dist');
+  assert.ok(existsSync(join(dist, 'client/index.js')), 'no dist/client/index.js: run npm run build first');
+  for (const folder of ['client', 'cache', 'http'])
+    cpSync(join(dist, folder), join(siteDir, folder), {
+      recursive: true,
+      filter: (src) => !src.endsWith('.d.ts'),
+    });
+}
 
 export interface CliServer {
   readonly child: ChildProcess;

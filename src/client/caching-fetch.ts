@@ -112,7 +112,8 @@ export function createCachingFetch(options: CachingFetchOptions = {}): CachingFe
     throw new RangeError('maxEntryBytes: a number >= 0');
   const tiers: CacheTier[] = [memoryTier(maxMemoryBytes), ...(options.stores ?? [])];
   const s: CacheState = {
-    fetch: underlying,
+    // Called plainly, not as s.fetch(): a browser's fetch throws Illegal invocation on another `this`.
+    fetch: (input, init) => underlying(input, init),
     tiers,
     maxEntryBytes,
     now: options.now ?? Date.now,

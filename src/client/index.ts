@@ -1,6 +1,7 @@
 // gatehouse-http/client: browser and Node. Plain ESM with relative imports only, no `node:` and nothing
 // from server/, config/ or cli/, so a page can load dist/client/index.js with no bundler.
 
+export { type CacheApiTierOptions, cacheApiTier } from './cache-api-tier.js';
 export type { CachedResponse, CachedVariants, CacheTier, MemoryTier } from './cache-tier.js';
 export { memoryTier } from './cache-tier.js';
 export type {

@@ -27,7 +27,8 @@ export function createCachingFetch(options = {}) {
         throw new RangeError('maxEntryBytes: a number >= 0');
     const tiers = [memoryTier(maxMemoryBytes), ...(options.stores ?? [])];
     const s = {
-        fetch: underlying,
+        // Called plainly, not as s.fetch(): a browser's fetch throws Illegal invocation on another `this`.
+        fetch: (input, init) => underlying(input, init),
         tiers,
         maxEntryBytes,
         now: options.now ?? Date.now,

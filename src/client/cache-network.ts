@@ -3,7 +3,7 @@
 // methods (§4.4). Every decision is the engine's (src/cache); this file does the I/O around it.
 import type { FreshnessOptions } from '../cache/freshness.js';
 import { invalidationUris } from '../cache/invalidate.js';
-import { decideServe } from '../cache/request.js';
+import { decideServe, type ServeDecision } from '../cache/request.js';
 import { isStorable } from '../cache/storable.js';
 import type { HeaderMap } from '../cache/types.js';
 import { conditionalHeaders, freshenStored, selectValidated, storedHeaderFields } from '../cache/validate.js';
@@ -292,6 +292,27 @@ export async function revalidate(
   return serveStored(up.request.url, served, s.now(), `${s.name}; fwd=${fwd}; fwd-status=304`);
 }
 
+/** The engine's decision (RFC 9111 §4, private-cache rules) on serving `match` for this request; with
+ *  `unreachable` set, after an origin error (RFC 5861 §4, §4.2.4 disconnected). */
+export function serveDecision(
+  s: CacheState,
+  up: Upstream,
+  match: CachedResponse,
+  nowMs: number,
+  unreachable?: boolean,
+): ServeDecision {
+  return decideServe({
+    stored: match,
+    requestHeaders: up.reqHeaders,
+    nowMs,
+    shared: false,
+    freshness: s.freshness,
+    ...(unreachable === undefined
+      ? {}
+      : { originError: true, originUnreachable: unreachable, disconnectedStaleSec: s.staleIfUnreachableSec }),
+  });
+}
+
 /** RFC 5861 §4 / §4.2.4: the stored response when an origin error allows serving it stale, else null. */
 function staleOnError(
   s: CacheState,
@@ -301,16 +322,7 @@ function staleOnError(
   status: string,
 ): Response | null {
   const nowMs = s.now();
-  const d = decideServe({
-    stored: match,
-    requestHeaders: up.reqHeaders,
-    nowMs,
-    shared: false,
-    originError: true,
-    originUnreachable: unreachable,
-    disconnectedStaleSec: s.staleIfUnreachableSec,
-    freshness: s.freshness,
-  });
+  const d = serveDecision(s, up, match, nowMs, unreachable);
   if (d.kind !== 'stale-ok') return null;
   s.counts.hits++;
   return serveStored(up.request.url, match, nowMs, `${s.name}; ${status}; detail=${d.reason}`, d.omitHeaders);

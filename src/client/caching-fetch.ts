@@ -4,7 +4,6 @@
 // Lookup order and request modes follow the Fetch standard's HTTP-network-or-cache fetch.
 
 import type { FreshnessOptions } from '../cache/freshness.js';
-import { decideServe } from '../cache/request.js';
 import { matchesVary } from '../cache/vary.js';
 import {
   type CacheState,
@@ -13,6 +12,7 @@ import {
   invalidateAfterUnsafe,
   revalidate,
   revalidateCoalesced,
+  serveDecision,
   type Upstream,
   upstreamRequest,
 } from './cache-network.js';
@@ -222,13 +222,7 @@ async function handle(
   if (mode === 'force-cache' || mode === 'only-if-cached') return hit(s, up.request.url, match, 'hit');
   if (mode === 'no-cache') {
     // RFC 8246 §2: a private cache may answer a reload with a fresh `immutable` response unvalidated.
-    const d = decideServe({
-      stored: match,
-      requestHeaders: up.reqHeaders,
-      nowMs: s.now(),
-      shared: false,
-      freshness: s.freshness,
-    });
+    const d = serveDecision(s, up, match, s.now());
     if (d.kind === 'fresh' && d.immutable)
       return hit(s, up.request.url, match, 'hit; detail=immutable', d.omitHeaders);
     return revalidate(s, up, variants ?? [], match, 'request');
@@ -244,13 +238,7 @@ function decide(
   match: CachedResponse,
 ): Promise<Response> | Response {
   const nowMs = s.now();
-  const d = decideServe({
-    stored: match,
-    requestHeaders: up.reqHeaders,
-    nowMs,
-    shared: false,
-    freshness: s.freshness,
-  });
+  const d = serveDecision(s, up, match, nowMs);
   switch (d.kind) {
     case 'fresh':
       return hit(s, up.request.url, match, 'hit', d.omitHeaders);
@@ -284,13 +272,7 @@ async function afterCoalesced(s: CacheState, up: Upstream): Promise<Response> {
   const variants = (await lookup(s, up.key)) ?? [];
   const match = variants.find((v) => matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders));
   if (match === undefined) return fromNetwork(s, up, 'uri-miss', variants);
-  const d = decideServe({
-    stored: match,
-    requestHeaders: up.reqHeaders,
-    nowMs: s.now(),
-    shared: false,
-    freshness: s.freshness,
-  });
+  const d = serveDecision(s, up, match, s.now());
   if (d.kind === 'fresh') return hit(s, up.request.url, match, 'fwd=stale; collapsed', d.omitHeaders);
   return revalidate(s, up, variants, match, 'stale');
 }
@@ -307,13 +289,7 @@ async function headFromStored(s: CacheState, up: Upstream, mode: RequestCache): 
   if (match === undefined) return mode === 'only-if-cached' ? gatewayTimeout(s, up, 'uri-miss') : null;
   let omit: readonly string[] = [];
   if (mode === 'default') {
-    const d = decideServe({
-      stored: match,
-      requestHeaders: up.reqHeaders,
-      nowMs: s.now(),
-      shared: false,
-      freshness: s.freshness,
-    });
+    const d = serveDecision(s, up, match, s.now());
     if (d.kind !== 'fresh') return null;
     omit = d.omitHeaders;
   }

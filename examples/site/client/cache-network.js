@@ -197,19 +197,24 @@ export async function revalidate(s, up, variants, match, fwd) {
     const served = freshened[variants.indexOf(selected.includes(match) ? match : selected[0])];
     return serveStored(up.request.url, served, s.now(), `${s.name}; fwd=${fwd}; fwd-status=304`);
 }
-/** RFC 5861 §4 / §4.2.4: the stored response when an origin error allows serving it stale, else null. */
-function staleOnError(s, up, match, unreachable, status) {
-    const nowMs = s.now();
-    const d = decideServe({
+/** The engine's decision (RFC 9111 §4, private-cache rules) on serving `match` for this request; with
+ *  `unreachable` set, after an origin error (RFC 5861 §4, §4.2.4 disconnected). */
+export function serveDecision(s, up, match, nowMs, unreachable) {
+    return decideServe({
         stored: match,
         requestHeaders: up.reqHeaders,
         nowMs,
         shared: false,
-        originError: true,
-        originUnreachable: unreachable,
-        disconnectedStaleSec: s.staleIfUnreachableSec,
         freshness: s.freshness,
+        ...(unreachable === undefined
+            ? {}
+            : { originError: true, originUnreachable: unreachable, disconnectedStaleSec: s.staleIfUnreachableSec }),
     });
+}
+/** RFC 5861 §4 / §4.2.4: the stored response when an origin error allows serving it stale, else null. */
+function staleOnError(s, up, match, unreachable, status) {
+    const nowMs = s.now();
+    const d = serveDecision(s, up, match, nowMs, unreachable);
     if (d.kind !== 'stale-ok')
         return null;
     s.counts.hits++;

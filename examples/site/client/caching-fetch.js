@@ -2,9 +2,8 @@
 // `shared: false`) in front of it. Decisions come from the engine (src/cache); this file only orders
 // them: lookup (memory, then the `stores` tiers), serve or revalidate, go to the network, store.
 // Lookup order and request modes follow the Fetch standard's HTTP-network-or-cache fetch.
-import { decideServe } from '../cache/request.js';
 import { matchesVary } from '../cache/vary.js';
-import { cacheKey, fromNetwork, invalidateAfterUnsafe, revalidate, revalidateCoalesced, upstreamRequest, } from './cache-network.js';
+import { cacheKey, fromNetwork, invalidateAfterUnsafe, revalidate, revalidateCoalesced, serveDecision, upstreamRequest, } from './cache-network.js';
 import { forwardResponse, headerMap, makeResponse, serveStored } from './cache-response.js';
 import { memoryTier } from './cache-tier.js';
 const DEFAULT_MEMORY_BYTES = 50 * 1024 * 1024;
@@ -135,13 +134,7 @@ async function handle(s, input, init = {}) {
         return hit(s, up.request.url, match, 'hit');
     if (mode === 'no-cache') {
         // RFC 8246 §2: a private cache may answer a reload with a fresh `immutable` response unvalidated.
-        const d = decideServe({
-            stored: match,
-            requestHeaders: up.reqHeaders,
-            nowMs: s.now(),
-            shared: false,
-            freshness: s.freshness,
-        });
+        const d = serveDecision(s, up, match, s.now());
         if (d.kind === 'fresh' && d.immutable)
             return hit(s, up.request.url, match, 'hit; detail=immutable', d.omitHeaders);
         return revalidate(s, up, variants ?? [], match, 'request');
@@ -151,13 +144,7 @@ async function handle(s, input, init = {}) {
 /** Default mode with a matching stored response: RFC 9111 §4 through the engine's decideServe. */
 function decide(s, up, variants, match) {
     const nowMs = s.now();
-    const d = decideServe({
-        stored: match,
-        requestHeaders: up.reqHeaders,
-        nowMs,
-        shared: false,
-        freshness: s.freshness,
-    });
+    const d = serveDecision(s, up, match, nowMs);
     switch (d.kind) {
         case 'fresh':
             return hit(s, up.request.url, match, 'hit', d.omitHeaders);
@@ -191,13 +178,7 @@ async function afterCoalesced(s, up) {
     const match = variants.find((v) => matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders));
     if (match === undefined)
         return fromNetwork(s, up, 'uri-miss', variants);
-    const d = decideServe({
-        stored: match,
-        requestHeaders: up.reqHeaders,
-        nowMs: s.now(),
-        shared: false,
-        freshness: s.freshness,
-    });
+    const d = serveDecision(s, up, match, s.now());
     if (d.kind === 'fresh')
         return hit(s, up.request.url, match, 'fwd=stale; collapsed', d.omitHeaders);
     return revalidate(s, up, variants, match, 'stale');
@@ -214,13 +195,7 @@ async function headFromStored(s, up, mode) {
         return mode === 'only-if-cached' ? gatewayTimeout(s, up, 'uri-miss') : null;
     let omit = [];
     if (mode === 'default') {
-        const d = decideServe({
-            stored: match,
-            requestHeaders: up.reqHeaders,
-            nowMs: s.now(),
-            shared: false,
-            freshness: s.freshness,
-        });
+        const d = serveDecision(s, up, match, s.now());
         if (d.kind !== 'fresh')
             return null;
         omit = d.omitHeaders;

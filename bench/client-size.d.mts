@@ -17,6 +17,6 @@ export interface SizeRow {
 }
 export declare function measureExport(
   exportName: string | null,
-): Promise<{ minBytes: number; gzipBytes: number }>;
+): Promise<{ minBytes: number; gzipBytes: number; text: string }>;
 export declare function measureClient(): Promise<SizeRow[]>;
 export declare function formatTable(rows: readonly SizeRow[]): string;

@@ -67,7 +67,11 @@ export async function measureExport(exportName) {
         },
   );
   const code = result.outputFiles[0].contents;
-  return { minBytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length };
+  return {
+    minBytes: code.length,
+    gzipBytes: gzipSync(code, { level: 9 }).length,
+    text: new TextDecoder().decode(code),
+  };
 }
 
 /**

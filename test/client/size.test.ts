@@ -39,6 +39,13 @@ describe('client size (esbuild min + gzip -9 of dist/client)', () => {
     assert.ok(ws.gzipBytes < ws.minBytes, 'gzip made it smaller');
   });
 
+  it('ReconnectingWebSocket alone carries none of the cache engine (package.json "sideEffects": false)', async () => {
+    const ws = await measureExport('ReconnectingWebSocket');
+    // src/http's module initialisers (the date tables, the token table) go only where they are used.
+    assert.ok(!ws.text.includes('"Jan"'), 'the date tables of src/http/dates.ts are in the WebSocket bundle');
+    assert.ok(!ws.text.includes('charCodeAt(0)]=1'), 'the token table of src/http/lists.ts is in the bundle');
+  });
+
   it('an export that does not exist fails the measurement instead of measuring nothing', async () => {
     await assert.rejects(measureExport('NoSuchExport'));
   });

@@ -173,6 +173,9 @@ function planReply(r: Reply, o: AnswerInput): AnswerPlan {
       const l = resolveLocation(value as string, o.target);
       if (l.kind === 'invalid') return invalid(`Location ${JSON.stringify(value)} ${l.reason}`);
       headers.location = l.location;
+    } else if (name === 'vary') {
+      // Under writeHeadMerged's key: merged there with the Vary of earlier steps (RFC 9110 §12.5.5).
+      headers.Vary = value;
     } else {
       headers[name] = value;
     }

@@ -12,7 +12,7 @@ import { compileJsonp, type JsonpOptions, queryOf } from './jsonp.js';
 import type { LimitsOptions } from './limits.js';
 import { planAnswer } from './reply.js';
 import { targetPath } from './static/path.js';
-import { mergeVary, writeHeadMerged } from './vary.js';
+import { writeHeadMerged } from './vary.js';
 
 /** Not in the shared catalogue yet (RFC 9110 §15.5.16). */
 export const UNSUPPORTED_MEDIA_TYPE: ErrorEntry = {
@@ -254,15 +254,8 @@ export function createRoutes(
     if (plan.kind === 'invalid') {
       throw new RouteAnswerError(`route ${req.method} ${route.pattern}: ${plan.reason}`);
     }
-    const { headers } = plan;
     // RFC 9110 §12.5.5: a reply's Vary adds to the names earlier steps (CORS) set.
-    const vary = headers.vary;
-    if (vary !== undefined) {
-      const given = Array.isArray(vary) ? vary.join(', ') : vary;
-      const before = res.getHeader('vary');
-      headers.vary = before === undefined ? given : mergeVary(before, given);
-    }
-    res.writeHead(plan.status, headers);
+    writeHeadMerged(res, plan.status, plan.headers);
     // HEAD: the same status and headers, no content (RFC 9110 §9.3.2).
     res.end(req.method === 'HEAD' ? undefined : plan.body);
     return true;

@@ -43,10 +43,16 @@ export function appendVary(res: ServerResponse, names: string): void {
  * writeHead that keeps Vary names set earlier by a step (CORS) when `headers` has its own Vary.
  * Fast path: nothing set earlier.
  */
-export function writeHeadMerged(res: ServerResponse, status: number, headers: Record<string, string>): void {
-  if (headers.Vary !== undefined) {
+export function writeHeadMerged(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string | string[]>,
+): void {
+  const vary = headers.Vary;
+  if (vary !== undefined) {
     const before = res.getHeader('vary');
-    if (before !== undefined) headers = { ...headers, Vary: mergeVary(before, headers.Vary) };
+    if (before !== undefined)
+      headers = { ...headers, Vary: mergeVary(before, Array.isArray(vary) ? vary.join(', ') : vary) };
   }
   res.writeHead(status, headers);
 }

@@ -43,14 +43,18 @@ const HOP_BY_HOP = new Set([
     'transfer-encoding',
     'upgrade',
 ]);
+/** The field names a message's Connection lists (RFC 9110 §7.6.1): hop-by-hop too. */
+function connectionOptions(headers) {
+    const connection = getHeader(headers, 'connection');
+    return new Set(connection === undefined ? [] : splitList(connection).map(lower));
+}
 /**
  * §3.1: the header fields of a response as a cache stores them: without hop-by-hop fields and the
  * fields its Connection names (RFC 9110 §7.6.1), nor Proxy-Authenticate / Proxy-Authentication-Info /
  * Proxy-Authorization.
  */
 export function storedHeaderFields(headers) {
-    const connection = getHeader(headers, 'connection');
-    const listed = new Set(connection === undefined ? [] : splitList(connection).map(lower));
+    const listed = connectionOptions(headers);
     const out = {};
     for (const [name, value] of Object.entries(headers)) {
         if (HOP_BY_HOP.has(name) || listed.has(name) || name.startsWith('proxy-a'))
@@ -89,10 +93,9 @@ export function freshenHeaders(stored, notModifiedHeaders) {
         if (name !== 'age')
             out[name] = value;
     }
-    const connection = getHeader(notModifiedHeaders, 'connection');
-    const connectionOptions = new Set(connection === undefined ? [] : splitList(connection).map(lower));
+    const listed = connectionOptions(notModifiedHeaders);
     for (const [name, value] of Object.entries(notModifiedHeaders)) {
-        if (NOT_UPDATED.has(name) || HOP_BY_HOP.has(name) || connectionOptions.has(name))
+        if (NOT_UPDATED.has(name) || HOP_BY_HOP.has(name) || listed.has(name))
             continue;
         out[name] = value;
     }

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import type { ServerOptions } from '../server/options.js';
 import { configSchema, type GatehouseConfig, type GatehouseConfigInput } from './schema.js';
+import { tlsPaths } from './tls.js';
 
 export const CONFIG_FILE = 'gatehouse.config.json';
 
@@ -129,11 +130,16 @@ export function loadConfig(o: {
     const fileDir = dirname(file);
     if (typeof fromFile.root === 'string') fromFile = { ...fromFile, root: resolve(fileDir, fromFile.root) };
     else fromFile = { ...fromFile, root: fileDir };
+    // tls paths are relative to the file too (the file was validated above, so the shape holds).
+    const fileTls = (fromFile as GatehouseConfigInput).tls;
+    if (fileTls !== undefined)
+      fromFile = { ...(fromFile as object), tls: tlsPaths(fileTls, (p) => resolve(fileDir, p)) };
   }
   const overrides = o.overrides ?? {};
   const merged = mergeConfig(fromFile, {
     ...overrides,
     ...(overrides.root !== undefined ? { root: resolve(o.cwd, overrides.root) } : {}),
+    ...(overrides.tls !== undefined ? { tls: tlsPaths(overrides.tls, (p) => resolve(o.cwd, p)) } : {}),
   });
   const config = parseConfig(merged, 'flags');
   return {

@@ -5,6 +5,7 @@ import { authSchema, headersSchema, rateLimitSchema, trustProxySchema } from './
 import { corsSchema } from './cors.js';
 import { jsonpSchema, redirectsSchema } from './jsonp.js';
 import { proxySchema } from './proxy.js';
+import { tlsSchema } from './tls.js';
 import { websocketSchema } from './websocket.js';
 
 const MiB = 1024 * 1024;
@@ -33,6 +34,16 @@ const listenSchema = z
       })
       .optional()
       .describe('This listener answers every request with 308 to the https:// URL (RFC 9110 §15.4.9).'),
+    httpPort: z
+      .number()
+      .int()
+      .min(0)
+      .max(65535)
+      .optional()
+      .describe(
+        'With tls: a plain-HTTP listener on this port (same host) that answers ACME HTTP-01 challenges ' +
+          'and redirects everything else to HTTPS with 308 (redirectToHttps.hosts applies).',
+      ),
   })
   .describe('Where the server listens.');
 
@@ -245,6 +256,7 @@ export const configSchema = z
     auth: authSchema.default([]),
     headers: headersSchema.default([]),
     trustProxy: trustProxySchema.default([]),
+    tls: tlsSchema.optional(),
   })
   .describe('Gatehouse configuration (gatehouse.config.json).');
 

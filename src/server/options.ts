@@ -10,6 +10,7 @@ import type { ProxyRouteOptions } from './proxy/handler.js';
 import type { RedirectRule } from './redirects.js';
 import type { StaticOptions } from './static/files.js';
 import type { CacheRule } from './static/policy.js';
+import type { TlsOptions } from './tls/options.js';
 import type { WebSocketEndpoint } from './websocket.js';
 
 export type { CacheRule, LimitsOptions, LogOptions, StaticOptions };
@@ -19,6 +20,8 @@ export interface ListenOptions {
   port: number;
   /** Answer every request on this listener with 308 to https:// (port in the Location, allowed hosts). */
   redirectToHttps?: { port?: number | undefined; hosts?: string[] | undefined } | undefined;
+  /** With tls: a plain-HTTP listener beside the HTTPS one (ACME HTTP-01, then 308 to https). */
+  httpPort?: number | undefined;
 }
 
 export interface ServerOptions {
@@ -38,4 +41,6 @@ export interface ServerOptions {
   websocket: WebSocketEndpoint[];
   /** Addresses or CIDRs of proxies whose X-Forwarded-For / Forwarded is believed. */
   trustProxy: string[];
+  /** HTTPS (and HTTP/2) on the main listener. */
+  tls?: TlsOptions | undefined;
 }

@@ -1,0 +1,90 @@
+// Config of the TLS listener: certificate files, SNI names, ACME and the dev CA. Paths are relative
+// to the config file (load.ts resolves them); checks that need the files happen when the server starts.
+import { z } from 'zod';
+
+const pemPath = z.string().min(1);
+
+const certFilesSchema = z.strictObject({
+  cert: pemPath.describe('PEM file: the certificate, then its intermediates.'),
+  key: pemPath.describe('PEM file: the private key.'),
+});
+
+/** A DNS name (RFC 1035 letters, digits, hyphens), optionally `*.` in front. */
+const hostName = z
+  .string()
+  .regex(
+    /^(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/,
+    'must be a host name (a leading *. is allowed)',
+  );
+
+const acmeSchema = z
+  .strictObject({
+    email: z
+      .string()
+      .regex(/^[^\s@]+@[^\s@]+$/, 'must be an email address')
+      .describe('Account contact.'),
+    domains: z
+      .array(hostName.refine((d) => !d.startsWith('*.'), 'HTTP-01 cannot prove a wildcard name'))
+      .min(1)
+      .describe('Names on the certificate; each must reach listen.httpPort for the HTTP-01 challenge.'),
+    directory: z
+      .url({ protocol: /^https?$/ })
+      .default('https://acme-v02.api.letsencrypt.org/directory')
+      .describe("ACME directory URL (RFC 8555 §7.1.1); default Let's Encrypt production."),
+    storage: pemPath.describe('Folder for the account key, certificates and the ordering lock.'),
+    directoryCa: pemPath.optional().describe("PEM file of a CA trusted for the directory's HTTPS (tests)."),
+    renewAtFraction: z
+      .number()
+      .gt(0)
+      .lt(1)
+      .default(2 / 3)
+      .describe('Renew once this fraction of the certificate lifetime has passed.'),
+  })
+  .describe('Automatic certificates over ACME (RFC 8555), HTTP-01 on listen.httpPort.');
+
+export const tlsSchema = z
+  .strictObject({
+    cert: pemPath.optional().describe('PEM file: the certificate, then its intermediates.'),
+    key: pemPath.optional().describe('PEM file: the private key.'),
+    ca: pemPath.optional().describe('PEM file of extra CA certificates to send or trust.'),
+    minVersion: z.enum(['TLSv1.2', 'TLSv1.3']).default('TLSv1.2').describe('Oldest TLS version accepted.'),
+    sni: z
+      .record(hostName, certFilesSchema)
+      .default({})
+      .describe('Certificates by server name (SNI); "*.example.com" matches one label.'),
+    acme: acmeSchema.optional(),
+    dev: z
+      .boolean()
+      .default(false)
+      .describe('Use the local development CA (gatehouse serve --https): a leaf for localhost.'),
+    http2: z.boolean().default(true).describe('Offer HTTP/2 by ALPN (h2); HTTP/1.1 is always offered.'),
+    watch: z.boolean().default(true).describe('Reload when the certificate or key files change.'),
+  })
+  .superRefine((t, ctx) => {
+    const sources = [t.cert !== undefined || t.key !== undefined, t.acme !== undefined, t.dev].filter(
+      Boolean,
+    );
+    if (sources.length === 0)
+      ctx.addIssue({ code: 'custom', message: 'needs cert and key, acme, or dev: true' });
+    if (sources.length > 1)
+      ctx.addIssue({ code: 'custom', message: 'cert/key, acme and dev exclude each other' });
+    if ((t.cert === undefined) !== (t.key === undefined))
+      ctx.addIssue({ code: 'custom', message: 'cert and key go together' });
+  })
+  .describe('HTTPS on the main listener: HTTP/2 and HTTP/1.1 (ALPN), SIGHUP reloads certificates.');
+
+/** Config paths inside `tls` that are files or folders, for resolving against the config file. */
+export function tlsPaths(t: z.input<typeof tlsSchema>, resolvePath: (p: string) => string): typeof t {
+  const r = (p: string | undefined) => (p === undefined ? undefined : resolvePath(p));
+  const sni: Record<string, { cert: string; key: string }> = {};
+  for (const [name, f] of Object.entries(t.sni ?? {}))
+    sni[name] = { cert: resolvePath(f.cert), key: resolvePath(f.key) };
+  return {
+    ...t,
+    cert: r(t.cert),
+    key: r(t.key),
+    ca: r(t.ca),
+    sni,
+    acme: t.acme && { ...t.acme, storage: resolvePath(t.acme.storage), directoryCa: r(t.acme.directoryCa) },
+  };
+}

@@ -1,0 +1,45 @@
+// What the TLS listener runs on (src/config/tls.ts validates user input into this shape). File paths
+// are absolute by the time they get here (relative ones are resolved against the config file).
+
+/** A certificate chain and its private key, as PEM files. */
+export interface CertFiles {
+  /** PEM: the leaf first, then the intermediates (the chain as served). */
+  cert: string;
+  /** PEM private key of the leaf. */
+  key: string;
+}
+
+/** ACME (RFC 8555): certificates ordered and renewed from a directory such as Let's Encrypt's. */
+export interface AcmeOptions {
+  /** Account contact (mailto:). */
+  email: string;
+  /** Names on the certificate; the HTTP-01 challenge for each is answered on listen.httpPort. */
+  domains: string[];
+  /** The directory URL (RFC 8555 §7.1.1). */
+  directory: string;
+  /** Folder holding the account key, certificates and the ordering lock (0600 files). */
+  storage: string;
+  /** PEM file of a CA to trust for the directory's own HTTPS (a test CA such as pebble's). */
+  directoryCa?: string | undefined;
+  /** Renew when this fraction of the lifetime has passed (default 2/3). */
+  renewAtFraction: number;
+}
+
+export interface TlsOptions {
+  /** The default certificate (PEM chain) and key; absent with acme or dev. */
+  cert?: string | undefined;
+  key?: string | undefined;
+  /** PEM file of extra CA certificates (client certificate checks are not offered). */
+  ca?: string | undefined;
+  /** Oldest protocol accepted (default TLS 1.2). */
+  minVersion: 'TLSv1.2' | 'TLSv1.3';
+  /** Per-name certificates chosen by SNI (RFC 6066 §3); a name may start with `*.`. */
+  sni: Record<string, CertFiles>;
+  acme?: AcmeOptions | undefined;
+  /** The local development CA (`gatehouse serve --https`): a leaf for localhost, 127.0.0.1, ::1. */
+  dev: boolean;
+  /** Offer HTTP/2 by ALPN (default true); HTTP/1.1 is always offered. */
+  http2: boolean;
+  /** Watch the certificate files and reload when they change (SIGHUP reloads too). */
+  watch: boolean;
+}

@@ -6,12 +6,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { webcrypto } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
+import { type AcmeChallenges, answerAcmeChallenge } from '../../src/server/tls/acme-challenge.js';
 import { WAIT_DEADLINE_MS } from './wait.js';
 
 export const PEBBLE_BIN = process.env.PEBBLE_BIN ?? '/usr/bin/pebble';
@@ -233,4 +234,56 @@ export async function startPebble(o: PebbleOptions = {}): Promise<Pebble> {
     await stop();
     throw err;
   }
+}
+
+export interface ChallengeResponder {
+  /** The challenge tables consulted, in order (a manager's `challenges`). */
+  tables: Set<AcmeChallenges>;
+  /** When set, answers every request instead of the tables (a broken or hostile HTTP-01 port). */
+  override: ((path: string) => { status: number; body: string }) | undefined;
+  /** Paths requested so far (what pebble's validation asked for). */
+  requests: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A plain node:http server on 127.0.0.1:`port` answering HTTP-01 through `answerAcmeChallenge`, the
+ * way the plain-HTTP listener does (until the server's own listener is used end to end).
+ */
+export async function startChallengeResponder(port: number): Promise<ChallengeResponder> {
+  const r: ChallengeResponder = {
+    tables: new Set(),
+    override: undefined,
+    requests: [],
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+  const server = createHttpServer((req, res) => {
+    const path = req.url ?? '/';
+    r.requests.push(path);
+    if (r.override) {
+      const o = r.override(path);
+      res.writeHead(o.status, { 'content-type': 'text/plain' }).end(o.body);
+      return;
+    }
+    let a = answerAcmeChallenge({ get: () => undefined }, req.method ?? 'GET', path);
+    for (const t of r.tables) {
+      a = answerAcmeChallenge(t, req.method ?? 'GET', path);
+      if (a?.status === 200) break;
+    }
+    if (a === undefined) res.writeHead(404).end();
+    else if (a.status === 200) res.writeHead(200, { 'content-type': a.contentType }).end(a.body);
+    else if (a.status === 405) res.writeHead(405, { allow: a.allow }).end();
+    else res.writeHead(404).end();
+  });
+  server.keepAliveTimeout = 100;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  const close = r.close;
+  r.close = () => {
+    server.closeAllConnections();
+    return close();
+  };
+  return r;
 }

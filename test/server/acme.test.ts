@@ -76,4 +76,135 @@ describe('acme: issuance against pebble', () => {
     assert.equal(again.pairs[0]!.cert, m.pairs[0]!.cert);
     assert.doesNotMatch(again.logger.text(), /ordering/);
   });
+
+  it('unreachable directory: logged with the domain, directory and reason, retried with growing backoff, start() resolves', async () => {
+    const port = await freeTcpPort(); // nothing listens there
+    const directory = `https://127.0.0.1:${port}/dir`;
+    const m = make({ directory, storage: tempStorage(), domains: DOMAINS, random: () => 0 });
+    await m.manager.start();
+    const errors = () => m.logger.lines.filter((l) => l.level === 'error');
+    await waitUntil('three failed attempts', () => errors().length >= 3);
+    m.manager.close();
+    for (const l of errors().slice(0, 3))
+      assert.match(
+        l.msg,
+        new RegExp(
+          `^acme: order for www\\.gatehouse\\.test, gatehouse\\.test failed: directory ${directory.replace(/[.]/g, '\\.')}: unreachable \\(ECONNREFUSED\\)`,
+        ),
+      );
+    // Backoff 40 ms doubling, random 0 -> half of each step: 20, 40, 80 ms.
+    assert.deepEqual(
+      errors()
+        .slice(0, 3)
+        .map((l) => [l.obj.attempt, l.obj.retryInMs]),
+      [
+        [1, 20],
+        [2, 40],
+        [3, 80],
+      ],
+    );
+    assert.equal(m.pairs.length, 0);
+    assert.match(m.manager.status().lastError ?? '', /unreachable/);
+  });
+
+  it("the directory's certificate is verified: without directoryCa pebble's is refused, and nothing is ordered", async () => {
+    const m = make({
+      directory: pebble.directory,
+      directoryCa: undefined,
+      storage: tempStorage(),
+      domains: DOMAINS,
+    });
+    await m.manager.start();
+    await waitUntil('a failed attempt', () => m.logger.lines.some((l) => l.level === 'error'));
+    m.manager.close();
+    assert.match(
+      m.logger.lines.find((l) => l.level === 'error')!.msg,
+      /failed: directory https:\/\/127\.0\.0\.1:\d+\/dir: unreachable \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)\)/,
+    );
+    assert.equal(m.pairs.length, 0);
+  });
+
+  for (const [name, answer, detail] of [
+    [
+      'the HTTP-01 port answers a wrong key authorization',
+      { status: 200, body: 'not-the-key-authorization' },
+      /challenge invalid for (www\.)?gatehouse\.test: .+/,
+    ],
+    [
+      'the HTTP-01 port serves nothing (404)',
+      { status: 404, body: '' },
+      /challenge invalid for (www\.)?gatehouse\.test: .*404/,
+    ],
+  ] as const) {
+    it(`challenge fails: ${name} -> logged, retried, and issued once the port answers`, async () => {
+      responder.override = () => answer;
+      try {
+        const m = make({ directory: pebble.directory, storage: tempStorage(), domains: DOMAINS });
+        await m.manager.start();
+        await waitUntil('a failed order is logged', () => m.logger.lines.some((l) => l.level === 'error'));
+        const line = m.logger.lines.find((l) => l.level === 'error')!;
+        assert.match(line.msg, /^acme: order for www\.gatehouse\.test, gatehouse\.test failed: /);
+        assert.match(line.msg, detail);
+        assert.match(line.msg, new RegExp(`directory ${pebble.directory.replace(/[.]/g, '\\.')}`));
+        assert.equal(m.pairs.length, 0);
+        responder.override = undefined;
+        await waitUntil('issued after the port answers', () => m.pairs.length > 0);
+        assert.equal(m.manager.status().lastError, undefined);
+        await handshake(m.pairs[0]!, DOMAINS[0]!, await pebble.rootPem());
+      } finally {
+        responder.override = undefined;
+      }
+    });
+  }
+});
+
+describe('acme: renewal against pebble (8 s certificates)', () => {
+  let pebble: Pebble;
+  let responder: ChallengeResponder;
+  let m: TestManager | undefined;
+  before(async () => {
+    pebble = await startPebble({ certificateValiditySec: 8 });
+    responder = await startChallengeResponder(pebble.httpPort);
+  });
+  after(async () => {
+    m?.manager.close();
+    await responder?.close();
+    await pebble?.stop();
+  });
+
+  it('renewed at the fraction of the lifetime; a failed renewal keeps the old certificate serving', async () => {
+    m = testManager({
+      directory: pebble.directory,
+      directoryCa: pebble.directoryCa,
+      storage: tempStorage(),
+      domains: DOMAINS,
+      renewAtFraction: 0.25,
+    });
+    responder.tables.add(m.manager.challenges);
+    await m.manager.start();
+    await waitUntil('the first certificate', () => m!.pairs.length > 0 || m!.manager.status().lastError);
+    assert.equal(m.pairs.length, 1, m.logger.text());
+    const first = new X509Certificate(m.pairs[0]!.cert);
+    const lifetimeMs = Date.parse(first.validTo) - Date.parse(first.validFrom);
+    assert.ok(lifetimeMs <= 10_000, `pebble issued a ${lifetimeMs} ms certificate`);
+    const renewAt = m.manager.status().nextRenewalMs!;
+    assert.ok(Math.abs(renewAt - (Date.parse(first.validFrom) + lifetimeMs / 4)) <= 1, 'renewal at 1/4');
+
+    // The renewal fails while the HTTP-01 port serves nothing: the old certificate stays.
+    responder.override = () => ({ status: 404, body: '' });
+    await waitUntil('a failed renewal', () => m!.logger.lines.some((l) => l.level === 'error'), {
+      deadlineMs: 20_000,
+    });
+    assert.match(m.logger.text('info'), /\(due for renewal; HTTP-01/);
+    assert.equal(m.pairs.length, 1);
+    assert.equal(m.manager.status().notAfterMs, Date.parse(first.validTo));
+    responder.override = undefined;
+
+    await waitUntil('the renewed certificate', () => m!.pairs.length > 1);
+    const second = new X509Certificate(m.pairs[1]!.cert);
+    assert.notEqual(second.fingerprint256, first.fingerprint256);
+    assert.ok(Date.parse(second.validTo) >= Date.parse(first.validTo));
+    assert.equal(m.manager.status().lastError, undefined);
+    await handshake(m.pairs[1]!, DOMAINS[1]!, await pebble.rootPem());
+  });
 });

@@ -86,14 +86,16 @@ export function readPair(pair: CertificatePair, domains: readonly string[]): Loa
   };
 }
 
-/** One line for a log: a network failure says "unreachable" and its code. */
+/** A wait for a log line: `750 ms`, `42 s`, `15 min`. */
+function wait(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  return ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`;
+}
+
+/** One line for a log. */
 function message(err: unknown): string {
   if (!(err instanceof Error)) return String(err).replace(/\s+/g, ' ');
-  const e = err as Error & { isAxiosError?: boolean; response?: unknown; code?: string };
-  const text = e.message || e.code || e.name;
-  return e.isAxiosError && e.response === undefined
-    ? `unreachable (${e.code ?? 'no answer'}): ${text}`
-    : text;
+  return (err.message || (err as NodeJS.ErrnoException).code || err.name).replace(/\s+/g, ' ');
 }
 
 /** Runs one step of the order, prefixing a failure with the step's name. */
@@ -106,23 +108,49 @@ async function step<T>(label: string, fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Routes every request of this client through our own agent (trusting `directoryCa` for the
- * directory only, never process-wide), a timeout and an abort signal, and turns off acme-client's
- * axios retries (up to 75 s of 5 s steps): our backoff retries the whole order instead.
+ * The directory's agent: trusts `directoryCa` for the directory only (never process-wide) and keeps
+ * the last socket error. acme-client 5.4 loses a request's network error (its axios interceptor
+ * reads `response.config` of an error without a response and throws a TypeError instead), so the
+ * reason is taken from here.
  */
-function confine(client: AcmeClient, agent: Agent, timeoutMs: number, signal: AbortSignal): void {
+class DirectoryAgent extends Agent {
+  lastSocketError: NodeJS.ErrnoException | undefined;
+  override createConnection(...args: Parameters<Agent['createConnection']>) {
+    const socket = super.createConnection(...args);
+    socket?.on('error', (err: NodeJS.ErrnoException) => {
+      this.lastSocketError = err;
+    });
+    return socket;
+  }
+}
+
+/**
+ * Routes every request of this client through our agent, a timeout and an abort signal, and turns
+ * off acme-client's axios retries (up to 75 s of 5 s steps): our backoff retries the whole order.
+ */
+function confine(client: AcmeClient, agent: DirectoryAgent, timeoutMs: number, signal: AbortSignal): void {
   const http = (client as unknown as { http?: { request?: unknown } }).http;
   if (typeof http?.request !== 'function') throw new Error('acme-client has no http.request to configure');
   const request = http.request as (url: string, method: string, opts?: object) => Promise<unknown>;
-  http.request = function confined(url: string, method: string, opts: object = {}) {
+  http.request = async function confined(url: string, method: string, opts: object = {}) {
     signal.throwIfAborted();
-    return request.call(this, url, method, {
-      ...opts,
-      httpsAgent: agent,
-      timeout: timeoutMs,
-      signal,
-      retryAttempt: Number.MAX_SAFE_INTEGER,
-    });
+    agent.lastSocketError = undefined;
+    try {
+      return await request.call(this, url, method, {
+        ...opts,
+        httpsAgent: agent,
+        timeout: timeoutMs,
+        signal,
+        retryAttempt: Number.MAX_SAFE_INTEGER,
+      });
+    } catch (err) {
+      if ((err as { response?: unknown }).response !== undefined) throw err;
+      const net = agent.lastSocketError as NodeJS.ErrnoException | undefined; // set by the socket meanwhile
+      if (net) throw new Error(`unreachable (${net.code ?? 'socket error'}): ${net.message}`, { cause: err });
+      signal.throwIfAborted();
+      if (err instanceof TypeError) throw new Error(`no answer within ${timeoutMs} ms`, { cause: err });
+      throw err;
+    }
   };
 }
 
@@ -149,7 +177,7 @@ export function createAcmeManager(o: AcmeManagerOptions): AcmeManager {
   let failures = 0;
   let running: Promise<void> | undefined;
   let acme: AcmeModule | undefined;
-  let agent: Agent | undefined;
+  let agent: DirectoryAgent | undefined;
 
   function schedule(delayMs: number, renewalAtMs: number): void {
     if (closed) return;
@@ -196,7 +224,7 @@ export function createAcmeManager(o: AcmeManagerOptions): AcmeManager {
   /** One order (RFC 8555 §7.4): account, order, HTTP-01 for each name, finalize, download. */
   async function order(): Promise<CertificatePair> {
     const lib = (acme ??= ((await import('acme-client')) as { default: AcmeModule }).default);
-    agent ??= new Agent({
+    agent ??= new DirectoryAgent({
       keepAlive: false,
       ca: o.directoryCa === undefined ? undefined : await readFile(o.directoryCa, 'utf8'),
     });
@@ -249,7 +277,7 @@ export function createAcmeManager(o: AcmeManagerOptions): AcmeManager {
     failures++;
     o.logger.error(
       { ...where, attempt: failures, retryInMs: delayMs, err },
-      `acme: order for ${names} failed: ${lastError} (directory ${o.directory}; attempt ${failures}, retry in ${Math.ceil(delayMs / 1000)} s)`,
+      `acme: order for ${names} failed: ${lastError} (directory ${o.directory}; attempt ${failures}, retry in ${wait(delayMs)})`,
     );
     schedule(delayMs, nowMs() + delayMs);
   }
@@ -267,10 +295,7 @@ export function createAcmeManager(o: AcmeManagerOptions): AcmeManager {
     if (lock.kind === 'busy') {
       const waitMs = retryDelayMs(0, random, retry);
       const pid = lock.holder ? `pid ${lock.holder.pid} on ${lock.holder.host}` : 'another process';
-      o.logger.info(
-        where,
-        `acme: ${pid} is ordering for ${names}; looking again in ${Math.ceil(waitMs / 1000)} s`,
-      );
+      o.logger.info(where, `acme: ${pid} is ordering for ${names}; looking again in ${wait(waitMs)}`);
       return schedule(waitMs, nowMs() + waitMs);
     }
     try {

@@ -237,6 +237,7 @@ export async function startPebble(o: PebbleOptions = {}): Promise<Pebble> {
 }
 
 export interface ChallengeResponder {
+  port: number;
   /** The challenge tables consulted, in order (a manager's `challenges`). */
   tables: Set<AcmeChallenges>;
   /** When set, answers every request instead of the tables (a broken or hostile HTTP-01 port). */
@@ -252,6 +253,7 @@ export interface ChallengeResponder {
  */
 export async function startChallengeResponder(port: number): Promise<ChallengeResponder> {
   const r: ChallengeResponder = {
+    port,
     tables: new Set(),
     override: undefined,
     requests: [],

@@ -5,22 +5,23 @@
 // plain-HTTP listener. Failures are logged and retried with backoff; the server keeps serving.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { Agent } from 'node:https';
 import type { Logger } from '../log.js';
 import type { AcmeChallenges } from './acme-challenge.js';
+import {
+  type AcmeModule,
+  type CertificatePair,
+  DirectoryAgent,
+  loadAcmeClient,
+  message,
+  orderCertificate,
+} from './acme-order.js';
 import { type AcmeStore, createAcmeStore, STORE_FILES } from './acme-store.js';
 import type { AcmeOptions } from './options.js';
 import { type BackoffOptions, DEFAULT_BACKOFF, planCertificate, retryDelayMs } from './renewal.js';
 
 export type { AcmeChallengeAnswer, AcmeChallenges } from './acme-challenge.js';
 export { answerAcmeChallenge } from './acme-challenge.js';
-
-export interface CertificatePair {
-  /** PEM chain: the leaf, then the intermediates. */
-  cert: string;
-  /** PEM private key. */
-  key: string;
-}
+export type { CertificatePair } from './acme-order.js';
 
 export interface AcmeManager {
   readonly challenges: AcmeChallenges;
@@ -50,9 +51,6 @@ export interface AcmeManagerOptions extends AcmeOptions {
   /** A lock older than this is taken over (default 10 min). */
   lockStaleMs?: number;
 }
-
-type AcmeModule = typeof import('acme-client');
-type AcmeClient = InstanceType<AcmeModule['Client']>;
 
 /** What a stored pair is, read once per look at the storage. */
 interface Loaded {
@@ -90,68 +88,6 @@ export function readPair(pair: CertificatePair, domains: readonly string[]): Loa
 function wait(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   return ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`;
-}
-
-/** One line for a log. */
-function message(err: unknown): string {
-  if (!(err instanceof Error)) return String(err).replace(/\s+/g, ' ');
-  return (err.message || (err as NodeJS.ErrnoException).code || err.name).replace(/\s+/g, ' ');
-}
-
-/** Runs one step of the order, prefixing a failure with the step's name. */
-async function step<T>(label: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw new Error(`${label}: ${message(err)}`, { cause: err });
-  }
-}
-
-/**
- * The directory's agent: trusts `directoryCa` for the directory only (never process-wide) and keeps
- * the last socket error. acme-client 5.4 loses a request's network error (its axios interceptor
- * reads `response.config` of an error without a response and throws a TypeError instead), so the
- * reason is taken from here.
- */
-class DirectoryAgent extends Agent {
-  lastSocketError: NodeJS.ErrnoException | undefined;
-  override createConnection(...args: Parameters<Agent['createConnection']>) {
-    const socket = super.createConnection(...args);
-    socket?.on('error', (err: NodeJS.ErrnoException) => {
-      this.lastSocketError = err;
-    });
-    return socket;
-  }
-}
-
-/**
- * Routes every request of this client through our agent, a timeout and an abort signal, and turns
- * off acme-client's axios retries (up to 75 s of 5 s steps): our backoff retries the whole order.
- */
-function confine(client: AcmeClient, agent: DirectoryAgent, timeoutMs: number, signal: AbortSignal): void {
-  const http = (client as unknown as { http?: { request?: unknown } }).http;
-  if (typeof http?.request !== 'function') throw new Error('acme-client has no http.request to configure');
-  const request = http.request as (url: string, method: string, opts?: object) => Promise<unknown>;
-  http.request = async function confined(url: string, method: string, opts: object = {}) {
-    signal.throwIfAborted();
-    agent.lastSocketError = undefined;
-    try {
-      return await request.call(this, url, method, {
-        ...opts,
-        httpsAgent: agent,
-        timeout: timeoutMs,
-        signal,
-        retryAttempt: Number.MAX_SAFE_INTEGER,
-      });
-    } catch (err) {
-      if ((err as { response?: unknown }).response !== undefined) throw err;
-      const net = agent.lastSocketError as NodeJS.ErrnoException | undefined; // set by the socket meanwhile
-      if (net) throw new Error(`unreachable (${net.code ?? 'socket error'}): ${net.message}`, { cause: err });
-      signal.throwIfAborted();
-      if (err instanceof TypeError) throw new Error(`no answer within ${timeoutMs} ms`, { cause: err });
-      throw err;
-    }
-  };
 }
 
 export function createAcmeManager(o: AcmeManagerOptions): AcmeManager {
@@ -221,54 +157,26 @@ export function createAcmeManager(o: AcmeManagerOptions): AcmeManager {
     return made;
   }
 
-  /** One order (RFC 8555 §7.4): account, order, HTTP-01 for each name, finalize, download. */
   async function order(): Promise<CertificatePair> {
-    const lib = (acme ??= ((await import('acme-client')) as { default: AcmeModule }).default);
+    const lib = (acme ??= await loadAcmeClient());
     agent ??= new DirectoryAgent({
       keepAlive: false,
       ca: o.directoryCa === undefined ? undefined : await readFile(o.directoryCa, 'utf8'),
     });
-    const [accountKey, certKey] = [
-      await keyFile(STORE_FILES.accountKey),
-      await keyFile(STORE_FILES.certificateKey),
-    ];
-    const client = new lib.Client({
-      directoryUrl: o.directory,
-      accountKey,
-      backoffMin: o.poll?.minMs ?? 5000,
-      backoffMax: o.poll?.maxMs ?? 30_000,
+    return orderCertificate({
+      lib,
+      agent,
+      directory: o.directory,
+      email: o.email,
+      domains,
+      accountKey: await keyFile(STORE_FILES.accountKey),
+      certKey: await keyFile(STORE_FILES.certificateKey),
+      poll: o.poll,
+      requestTimeoutMs: o.requestTimeoutMs ?? 30_000,
+      signal: aborter.signal,
+      tokens,
+      onTermsOfService: (tos) => o.logger.info({ ...where, tos }, `acme: terms of service agreed: ${tos}`),
     });
-    confine(client, agent, o.requestTimeoutMs ?? 30_000, aborter.signal);
-    const tos = await step(`directory ${o.directory}`, () => client.getTermsOfServiceUrl());
-    // The terms of service are agreed to on the operator's behalf (README: "Automatic certificates").
-    await step('account', () =>
-      client.createAccount({ termsOfServiceAgreed: true, contact: [`mailto:${o.email}`] }),
-    );
-    if (tos) o.logger.info({ ...where, tos }, `acme: terms of service agreed: ${tos}`);
-    const created = await step('new order', () =>
-      client.createOrder({ identifiers: domains.map((value) => ({ type: 'dns', value })) }),
-    );
-    const authzs = await step('authorizations', () => client.getAuthorizations(created));
-    const placed: string[] = [];
-    try {
-      for (const authz of authzs) {
-        if (authz.status === 'valid') continue;
-        const d = authz.identifier.value;
-        const challenge = authz.challenges.find((c) => c.type === 'http-01');
-        if (challenge === undefined) throw new Error(`challenge for ${d}: the CA offers no http-01`);
-        const keyAuthorization = await client.getChallengeKeyAuthorization(challenge);
-        tokens.set(challenge.token, keyAuthorization);
-        placed.push(challenge.token);
-        await step(`challenge for ${d}`, () => client.completeChallenge(challenge));
-        await step(`challenge invalid for ${d}`, () => client.waitForValidStatus(challenge));
-      }
-      const [, csr] = await lib.crypto.createCsr({ commonName: domains[0], altNames: domains }, certKey);
-      const finalized = await step('finalize', () => client.finalizeOrder(created, csr));
-      const cert = await step('certificate download', () => client.getCertificate(finalized));
-      return { cert, key: certKey };
-    } finally {
-      for (const t of placed) tokens.delete(t);
-    }
   }
 
   function failed(err: unknown): void {

@@ -149,13 +149,27 @@ describe('acme store: the ordering lock', () => {
     assert.match(readFileSync(join(dir, STORE_FILES.lock), 'utf8'), /someone-else/);
   });
 
-  it('many takers of one stale lock: exactly one wins', async () => {
-    const { dir } = await fresh();
+  it('many takers of one stale lock: exactly one wins (100 rounds of 8)', async () => {
+    const pid = await deadPid();
+    for (let round = 0; round < 100; round++) {
+      const { dir } = await fresh();
+      lockFile(dir, { pid });
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => createAcmeStore(dir).tryLock(Date.now())),
+      );
+      assert.equal(results.filter((r) => r.kind === 'acquired').length, 1, `round ${round}`);
+    }
+  });
+
+  it('a takeover marker left by a crashed taker (dead pid) does not block forever', async () => {
+    const { dir, store } = await fresh();
     lockFile(dir, { pid: await deadPid() });
-    const results = await Promise.all(
-      Array.from({ length: 8 }, () => createAcmeStore(dir).tryLock(Date.now())),
+    writeFileSync(
+      join(dir, `${STORE_FILES.lock}.break`),
+      JSON.stringify({ pid: await deadPid(), host: hostname(), atMs: Date.now(), token: 'crashed' }),
     );
-    assert.equal(results.filter((r) => r.kind === 'acquired').length, 1);
+    assert.equal((await store.tryLock(Date.now())).kind, 'acquired');
+    assert.deepEqual(readdirSync(dir), [STORE_FILES.lock]);
   });
 });
 
@@ -164,12 +178,13 @@ describe('acme store: managers sharing one storage (pebble)', () => {
   let responder: ChallengeResponder;
   const managers: TestManager[] = [];
   const DOMAINS = ['shared.gatehouse.test'];
-  const make = (storage: string) => {
+  const make = (storage: string, o: { recheckMs?: number } = {}) => {
     const m = testManager({
       directory: pebble.directory,
       directoryCa: pebble.directoryCa,
       storage,
       domains: DOMAINS,
+      ...o,
     });
     managers.push(m);
     responder.tables.add(m.manager.challenges);
@@ -217,5 +232,20 @@ describe('acme store: managers sharing one storage (pebble)', () => {
       readdirSync(storage).sort(),
       [STORE_FILES.accountKey, STORE_FILES.certificate, STORE_FILES.certificateKey].sort(),
     );
+  });
+
+  it('a certificate another process stored is picked up at the next look at the storage', async () => {
+    const [s1, s2] = [tempStorage(), tempStorage()];
+    const a = make(s1);
+    const b = make(s2, { recheckMs: 50 });
+    await Promise.all([a.manager.start(), b.manager.start()]);
+    await waitUntil('both have their own certificate', () => a.pairs.length > 0 && b.pairs.length > 0);
+    assert.notEqual(a.pairs[0]!.cert, b.pairs[0]!.cert);
+    // What a renewal by another process sharing s2 leaves there: its key and its certificate.
+    const other = createAcmeStore(s2);
+    await other.write(STORE_FILES.certificateKey, readFileSync(join(s1, STORE_FILES.certificateKey), 'utf8'));
+    await other.write(STORE_FILES.certificate, readFileSync(join(s1, STORE_FILES.certificate), 'utf8'));
+    await waitUntil('b serves the stored certificate', () => b.pairs.at(-1)?.cert === a.pairs[0]!.cert);
+    assert.equal(b.pairs.at(-1)!.key, a.pairs[0]!.key);
   });
 });

@@ -17,6 +17,9 @@ export const STORE_FILES = {
 /** A lock left by a process that is gone, or older than this, is taken over (brief: 10 min). */
 export const LOCK_STALE_MS = 10 * 60_000;
 
+/** A taker of a stale lock holds `order.lock.break` for a few file operations; older is a crash. */
+const BREAK_STALE_MS = 60_000;
+
 /** What a lock file holds: who ordered, and when. */
 export interface LockHolder {
   pid: number;
@@ -106,6 +109,7 @@ export function createAcmeStore(
   const alive = o.pidAlive ?? pidAlive;
   const host = hostname();
   const lockPath = join(dir, STORE_FILES.lock);
+  const breakPath = join(dir, `${STORE_FILES.lock}.break`);
   const tempName = (name: string) => join(dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}`);
 
   async function write(name: string, text: string): Promise<void> {
@@ -121,25 +125,36 @@ export function createAcmeStore(
     }
   }
 
-  /** Moves a stale lock aside (rename is atomic: one taker wins), then checks what it moved. */
-  async function takeOver(seen: LockHolder | undefined, nowMs: number): Promise<'retry' | 'busy'> {
-    const aside = tempName('stale-lock');
+  /**
+   * Removes a stale lock, holding a second exclusive file while it does (removing and re-creating
+   * in one step is not atomic): only the holder of `order.lock.break` removes, and only the very
+   * lock it judged stale, so two takers of one stale lock never both win.
+   */
+  async function breakStale(seenText: string, nowMs: number): Promise<'retry' | 'busy'> {
+    const tmp = tempName('break');
+    const me: LockHolder = { pid: process.pid, host, atMs: nowMs, token: randomBytes(12).toString('hex') };
+    await writeFile(tmp, JSON.stringify(me), { mode: 0o600, flag: 'wx' });
     try {
-      await rename(lockPath, aside);
-    } catch (err) {
-      if (isCode(err, 'ENOENT')) return 'retry'; // someone else removed it first
-      throw err;
+      try {
+        await link(tmp, breakPath);
+      } catch (err) {
+        if (!isCode(err, 'EEXIST')) throw err;
+        const other = parseHolder((await readOrUndefined(breakPath)) ?? '');
+        // A taker that died within these few steps: its breaker is short-lived by nature.
+        const facts = { nowMs, host, staleMs: BREAK_STALE_MS, pidAlive: alive };
+        if (!isLockStale(other, facts)) return 'busy';
+        await unlink(breakPath).catch(() => {});
+        return 'retry';
+      }
+      try {
+        if ((await readOrUndefined(lockPath)) === seenText) await unlink(lockPath).catch(() => {});
+        return 'retry';
+      } finally {
+        await unlink(breakPath).catch(() => {});
+      }
+    } finally {
+      await unlink(tmp).catch(() => {});
     }
-    const moved = parseHolder((await readOrUndefined(aside)) ?? '');
-    const facts = { nowMs, host, staleMs, pidAlive: alive };
-    if (moved?.token === seen?.token || isLockStale(moved, facts)) {
-      await unlink(aside).catch(() => {});
-      return 'retry';
-    }
-    // Between our read and the rename another process took over and made a fresh lock: put it back.
-    await link(aside, lockPath).catch(() => {});
-    await unlink(aside).catch(() => {});
-    return 'busy';
   }
 
   async function tryLock(nowMs: number): Promise<LockAttempt> {
@@ -147,7 +162,7 @@ export function createAcmeStore(
     const tmp = tempName('lock');
     await writeFile(tmp, JSON.stringify(me), { mode: 0o600, flag: 'wx' });
     try {
-      for (let round = 0; round < 3; round++) {
+      for (let round = 0; round < 4; round++) {
         try {
           // link() fails with EEXIST when the lock exists: an exclusive create of a complete file.
           await link(tmp, lockPath);
@@ -159,7 +174,7 @@ export function createAcmeStore(
         if (text === undefined) continue; // released meanwhile
         const holder = parseHolder(text);
         if (!isLockStale(holder, { nowMs, host, staleMs, pidAlive: alive })) return { kind: 'busy', holder };
-        if ((await takeOver(holder, nowMs)) === 'busy') return { kind: 'busy', holder: undefined };
+        if ((await breakStale(text, nowMs)) === 'busy') return { kind: 'busy', holder: undefined };
       }
       return { kind: 'busy', holder: undefined };
     } finally {

@@ -128,6 +128,10 @@ export function createAcmeManager(o: AcmeManagerOptions): AcmeManager {
   function use(loaded: Loaded): void {
     if (closed || loaded.fingerprint === current?.fingerprint) return;
     current = loaded;
+    o.logger.info(
+      { ...where, notAfterMs: loaded.notAfterMs },
+      `acme: serving the certificate for ${names}, valid until ${new Date(loaded.notAfterMs).toISOString()}`,
+    );
     try {
       o.onCertificate(loaded.pair);
     } catch (err) {
@@ -197,6 +201,7 @@ export function createAcmeManager(o: AcmeManagerOptions): AcmeManager {
     if (stored && plan.kind !== 'order') use(stored);
     if (plan.kind === 'use') {
       failures = 0;
+      lastError = undefined;
       return schedule(plan.renewAtMs - nowMs(), plan.renewAtMs);
     }
     const lock = await store.tryLock(nowMs());

@@ -3,7 +3,7 @@
 // logged and retried with backoff while nothing crashes.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { STORE_FILES } from '../../src/server/tls/acme-store.js';
@@ -15,7 +15,7 @@ import {
   startChallengeResponder,
   startPebble,
 } from '../helpers/pebble.js';
-import { waitUntil } from '../helpers/wait.js';
+import { holdsFor, waitUntil } from '../helpers/wait.js';
 
 const DOMAINS = ['www.gatehouse.test', 'gatehouse.test'];
 
@@ -105,6 +105,31 @@ describe('acme: issuance against pebble', () => {
     );
     assert.equal(m.pairs.length, 0);
     assert.match(m.manager.status().lastError ?? '', /unreachable/);
+  });
+
+  it('close() stops the retries: no attempt after it, none left in flight', async () => {
+    const directory = `https://127.0.0.1:${await freeTcpPort()}/dir`;
+    const m = make({ directory, storage: tempStorage(), domains: DOMAINS, retry: { baseMs: 10, maxMs: 20 } });
+    await m.manager.start();
+    await waitUntil(
+      'two failed attempts',
+      () => m.logger.lines.filter((l) => l.level === 'error').length >= 2,
+    );
+    m.manager.close();
+    const seen = m.logger.lines.length;
+    // Ten times the longest backoff: a timer left running would have fired.
+    await holdsFor('no log line after close', () => m.logger.lines.length === seen, 200);
+    assert.equal(m.pairs.length, 0);
+  });
+
+  it('close() during an order: the certificate is never handed over, the lock is released', async () => {
+    const storage = tempStorage();
+    const m = make({ directory: pebble.directory, storage, domains: DOMAINS });
+    await m.manager.start();
+    await waitUntil('the order is under way', () => /ordering/.test(m.logger.text('info')));
+    m.manager.close();
+    await waitUntil('the lock is released', () => !existsSync(join(storage, STORE_FILES.lock)));
+    await holdsFor('no certificate after close', () => m.pairs.length === 0, 200);
   });
 
   it("the directory's certificate is verified: without directoryCa pebble's is refused, and nothing is ordered", async () => {

@@ -111,6 +111,20 @@ describe('acme store: the ordering lock', () => {
     assert.deepEqual(readdirSync(dir), [STORE_FILES.lock], 'no temp files left');
   });
 
+  it('a refreshed lock is not stale 10 min after it was first taken', async () => {
+    const { dir, store } = await fresh();
+    const t0 = Date.now();
+    const a = await store.tryLock(t0);
+    assert.equal(a.kind, 'acquired');
+    if (a.kind === 'acquired') await a.refresh(t0 + LOCK_STALE_MS / 2);
+    assert.equal((await createAcmeStore(dir).tryLock(t0 + LOCK_STALE_MS + 1000)).kind, 'busy');
+    assert.equal(statSync(join(dir, STORE_FILES.lock)).mode & 0o777, 0o600);
+    // Without the refresh the same moment takes it over.
+    const { dir: dir2, store: store2 } = await fresh();
+    await store2.tryLock(t0);
+    assert.equal((await createAcmeStore(dir2).tryLock(t0 + LOCK_STALE_MS + 1000)).kind, 'acquired');
+  });
+
   it("release removes only its own lock, never a successor's", async () => {
     const { dir, store } = await fresh();
     const a = await store.tryLock(Date.now());

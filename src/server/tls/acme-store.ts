@@ -73,7 +73,12 @@ function parseHolder(text: string): LockHolder | undefined {
 }
 
 export type LockAttempt =
-  | { kind: 'acquired'; release(): Promise<void> }
+  | {
+      kind: 'acquired';
+      release(): Promise<void>;
+      /** Re-stamps the lock with `nowMs` (while an order runs longer than a fraction of staleMs). */
+      refresh(nowMs: number): Promise<void>;
+    }
   | { kind: 'busy'; holder: LockHolder | undefined };
 
 export interface AcmeStore {
@@ -166,7 +171,11 @@ export function createAcmeStore(
         try {
           // link() fails with EEXIST when the lock exists: an exclusive create of a complete file.
           await link(tmp, lockPath);
-          return { kind: 'acquired', release: () => release(me.token) };
+          return {
+            kind: 'acquired',
+            release: () => release(me.token),
+            refresh: (atMs) => refresh({ ...me, atMs }),
+          };
         } catch (err) {
           if (!isCode(err, 'EEXIST')) throw err;
         }
@@ -180,6 +189,11 @@ export function createAcmeStore(
     } finally {
       await unlink(tmp).catch(() => {});
     }
+  }
+
+  async function refresh(me: LockHolder): Promise<void> {
+    const holder = parseHolder((await readOrUndefined(lockPath)) ?? '');
+    if (holder?.token === me.token) await write(STORE_FILES.lock, JSON.stringify(me));
   }
 
   async function release(token: string): Promise<void> {

@@ -15,7 +15,7 @@ import {
   message,
   orderCertificate,
 } from './acme-order.js';
-import { type AcmeStore, createAcmeStore, STORE_FILES } from './acme-store.js';
+import { type AcmeStore, createAcmeStore, LOCK_STALE_MS, STORE_FILES } from './acme-store.js';
 import type { AcmeOptions } from './options.js';
 import { type BackoffOptions, DEFAULT_BACKOFF, planCertificate, retryDelayMs } from './renewal.js';
 
@@ -100,7 +100,8 @@ export function createAcmeManager(o: AcmeManagerOptions): AcmeManager {
   const random = o.random ?? Math.random;
   const retry = o.retry ?? DEFAULT_BACKOFF;
   const recheckMs = o.recheckMs ?? 3_600_000;
-  const store: AcmeStore = createAcmeStore(o.storage, { staleMs: o.lockStaleMs });
+  const lockStaleMs = o.lockStaleMs ?? LOCK_STALE_MS;
+  const store: AcmeStore = createAcmeStore(o.storage, { staleMs: lockStaleMs });
   const tokens = new Map<string, string>();
   const aborter = new AbortController();
   const where = { domains, directory: o.directory };
@@ -221,7 +222,10 @@ export function createAcmeManager(o: AcmeManagerOptions): AcmeManager {
         where,
         `acme: ordering a certificate for ${names} from ${o.directory} (${plan.reason}; HTTP-01 on port ${o.httpPort ?? 80})`,
       );
-      const pair = await order();
+      // Keep the lock fresh while the order runs: a long one must not look abandoned.
+      const stamp = setInterval(() => void lock.refresh(nowMs()).catch(() => {}), lockStaleMs / 4);
+      stamp.unref();
+      const pair = await order().finally(() => clearInterval(stamp));
       const issued = readPair(pair, domains);
       if (!issued.coversDomains) throw new Error('the issued certificate does not name every domain');
       if (closed) return;

@@ -2,8 +2,8 @@
 // forced by a short lifetime, and the failure paths (directory unreachable, challenge failing), each
 // logged and retried with backoff while nothing crashes.
 import assert from 'node:assert/strict';
-import { X509Certificate } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { generateKeyPairSync, X509Certificate } from 'node:crypto';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { STORE_FILES } from '../../src/server/tls/acme-store.js';
@@ -75,6 +75,42 @@ describe('acme: issuance against pebble', () => {
     assert.equal(again.pairs.length, 1, 'onCertificate before start() resolves');
     assert.equal(again.pairs[0]!.cert, m.pairs[0]!.cert);
     assert.doesNotMatch(again.logger.text(), /ordering/);
+  });
+
+  it('a stored certificate is not served when its key was replaced or a domain was added: a new one is ordered', async () => {
+    const storage = tempStorage();
+    const first = make({ directory: pebble.directory, storage, domains: DOMAINS });
+    await first.manager.start();
+    await waitUntil('a certificate', () => first.pairs.length > 0 || first.manager.status().lastError);
+    first.manager.close();
+    assert.equal(first.pairs.length, 1, first.logger.text());
+
+    const added = make({ directory: pebble.directory, storage, domains: [...DOMAINS, 'api.gatehouse.test'] });
+    await added.manager.start();
+    assert.equal(added.pairs.length, 0, 'the stored certificate lacks api.gatehouse.test');
+    await waitUntil('a certificate with the new name', () => added.pairs.length > 0);
+    added.manager.close();
+    assert.match(added.logger.text('info'), /\(names changed;/);
+    await handshake(added.pairs[0]!, 'api.gatehouse.test', await pebble.rootPem());
+
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    writeFileSync(
+      join(storage, STORE_FILES.certificateKey),
+      privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    );
+    const rekeyed = make({
+      directory: pebble.directory,
+      storage,
+      domains: [...DOMAINS, 'api.gatehouse.test'],
+    });
+    await rekeyed.manager.start();
+    assert.equal(rekeyed.pairs.length, 0, 'a certificate that does not match its key is never served');
+    assert.match(
+      rekeyed.logger.text('warn'),
+      /stored certificate for .* is unusable: the certificate does not match its key/,
+    );
+    await waitUntil('a certificate for the new key', () => rekeyed.pairs.length > 0);
+    assert.equal(rekeyed.pairs[0]!.key, privateKey.export({ type: 'pkcs8', format: 'pem' }));
   });
 
   it('unreachable directory: logged with the domain, directory and reason, retried with growing backoff, start() resolves', async () => {

@@ -92,3 +92,26 @@ export function unknownCaPki(): Promise<IssuedPem> {
   });
   return unknownCa;
 }
+
+/** A TLS server on 127.0.0.1:0 presenting `cert` (a PEM chain) that closes each connection. */
+export async function serveTls(
+  cert: string,
+  key: string,
+  extra: Omit<import('node:tls').TlsOptions, 'cert' | 'key'> = {},
+): Promise<{ port: number; close: () => Promise<void> }> {
+  const { createServer } = await import('node:tls');
+  const server = createServer({ cert, key, ...extra }, (s) => {
+    s.on('error', () => {});
+    s.end();
+  });
+  server.on('tlsClientError', () => {});
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+      }),
+  };
+}

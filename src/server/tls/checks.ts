@@ -50,6 +50,15 @@ export function hostnameMatches(cert: X509Certificate, ref: ReferenceIdentity): 
   );
 }
 
+/** Looser than issuedBy, to explain failures: issuer name = subject and the signature holds. */
+function signedBy(child: X509Certificate, parent: X509Certificate): boolean {
+  try {
+    return child.issuer === parent.subject && child.verify(parent.publicKey);
+  } catch {
+    return false;
+  }
+}
+
 /** A certificate with the basicConstraints facts Node's X509Certificate does not expose. */
 export interface ChainCert {
   cert: X509Certificate;
@@ -63,7 +72,8 @@ export type ChainResult =
 
 const MAX_DEPTH = 8;
 
-/** `child` is signed by `parent`: names and key ids agree (RFC 5280 §6.1.3 a) and the signature holds. */
+/** `child` is signed by `parent`: names and key ids agree, the parent may sign certificates (keyCertSign,
+ * RFC 5280 §4.2.1.3; OpenSSL X509_check_issued) and the signature holds (§6.1.3 (a)). */
 function issuedBy(child: X509Certificate, parent: X509Certificate): boolean {
   try {
     return child.checkIssued(parent) && child.verify(parent.publicKey);
@@ -117,21 +127,21 @@ function untrusted(
   anchors: readonly ChainCert[],
 ): ChainResult {
   const loose: X509Certificate[] = [leaf];
-  for (let top = leaf; loose.length <= MAX_DEPTH && !issuedBy(top, top); ) {
-    const next = intermediates.find((c) => !loose.includes(c.cert) && issuedBy(top, c.cert));
+  for (let top = leaf; loose.length <= MAX_DEPTH && !signedBy(top, top); ) {
+    const next = intermediates.find((c) => !loose.includes(c.cert) && signedBy(top, c.cert));
     if (next === undefined) break;
     loose.push(next.cert);
     top = next.cert;
   }
   const top = loose[loose.length - 1] as X509Certificate;
   const notCa = loose.slice(1).find((c) => !c.ca);
-  const anchorIssuer = anchors.find((a) => issuedBy(top, a.cert));
-  const issuerMissing = loose.length === 1 && !issuedBy(leaf, leaf) && anchorIssuer === undefined;
+  const anchorIssuer = anchors.find((a) => signedBy(top, a.cert));
+  const issuerMissing = loose.length === 1 && !signedBy(leaf, leaf) && anchorIssuer === undefined;
   let reason: string;
   if (notCa !== undefined) reason = `${nameOf(notCa)} signs a certificate but is not a CA`;
   else if (anchorIssuer !== undefined)
     reason = `the path to ${nameOf(anchorIssuer.cert)} breaks its path length or CA rules`;
-  else if (issuedBy(top, top)) {
+  else if (signedBy(top, top)) {
     reason =
       top === leaf
         ? 'self-signed, and not a trusted certificate'

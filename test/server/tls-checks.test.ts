@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import {
   buildChain,
   type ChainCert,
+  type ChainResult,
   type CheckInput,
   DAY_MS,
   evaluateChecks,
@@ -63,7 +64,7 @@ describe('timeCheck', () => {
 });
 
 describe('evaluateChecks', () => {
-  const trustedChain = { kind: 'trusted', path: [] } as const;
+  const trustedChain: ChainResult = { kind: 'trusted', path: [] };
   const untrusted = { kind: 'untrusted', reason: 'r', issuerMissing: false } as const;
   const missing = { kind: 'untrusted', reason: 'r', issuerMissing: true } as const;
   const valid = { kind: 'valid', daysLeft: 100 } as const;

@@ -115,3 +115,49 @@ export async function serveTls(
       }),
   };
 }
+
+/**
+ * A leaf with SANs exactly as given (a dNSName that looks like an IP, say), signed by the test
+ * intermediate; issueCertificate would tell IPs and names apart itself.
+ */
+export async function leafWithRawSans(
+  sans: { type: 'dns' | 'ip'; value: string }[],
+  commonName = 'raw',
+): Promise<IssuedPem> {
+  const x509 = await import('@peculiar/x509');
+  const { webcrypto } = await import('node:crypto');
+  const c = webcrypto as unknown as Crypto;
+  const pki = await testPki();
+  const alg = { name: 'ECDSA', namedCurve: 'P-256' };
+  const keys = (await c.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const signingKey = await c.subtle.importKey(
+    'pkcs8',
+    x509.PemConverter.decodeFirst(pki.intermediate.keyPem),
+    alg,
+    false,
+    ['sign'],
+  );
+  const now = Date.now();
+  const cert = await x509.X509CertificateGenerator.create(
+    {
+      subject: [{ CN: [commonName] }],
+      issuer: new x509.X509Certificate(pki.intermediate.certPem).subjectName,
+      notBefore: new Date(now - DAY_MS),
+      notAfter: new Date(now + 30 * DAY_MS),
+      publicKey: keys.publicKey,
+      signingKey,
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+        new x509.SubjectAlternativeNameExtension(sans),
+      ],
+    },
+    c,
+  );
+  const pkcs8 = await c.subtle.exportKey('pkcs8', keys.privateKey);
+  return {
+    certPem: `${cert.toString('pem')}\n`,
+    keyPem: `${x509.PemConverter.encode(pkcs8, 'PRIVATE KEY')}\n`,
+  };
+}

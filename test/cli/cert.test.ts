@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { certCommand, parseTarget } from '../../src/cli/cert.js';
+import { parseServeFlags } from '../../src/cli/main.js';
 import { ensureDevCertificate } from '../../src/server/tls/dev-ca.js';
 import { DAY_MS, leafFor, selfSigned, serveTls, testPki, unknownCaPki } from '../helpers/certs.js';
 
@@ -435,5 +436,54 @@ describe('gatehouse cert as a process (built CLI)', () => {
     assert.match(bad.stdout, /^FAIL: trusted/m);
     const usage = spawnSync(process.execPath, [BIN, 'cert'], { encoding: 'utf8' });
     assert.equal(usage.status, 2);
+  });
+});
+
+describe('gatehouse serve --https', () => {
+  it('--https sets tls: { dev: true } in the overrides', () => {
+    assert.deepEqual(parseServeFlags(['--https']).overrides.tls, { dev: true });
+    assert.equal(parseServeFlags([]).overrides.tls, undefined);
+  });
+
+  it('first start prints where the new CA is and how to trust it; the next start one line', async (t) => {
+    if (!existsSync(join(import.meta.dirname, '../../dist/cli/cert.js'))) {
+      t.skip('dist/ not built (npm test builds it first)');
+      return;
+    }
+    const dataDir = join(dir, 'serve-data');
+    const site = join(dir, 'site');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(site, { recursive: true });
+    writeFileSync(join(site, 'index.html'), 'hi');
+    const { spawn } = await import('node:child_process');
+    const start = () =>
+      new Promise<string>((resolve, reject) => {
+        const c = spawn(process.execPath, [BIN, 'serve', site, '--https', '--port', '0', '--log', 'off'], {
+          env: { ...process.env, GATEHOUSE_DATA_DIR: dataDir },
+        });
+        let out = '';
+        let err = '';
+        c.stderr.on('data', (d) => (err += d));
+        c.stdout.on('data', (d) => {
+          out += d;
+          if (/listening on \S+\n/.test(out)) c.kill('SIGTERM');
+        });
+        c.on('exit', (code) =>
+          /listening on/.test(out) ? resolve(out) : reject(new Error(`exit ${code}: ${err}`)),
+        );
+      });
+    const caPath = join(dataDir, 'dev-ca', 'ca.pem');
+    const first = await start();
+    assert.match(
+      first,
+      new RegExp(`The Gatehouse development CA is ${caPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    );
+    assert.match(first, /update-ca-certificates/);
+    assert.match(first, /NODE_EXTRA_CA_CERTS=/);
+    const second = await start();
+    assert.doesNotMatch(second, /update-ca-certificates/);
+    assert.match(second, /HTTPS with the development CA .*ca\.pem/);
+    const path = await run(['--ca-path'], { dataDir });
+    assert.equal(path.out, `${caPath}\n`);
   });
 });

@@ -4,7 +4,17 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -270,6 +280,33 @@ describe('ensureDevCertificate', () => {
     assert.equal(a.cert, b.cert);
     const caX = new X509Certificate(readFileSync(devCaPaths(dataDir).caCert));
     assert.equal(new X509Certificate(a.cert).verify(caX.publicKey), true);
+  });
+
+  it('a lock left by a dead process is taken over', async () => {
+    const dataDir = tempDir();
+    const p = devCaPaths(dataDir);
+    const dead = spawn(process.execPath, ['-e', '']);
+    const deadPid = dead.pid;
+    await once(dead, 'exit');
+    mkdirSync(p.dir, { recursive: true, mode: 0o700 });
+    writeFileSync(p.lock, `${deadPid}\n`);
+    // Dated in the future, so only the dead holder (not the lock's age) can free it.
+    const future = new Date(Date.now() + 3_600_000);
+    utimesSync(p.lock, future, future);
+    const r = await ensureDevCertificate({ dataDir });
+    assert.deepEqual(r.created, { ca: true, leaf: true });
+    assert.equal(existsSync(p.lock), false, 'the lock is released');
+  });
+
+  it('a lock of a live process older than 10 s is taken over', async () => {
+    const dataDir = tempDir();
+    const p = devCaPaths(dataDir);
+    mkdirSync(p.dir, { recursive: true, mode: 0o700 });
+    writeFileSync(p.lock, `${process.pid}\n`);
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(p.lock, old, old);
+    const r = await ensureDevCertificate({ dataDir });
+    assert.equal(r.created.ca, true);
   });
 
   it('the leaf serves a TLS handshake that verifies against the CA for localhost and 127.0.0.1', async () => {

@@ -159,7 +159,9 @@ async function withLock<T>(lockPath: string, fn: () => Promise<T>): Promise<T> {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const st = await stat(lockPath).catch(() => undefined);
       if (st !== undefined && (Date.now() - st.mtimeMs > STALE_LOCK_MS || (await holderDied(lockPath)))) {
-        await rm(lockPath, { force: true });
+        // Remove only the lock judged stale: another waiter may have replaced it meanwhile.
+        const again = await stat(lockPath).catch(() => undefined);
+        if (again?.ino === st.ino) await rm(lockPath, { force: true });
         continue;
       }
       if (Date.now() > deadline) throw new DevCaError(`${lockPath}: held by another process`);

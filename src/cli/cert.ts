@@ -247,7 +247,10 @@ export async function certCommand(args: string[], io: CertIo): Promise<number> {
       ? await inspectFile(target.path, o)
       : await inspectLive({ host: target.host, port: target.port, timeoutMs: p.timeoutMs }, o);
   if (result.kind === 'error') {
-    if (p.json) io.stdout.write(`${JSON.stringify({ ok: false, error: result.reason })}\n`);
+    if (p.json) {
+      const label = target.kind === 'file' ? target.path : `${target.host}:${target.port}`;
+      io.stdout.write(`${JSON.stringify({ target: label, ok: false, error: result.reason })}\n`);
+    }
     io.stderr.write(`gatehouse cert: ${printable(result.reason)}\n`);
     return EXIT_FAILURE;
   }

@@ -251,7 +251,11 @@ describe('gatehouse cert: unreachable targets -> exit 1 naming the reason', () =
     try {
       const r = await runJson([`127.0.0.1:${port}`, '--timeout-ms', '300']);
       assert.equal(r.code, 1);
-      assert.deepEqual(r.json, { ok: false, error: `127.0.0.1:${port}: timed out after 300 ms` });
+      assert.deepEqual(r.json, {
+        target: `127.0.0.1:${port}`,
+        ok: false,
+        error: `127.0.0.1:${port}: timed out after 300 ms`,
+      });
     } finally {
       for (const s of held) s.destroy();
       await new Promise<void>((r) => silent.close(() => r()));

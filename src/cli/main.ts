@@ -159,7 +159,7 @@ async function announceDevCa(): Promise<void> {
   process.stdout.write(
     dev.created.ca
       ? `${devTrustInstructions(dev.caCertPath)}\n`
-      : `HTTPS with the development CA ${dev.caCertPath} (trust it once; see gatehouse cert --help)\n`,
+      : `HTTPS with the development CA ${dev.caCertPath} (how to trust it: README, "Local development CA")\n`,
   );
 }
 

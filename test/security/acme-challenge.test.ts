@@ -3,8 +3,12 @@
 // (traversal, slashes, dots, percent escapes, prototype names, a query) is a 404 without a lookup,
 // other methods get 405, and a path outside the challenge folder is left to the redirect.
 import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import { type AcmeChallenges, answerAcmeChallenge } from '../../src/server/tls/acme-challenge.js';
+import { createAcmeChallengeStep } from '../../src/server/tls/acme-step.js';
+import { createRedirectListener } from '../../src/server/tls/redirect-listener.js';
 import { raw, rawStatus } from '../helpers/http.js';
 import { type ChallengeResponder, freeTcpPort, startChallengeResponder } from '../helpers/pebble.js';
 import { forAll } from '../helpers/random.js';
@@ -157,5 +161,61 @@ describe('acme challenge responder over a real socket', () => {
     assert.equal(rawStatus(res), 200);
     assert.ok(res.includes(`${A}.${THUMB}`), res);
     assert.ok(!res.includes(B), res);
+  });
+});
+
+describe('acme challenge step on the plain-HTTP listener (listen.httpPort)', () => {
+  let server: Server;
+  let port: number;
+  before(async () => {
+    const options = toServerOptions(parseConfig({ root: '.', log: { format: 'off' } }));
+    server = createRedirectListener(options, {
+      logger: { info() {}, warn() {}, error() {}, isLevelEnabled: () => false },
+      httpsPort: 8443,
+      before: [createAcmeChallengeStep(table())],
+      onError: (_err, _req, res) => res.destroy(),
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as { port: number }).port;
+  });
+  after(() => new Promise<void>((r) => server.close(() => r())));
+  const send = (target: string, method = 'GET', host = 'www.gatehouse.test') =>
+    raw(port, `${method} ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+
+  it('the exact token -> 200, its key authorization, never cached', async () => {
+    const res = await send(`${P}${A}`);
+    assert.equal(rawStatus(res), 200);
+    assert.match(res, /\r\ncache-control: no-store\r\n/i);
+    assert.match(res, /\r\ncontent-type: application\/octet-stream\r\n/i);
+    assert.ok(res.endsWith(`\r\n\r\n${A}.${THUMB}`), res);
+  });
+  it('HEAD of the exact token -> 200 without a body', async () => {
+    const res = await send(`${P}${A}`, 'HEAD');
+    assert.equal(rawStatus(res), 200);
+    assert.ok(res.endsWith('\r\n\r\n'), res);
+  });
+  it('attack: unknown token -> 404 problem, nothing redirected', async () => {
+    const res = await send(`${P}${'x'.repeat(43)}`);
+    assert.equal(rawStatus(res), 404);
+    assert.doesNotMatch(res, /location:/i);
+    assert.doesNotMatch(res, new RegExp(THUMB));
+  });
+  it('attack: POST to a challenge path -> 405 with Allow: GET, HEAD', async () => {
+    const res = await send(`${P}${A}`, 'POST');
+    assert.equal(rawStatus(res), 405);
+    assert.match(res, /\r\nallow: GET, HEAD\r\n/i);
+    assert.doesNotMatch(res, new RegExp(THUMB));
+  });
+  it('attack: path traversal out of the challenge folder -> never a key authorization', async () => {
+    for (const t of [`${P}../../${A}`, `${P}%2e%2e/${A}`, `${P}${A}/..`, `/x/..${P}..`]) {
+      const res = await send(t);
+      assert.notEqual(rawStatus(res), 200, t);
+      assert.doesNotMatch(res, new RegExp(THUMB), t);
+    }
+  });
+  it('any other path still gets the https redirect (308)', async () => {
+    const res = await send('/index.html');
+    assert.equal(rawStatus(res), 308);
+    assert.match(res, /\r\nlocation: https:\/\/www\.gatehouse\.test:8443\/index\.html\r\n/i);
   });
 });

@@ -22,6 +22,7 @@ import { type BackoffOptions, DEFAULT_BACKOFF, planCertificate, retryDelayMs } f
 export type { AcmeChallengeAnswer, AcmeChallenges } from './acme-challenge.js';
 export { answerAcmeChallenge } from './acme-challenge.js';
 export type { CertificatePair } from './acme-order.js';
+export { createAcmeChallengeStep } from './acme-step.js';
 
 export interface AcmeManager {
   readonly challenges: AcmeChallenges;

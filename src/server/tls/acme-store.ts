@@ -89,8 +89,6 @@ export interface AcmeStore {
   read(name: string): Promise<string | undefined>;
   /** Writes a 0600 file atomically (temp file + rename). */
   write(name: string, text: string): Promise<void>;
-  /** The file's modification time, or undefined (to notice another process's new certificate). */
-  mtimeMs(name: string): Promise<number | undefined>;
   /** Tries to take the ordering lock once; never waits. */
   tryLock(nowMs: number): Promise<LockAttempt>;
 }
@@ -209,14 +207,6 @@ export function createAcmeStore(
     },
     read: (name) => readOrUndefined(join(dir, name)),
     write,
-    async mtimeMs(name) {
-      try {
-        return (await stat(join(dir, name))).mtimeMs;
-      } catch (err) {
-        if (isCode(err, 'ENOENT')) return undefined;
-        throw err;
-      }
-    },
     tryLock,
   };
 }

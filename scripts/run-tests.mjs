@@ -66,7 +66,7 @@ if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
 /** A file's matrix line (`// matrix: http1 h2`) in its first 2 KB names the protocols it runs on. */
 const onMatrix = (f) => {
   const m = /^\/\/ matrix:([^\n]*)/m.exec(readFileSync(f, 'utf8').slice(0, 2048));
-  return m !== null && m[1].trim().split(/\s+/).includes(protocol);
+  return m?.[1].trim().split(/\s+/).includes(protocol);
 };
 const found = (roots.length ? roots : ['test'])
   .flatMap((r) => collect(r, []))

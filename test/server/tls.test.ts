@@ -426,3 +426,56 @@ describe('TLS listener: WebSocket', () => {
     assert.match(JSON.parse(r.body).detail, /HTTP\/1\.1 Upgrade.*RFC 8441/);
   });
 });
+
+describe('TLS listener: graceful close', () => {
+  it('an HTTP/2 stream in flight finishes; idle sessions get GOAWAY and close() resolves', async () => {
+    const pki = await testPki();
+    const ca = pki.root.certPem;
+    let release: () => void = () => {};
+    let arrived: () => void = () => {};
+    const seen = new Promise<void>((r) => (arrived = r));
+    const { createServer } = await import('node:http');
+    const up = createServer((_req, res) => {
+      arrived();
+      release = () => res.end('slow answer');
+    });
+    await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
+    const site = makeSite({});
+    const files = await writePair(pki.leaf, pki.intermediate.certPem);
+    const s = await start(site, {
+      tls: { cert: files.cert, key: files.key },
+      proxy: [{ prefix: '/slow', upstream: `http://127.0.0.1:${(up.address() as AddressInfo).port}` }],
+      // Far beyond the test's timeout: only GOAWAY can end the sessions in time.
+      limits: { shutdownTimeoutMs: 120_000 },
+    });
+    try {
+      const busy = http2Connect(s.url, { ca });
+      const idle = http2Connect(s.url, { ca });
+      const idleClosed = new Promise<void>((r) => idle.once('close', () => r()));
+      idle.on('error', () => {});
+      await new Promise<void>((r) => idle.once('connect', () => r()));
+      const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = busy.request({ ':path': '/slow/x' });
+        let status = 0;
+        let body = '';
+        req.on('response', (h) => (status = Number(h[':status'])));
+        req.setEncoding('utf8');
+        req.on('data', (c: string) => (body += c));
+        req.on('end', () => resolve({ status, body }));
+        req.on('error', reject);
+        req.end();
+      });
+      await seen;
+      const closed = s.app.close();
+      await idleClosed; // GOAWAY: the idle session ends without waiting for the deadline
+      release();
+      assert.deepEqual(await answer, { status: 200, body: 'slow answer' });
+      await closed;
+      busy.destroy();
+    } finally {
+      up.close();
+      removeSite(site);
+      rmSync(files.dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -5,6 +5,8 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parseServeFlags } from '../../src/cli/main.js';
+import { parseConfig } from '../../src/config/load.js';
 import { makeSite, raw, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -230,4 +232,27 @@ describe('static.earlyHints switch and cap', () => {
       }
     });
   }
+});
+
+describe('--no-early-hints', () => {
+  it('turns static.earlyHints off, beside --spa', () => {
+    const { overrides } = parseServeFlags(['--spa', '--no-early-hints']);
+    const c = parseConfig({ ...overrides, root: '/srv' });
+    assert.deepEqual(c.static.earlyHints, { enabled: false, max: 16 });
+    assert.equal(c.static.spa, true);
+  });
+
+  it('absent: on, with the default cap', () => {
+    const c = parseConfig({ ...parseServeFlags([]).overrides, root: '/srv' });
+    assert.deepEqual(c.static.earlyHints, { enabled: true, max: 16 });
+  });
+
+  it('bad config names the key', () => {
+    assert.throws(() => parseConfig({ static: { earlyHints: { max: -1 } } }), /static\.earlyHints/);
+    assert.throws(() => parseConfig({ static: { earlyHints: 'yes' } }), /static\.earlyHints/);
+    assert.throws(
+      () => parseConfig({ static: { earlyHints: { enabled: true, extra: 1 } } }),
+      /static\.earlyHints/,
+    );
+  });
 });

@@ -28,7 +28,9 @@ export function serveFile(
   // The first request for a page version waits for its hints (once per version, see early-hints.ts).
   const hints = status === 200 ? ctx.earlyHints?.wait(req, file) : undefined;
   if (hints !== undefined) {
-    hints.then(() => serveFile(ctx, req, res, file, rawPath, status, extraVary, versioned));
+    hints
+      .then(() => serveFile(ctx, req, res, file, rawPath, status, extraVary, versioned))
+      .catch((err) => fail(ctx, req, res, err));
     return;
   }
   let variant: Variant | Promise<Variant> = file.identity;

@@ -106,8 +106,8 @@ export function createEarlyHints(
     wait(req, file) {
       if (!isHtml(file)) return undefined;
       const known = pages.get(file);
-      if (known !== undefined) return known instanceof Promise ? known : undefined;
-      if (!decide(req)) return undefined;
+      if ((known !== undefined && !(known instanceof Promise)) || !decide(req)) return undefined;
+      if (known !== undefined) return known;
       const p = compute(files, opts, file).then(
         (h) => {
           pages.set(file, h);

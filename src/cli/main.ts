@@ -1,4 +1,4 @@
-// gatehouse CLI: serve (default), precompress, hash, hash-password, sw-manifest. Flags become the same config a file would.
+// gatehouse CLI: serve (default), precompress, hash, hash-password, sw-manifest, cert. Flags become the same config a file would.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
@@ -16,6 +16,8 @@ const HELP = `Usage: gatehouse [serve] [ROOT] [options]
        gatehouse hash-password [--n N] [--r R] [--p P] < password
        gatehouse hash [--root DIR] [--param NAME] FILE...
        gatehouse sw-manifest DIR [--out FILE] [--include GLOB]... [--exclude GLOB]...
+       gatehouse cert TARGET [--ca FILE] [--servername NAME] [--warn-days N] [--json]
+       gatehouse cert --ca-path
 
 serve options:
   --port N          port to listen on (default 8080; 0 picks a free one)
@@ -32,11 +34,14 @@ serve options:
   --cors-credentials
                     allow cookies and HTTP auth cross-origin (not with --cors '*')
   --jsonp           answer ?callback= on .json files with JSONP
+  --https           HTTPS with a certificate from the local development CA (made once; it prints
+                    how to trust it); gatehouse cert --ca-path prints where the CA is
   -h, --help        this help
   -v, --version     print the version
 
 hash prints one URL per FILE, /path?v=<10 characters of its sha256> relative to --root (default .),
 which the server caches for a year (gatehouse hash --help).
+cert checks a server's certificate or a PEM file: trusted, in date, names the host (gatehouse cert --help).
 sw-manifest writes the precache list of a build folder for gatehouse-http/sw (gatehouse sw-manifest --help).
 `;
 
@@ -69,6 +74,7 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
         'cors-headers': { type: 'string' },
         'cors-credentials': { type: 'boolean' },
         jsonp: { type: 'boolean' },
+        https: { type: 'boolean' },
       },
     });
   } catch (err) {
@@ -112,6 +118,7 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
   const cors = corsFlags(values['cors-headers'], values['cors-credentials'], overrides.cors?.origins);
   if (cors !== undefined) overrides.cors = { ...overrides.cors, ...cors } as GatehouseConfigInput['cors'];
   if (values.jsonp) overrides.jsonp = { paths: ['/**/*.json'] };
+  if (values.https) overrides.tls = { dev: true };
   return { overrides, ...(values.config !== undefined ? { configPath: String(values.config) } : {}) };
 }
 
@@ -148,12 +155,24 @@ function corsFlags(
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/** serve --https: makes the dev CA and leaf now (idempotent) so the trust lines come before listening. */
+async function announceDevCa(): Promise<void> {
+  const { devTrustInstructions, ensureDevCertificate } = await import('../server/tls/dev-ca.js');
+  const dev = await ensureDevCertificate();
+  process.stdout.write(
+    dev.created.ca
+      ? `${devTrustInstructions(dev.caCertPath)}\n`
+      : `HTTPS with the development CA ${dev.caCertPath} (how to trust it: README, "Local development CA")\n`,
+  );
+}
+
 async function serve(args: string[]): Promise<number> {
   const { overrides, configPath } = parseServeFlags(args);
   const { config } = loadConfig({ cwd: process.cwd(), configPath, overrides });
   if (!existsSync(config.root) || !statSync(config.root).isDirectory()) {
     throw new ConfigError(`root: not a directory: ${config.root}`);
   }
+  if (config.tls?.dev === true) await announceDevCa();
   const app = createGatehouse(toServerOptions(config));
   let url: string;
   try {
@@ -218,6 +237,10 @@ export async function main(argv: string[]): Promise<number> {
         stdout: process.stdout,
         stderr: process.stderr,
       });
+    }
+    if (first === 'cert') {
+      const { certCommand } = await import('./cert.js');
+      return await certCommand(rest, { cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr });
     }
     if (first === 'serve') return await serve(rest);
     return await serve(argv);

@@ -52,7 +52,8 @@ export function stripHopByHop(
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
     const v = headers[name];
-    if (v === undefined) continue;
+    // RFC 9113 §8.3: HTTP/2 pseudo-header fields (:authority, :path, ...) are not fields to forward.
+    if (v === undefined || name.charCodeAt(0) === 0x3a) continue;
     if ((HOP_BY_HOP.has(name) || listed.has(name)) && !keep?.has(name)) continue;
     out[name] = v;
   }

@@ -1,29 +1,35 @@
-// The server: node:http plus the handlers, listening and graceful drain. The steps and their order
-// are app/steps.ts; listen and the drain are app/lifecycle.ts.
+// The server: node:http (or, with tls, node:http2's secure server with HTTP/1.1 beside it) plus the
+// handlers, listening and graceful drain. The steps and their order are app/steps.ts; listen and the
+// drain are app/lifecycle.ts; the TLS listener is tls/listener.ts.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { close, listen, type ServerParts } from './app/lifecycle.js';
+import { close, connectionsOf, listen, type ServerParts } from './app/lifecycle.js';
 import { buildSteps, buildTunnels, internalErrorHandler, websocketOriginPolicy } from './app/steps.js';
 import { createClientAddress, createTrustedPeer } from './client-address.js';
 import { handleClientError } from './client-error.js';
 import type { StepContext } from './context.js';
 import { createEntry } from './entry.js';
-import { ERRORS } from './errors.js';
 import { accessLogger, createLogger, type Logger } from './log.js';
 import type { ServerOptions } from './options.js';
 import { limitPipelining } from './pipelining.js';
 import { createProxy } from './proxy/handler.js';
-import { checkRequestHead } from './request-head.js';
+import { refuseBadHead } from './request-head.js';
 import type { Route } from './routes.js';
 import { createStaticHandler, type StaticHandler } from './static/handler.js';
+import { createCertificateStore } from './tls/certificates.js';
+import { createTlsListener, type TlsListener, type TlsServer } from './tls/listener.js';
+import { createRedirectListener } from './tls/redirect-listener.js';
 import { createWebSocketEndpoints, type WebSocketHandler } from './websocket.js';
 
 export interface Gatehouse {
-  readonly server: Server;
+  /** node:http's server; with tls, node:http2's secure server (HTTP/1.1 too) or node:https's. */
+  readonly server: Server | TlsServer;
+  /** With tls: certificate reloads (SIGHUP) and in-memory certificates. */
+  readonly tls: TlsListener | undefined;
   readonly options: ServerOptions;
   readonly logger: Logger;
   readonly static: StaticHandler;
-  /** Starts listening; resolves with the URL it listens on. */
-  listen(): Promise<{ url: string; host: string; port: number }>;
+  /** Starts listening; resolves with the URL it listens on (and the plain-HTTP one with httpPort). */
+  listen(): Promise<{ url: string; host: string; port: number; httpUrl?: string | undefined }>;
   /** Stops accepting, lets in-flight requests finish (up to shutdownTimeoutMs), then closes. */
   close(): Promise<void>;
 }
@@ -73,15 +79,26 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
   });
   const { gate, handlers } = buildSteps(options, ctx, { routes: deps.routes ?? [], staticHandler, proxy });
 
-  const server = createServer({
-    maxHeaderSize: limits.maxHeaderBytes,
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
-    // A missing Host gets its 400 from request-head.ts (problem+json), not Node's bare one.
-    requireHostHeader: false,
-  });
+  const tls = options.tls
+    ? createTlsListener({
+        tls: options.tls,
+        store: createCertificateStore(options.tls),
+        limits,
+        logger,
+        connectionsCheckingIntervalMs: CONNECTIONS_CHECK_INTERVAL_MS,
+      })
+    : undefined;
+  const server =
+    tls?.server ??
+    createServer({
+      maxHeaderSize: limits.maxHeaderBytes,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
+      // A missing Host gets its 400 from request-head.ts (problem+json), not Node's bare one.
+      requireHostHeader: false,
+    });
   // The one way in: both events go through the same entry and the same steps (src/server/entry.ts).
   const entry = createEntry(server, {
     logger,
@@ -92,11 +109,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     onError: internalErrorHandler(logger),
     logAccess: accessLogger(logger),
     // RFC 9112 §3.2: Host and target validated first; req.url and Host rewritten to the canonical values.
-    checkTarget: (req) => {
-      const head = checkRequestHead(req);
-      if (head.kind === 'ok') return undefined;
-      return { entry: ERRORS.badRequest, detail: head.detail, headers: { Connection: 'close' } };
-    },
+    checkTarget: refuseBadHead,
     tunnels: buildTunnels(websocket, proxy, originAllowed),
   });
   // At most limits.maxPipelinedRequests handled and unanswered requests per connection; the rest wait
@@ -106,17 +119,38 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     limits.maxPipelinedRequests,
     entry.onRequest,
     limits.strictPipelining === true,
+    tls ? 'secureConnection' : 'connection',
   );
-  server.on('request', pipelined.onRequest);
+  // HTTP/2 streams arrive as Node's compatibility request/response, which the handlers use through
+  // the members HTTP/1.1's have (tls/listener.ts adapts the ones that differ).
+  server.on('request', pipelined.onRequest as (req: unknown, res: unknown) => void);
   server.on('upgrade', entry.onUpgrade);
   // 400/408/413/431 from Node's parser and timers, as problem+json (RFC 9457).
   server.on('clientError', handleClientError);
   // Upgraded sockets stay counted until they close: handshakes count against the limit too.
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
 
-  const parts: ServerParts = { server, options, logger, entry, proxy, websocket, pipelined };
+  const parts: ServerParts = {
+    server,
+    options,
+    logger,
+    entry,
+    proxy,
+    websocket,
+    pipelined,
+    tls,
+    connections: connectionsOf(server),
+    redirectListener: (httpsPort) =>
+      createRedirectListener(options, {
+        logger,
+        httpsPort,
+        before: [],
+        onError: internalErrorHandler(logger),
+      }),
+  };
   return {
     server,
+    tls,
     options,
     logger,
     static: staticHandler,

@@ -149,7 +149,7 @@ export function bindTunnel(
   return { res, tunnel };
 }
 
-export function createEntry(server: Server, o: EntryOptions): Entry {
+export function createEntry(server: Pick<Server, 'emit'>, o: EntryOptions): Entry {
   const { logger, maxUrlBytes, logAccess, checkTarget } = o;
   /** Ordinary requests: the gate steps, then the handlers, in one loop. */
   const requests = compilePipeline([...o.gate, ...o.handlers], o.final, o.onError);

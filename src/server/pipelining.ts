@@ -177,17 +177,22 @@ export interface PipeliningTracker {
  * deadline).
  */
 export function limitPipelining(
-  server: Server,
+  server: import('node:events').EventEmitter,
   maxPipelined: number,
   handle: Handle,
   strict = false,
+  /** 'secureConnection' on a TLS server: the socket the HTTP/1 parser reads is the TLS one. */
+  connectionEvent: 'connection' | 'secureConnection' = 'connection',
 ): PipeliningTracker {
   if (!Number.isInteger(maxPipelined) || maxPipelined < 0) {
     throw new TypeError('limits.maxPipelinedRequests must be an integer >= 0');
   }
   /** Open connections (for the shutdown deadline): one entry per connection, none per request. */
   const sockets = new Set<HttpSocket>();
-  server.on('connection', (socket: HttpSocket) => {
+  /** HTTP/2 streams in progress (RFC 9113 streams are concurrent: no pipelining bound applies). */
+  const streams = new Set<ServerResponse>();
+  server.on(connectionEvent, (socket: HttpSocket & { alpnProtocol?: string | false }) => {
+    if (socket.alpnProtocol === 'h2') return;
     sockets.add(socket);
     socket.once('close', () => {
       sockets.delete(socket);
@@ -240,7 +245,16 @@ export function limitPipelining(
     return c;
   };
 
+  const forgetStream = function (this: ServerResponse) {
+    streams.delete(this);
+  };
   const onRequest: Handle = (req, res) => {
+    if (req.httpVersionMajor === 2) {
+      streams.add(res);
+      res.once('close', forgetStream);
+      handle(req, res);
+      return;
+    }
     const socket = req.socket as HttpSocket;
     let c = socket[CONN];
     if (c === undefined) {
@@ -262,6 +276,7 @@ export function limitPipelining(
 
   /** Unanswered requests: each connection's answer in progress, or all of a pipelining one's. */
   function* outstanding(): IterableIterator<ServerResponse> {
+    yield* [...streams];
     for (const socket of sockets) {
       const c = socket[CONN];
       if (c !== undefined) yield* [...c.unanswered];

@@ -8,6 +8,8 @@ import {
   parseAuthority,
   parseRequestTarget,
 } from '../http/target.js';
+import type { EntryRefusal } from './entry.js';
+import { ERRORS } from './errors.js';
 
 export type RequestHeadCheck =
   | { readonly kind: 'ok' }
@@ -42,6 +44,22 @@ function hostLines(raw: readonly string[]): number {
 }
 
 /**
+ * RFC 9113 §8.3.1: in HTTP/2 `:authority` takes the place of Host; a request with both whose values
+ * differ is malformed. The authority is copied into `host` so every later step reads one field.
+ */
+function http2Authority(req: IncomingMessage): RequestHeadCheck | undefined {
+  const authority = req.headers[':authority'] as string | undefined;
+  if (authority === undefined) return undefined; // Host alone, checked below (or missing: 400)
+  const host = req.headers.host;
+  if (host !== undefined && host !== authority) return reject('Host differs from :authority.');
+  if (host === undefined) {
+    req.headers.host = authority;
+    req.rawHeaders.push('host', authority);
+  }
+  return undefined;
+}
+
+/**
  * Checks the request head and, when it is acceptable, rewrites `req.url` (canonical origin-form, or
  * `*` for `OPTIONS *`) and `req.headers.host` (validated authority). Nothing else is touched.
  * - RFC 9112 §3.2: 400 for an HTTP/1.1 request without Host, for more than one Host line and for an
@@ -50,12 +68,18 @@ function hostLines(raw: readonly string[]): number {
  * - RFC 9112 §3.2.2: an absolute-form target's authority replaces Host (Host must still be valid).
  */
 export function checkRequestHead(req: IncomingMessage): RequestHeadCheck {
+  if (req.httpVersionMajor === 2) {
+    const r = http2Authority(req);
+    if (r !== undefined) return r;
+  }
   const lines = hostLines(req.rawHeaders);
   if (lines > 1) return reject('More than one Host header field.');
   const secure = (req.socket as { encrypted?: boolean } | null)?.encrypted === true;
   let authority: string | undefined;
   if (lines === 0) {
-    if (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) return reject('Host header field missing.');
+    // RFC 9113 §8.3.1: an HTTP/2 request to an http(s) URI carries :authority or Host.
+    if (req.httpVersionMajor === 2 || (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1))
+      return reject('Host header field missing.');
   } else {
     const a = authorityOf(req.headers.host ?? '', secure);
     if (a.kind === 'bad') return reject(`Invalid Host header field: ${a.reason}.`);
@@ -73,4 +97,11 @@ export function checkRequestHead(req: IncomingMessage): RequestHeadCheck {
   }
   if (authority !== undefined && req.headers.host !== authority) req.headers.host = authority;
   return OK;
+}
+
+/** checkRequestHead as the entry's checkTarget: a refusal is 400 and closes the connection. */
+export function refuseBadHead(req: IncomingMessage): EntryRefusal | undefined {
+  const head = checkRequestHead(req);
+  if (head.kind === 'ok') return undefined;
+  return { entry: ERRORS.badRequest, detail: head.detail, headers: { Connection: 'close' } };
 }

@@ -2,15 +2,15 @@
 // res.setHeader: any setHeader before writeHead sends Node down its slow header path (~1.5 µs a
 // request). The headers wait on the response and are merged in when the head is written, by
 // whichever writer writes it (writeHead, or end() and its implicit head).
-import { type OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { mergeVary } from './vary.js';
-
-const protoWriteHead = ServerResponse.prototype.writeHead;
 
 interface Pending {
   /** [lowercase name, value, weak]: a weak header yields to the handler's own value. */
   readonly pairs: [string, string | string[], boolean][];
   vary: string | undefined;
+  /** The writeHead the response had before this one replaced it. */
+  readonly writeHead: WriteHead;
 }
 
 const PENDING = Symbol('gatehouse.pendingHeaders');
@@ -41,7 +41,8 @@ function pending(res: ServerResponse): Pending {
   const r = res as Decorated;
   let p = r[PENDING];
   if (p === undefined) {
-    p = r[PENDING] = { pairs: [], vary: undefined };
+    // The response's own writeHead (node:http's, or the HTTP/2 compatibility one) is kept and called.
+    p = r[PENDING] = { pairs: [], vary: undefined, writeHead: res.writeHead as unknown as WriteHead };
     const q = p;
     // biome-ignore lint/suspicious/noExplicitAny: Node's writeHead overloads
     res.writeHead = function (this: ServerResponse, status: number, a?: any, b?: any) {
@@ -60,7 +61,7 @@ function writeHeadWithPending(
   reasonOrHeaders?: string | OutgoingHttpHeaders | unknown[],
   maybeHeaders?: OutgoingHttpHeaders | unknown[],
 ): ServerResponse {
-  const proto = protoWriteHead as unknown as WriteHead;
+  const proto = p.writeHead;
   const hasReason = typeof reasonOrHeaders === 'string';
   const write = (headers?: OutgoingHttpHeaders | unknown[]) =>
     hasReason ? proto.call(this, status, reasonOrHeaders, headers) : proto.call(this, status, headers);

@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
-import { makeSite, removeSite, startServer, type TestServer } from './http.js';
+import { makeSite, rawConnect, removeSite, startServer, type TestServer } from './http.js';
 import { WAIT_DEADLINE_MS } from './wait.js';
 
 export interface HttpUpstream {
@@ -87,7 +87,7 @@ export interface RawClient {
 
 /** A raw client connection to the proxy; it reads unless `paused`. */
 export function rawClient(port: number, data: string | Buffer, o: { paused?: boolean } = {}): RawClient {
-  const sock = connect(port, '127.0.0.1');
+  const sock = rawConnect(port);
   const chunks: Buffer[] = [];
   sock.on('data', (c: Buffer) => chunks.push(c));
   sock.on('error', () => {});

@@ -10,7 +10,7 @@ import { ERRORS, sendError } from '../../src/server/errors.js';
 import { createHeaderRules, type HeaderRule, SECURITY_PRESET } from '../../src/server/headers.js';
 import { createLogger } from '../../src/server/log.js';
 import { compilePipeline } from '../../src/server/pipeline.js';
-import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { get, makeSite, removeSite, scheme, startServer, type TestServer } from '../helpers/http.js';
 
 describe('header rules on a real server', () => {
   let dir: string;
@@ -46,12 +46,14 @@ describe('header rules on a real server', () => {
     assert.equal(h['permissions-policy'], 'camera=()');
   };
 
-  it('200: preset, set and glob rules apply; no HSTS over plain HTTP (RFC 6797 §7.2)', async () => {
+  it('200: preset, set and glob rules apply; HSTS over HTTPS only (RFC 6797 §7.2)', async () => {
     const r = await get(s.url, '/notes.txt');
     assert.equal(r.status, 200);
     security(r.headers);
     assert.equal(r.headers['x-frame-options'], 'SAMEORIGIN');
-    assert.equal(r.headers['strict-transport-security'], undefined);
+    // the suite runs on plain HTTP and on TLS: HSTS on the TLS run only
+    const hsts = scheme(s) === 'https' ? 'max-age=31536000; includeSubDomains' : undefined;
+    assert.equal(r.headers['strict-transport-security'], hsts);
     assert.equal(r.headers['x-robots-tag'], 'noindex');
     // append adds field lines; Node's client joins them with ", " (RFC 9110 §5.3).
     assert.equal(r.headers.link, '</a.css>; rel=preload; as=style, </b.js>; rel=modulepreload');

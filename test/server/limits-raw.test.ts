@@ -1,8 +1,15 @@
 // 408, 414, 429 and 431 produced for real by the Gatehouse server, driven by a raw socket client.
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import {
+  makeSite,
+  raw,
+  rawConnect,
+  rawStatus,
+  removeSite,
+  startServer,
+  type TestServer,
+} from '../helpers/http.js';
 
 describe('limits through a raw socket', () => {
   let site: string;
@@ -26,7 +33,7 @@ describe('limits through a raw socket', () => {
 
   it('a request head that never completes -> 408 (RFC 9110 §15.5.9)', async () => {
     const text = await new Promise<string>((resolve, reject) => {
-      const sock = connect(s.port, '127.0.0.1');
+      const sock = rawConnect(s.port);
       let out = '';
       sock.on('data', (d) => (out += d));
       sock.on('error', reject);
@@ -71,7 +78,7 @@ describe('limits.maxConnections', () => {
     const s = await startServer(site, { limits: { maxConnections: 1 } });
     const accepted = new Promise((r) => s.app.server.once('connection', r));
     const dropped = new Promise((r) => s.app.server.once('drop', r));
-    const first = connect(s.port, '127.0.0.1');
+    const first = rawConnect(s.port);
     try {
       await accepted; // the server counts it before the second one comes
       // The second connection is accepted by the kernel and closed by Node without an answer.

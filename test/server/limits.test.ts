@@ -2,7 +2,7 @@
 // answered by handleClientError on a plain node:http server with the same options app.ts uses.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Duplex } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -16,6 +16,7 @@ import {
   makeSite,
   type Res,
   raw,
+  rawConnect,
   rawStatus,
   removeSite,
   startServer,
@@ -319,7 +320,7 @@ describe('maxConnections (server.maxConnections)', () => {
     const { port } = server.address() as AddressInfo;
     const accepted = new Promise((r) => server.once('connection', r));
     const dropped = new Promise((r) => server.once('drop', r));
-    const first = connect(port, '127.0.0.1');
+    const first = rawConnect(port);
     await accepted; // the server counts it before the second one comes
     const text = await raw(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
     assert.equal(text, '');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { get, makeSite, removeSite, scheme, startServer, type TestServer } from '../helpers/http.js';
 import { type Origin, origin, text } from '../helpers/origin.js';
 import { holdsFor, probeStore, waitUntil, waitUntilElapsed, waitUntilStored } from '../helpers/wait.js';
 
@@ -264,7 +264,10 @@ describe('proxy cache features', () => {
       const r = await get(keyed.url, '/keyed?k');
       assert.match(String(r.headers['cache-status']), /^gatehouse; fwd=uri-miss/);
       const hit = String((await get(keyed.url, '/keyed')).headers['cache-status']);
-      const m = /^gatehouse; hit; ttl=(\d+); key="GET http:\/\/127\.0\.0\.1:\d+\/keyed"$/.exec(hit);
+      // the key names the scheme the request came in on (the suite runs on http and https)
+      const m = new RegExp(
+        `^gatehouse; hit; ttl=(\\d+); key="GET ${scheme(keyed)}://127\\.0\\.0\\.1:\\d+/keyed"$`,
+      ).exec(hit);
       assert.ok(m, hit);
       assert.ok(Number(m[1]) > 3590 && Number(m[1]) <= 3600, hit);
     } finally {

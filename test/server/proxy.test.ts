@@ -1,11 +1,22 @@
 // The reverse proxy against real upstream servers on 127.0.0.1:0.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket, WebSocketServer } from 'ws';
-import { get, makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import {
+  get,
+  makeSite,
+  raw,
+  rawStatus,
+  removeSite,
+  request,
+  scheme,
+  startServer,
+  type TestServer,
+  wsTarget,
+} from '../helpers/http.js';
 import {
   httpUpstream,
   proxyTo,
@@ -133,21 +144,22 @@ describe('proxy: routing and headers', () => {
     const r = await get(gh.url, '/api/f', {
       headers: {
         'x-forwarded-for': '6.6.6.6',
-        'x-forwarded-proto': 'https',
+        // the scheme this client did not use (the suite runs on http and https)
+        'x-forwarded-proto': scheme(gh) === 'http' ? 'https' : 'http',
         'x-forwarded-host': 'evil',
         host: 'pub:1',
       },
     });
     const h = JSON.parse(r.text).headers;
     assert.equal(h['x-forwarded-for'], '127.0.0.1');
-    assert.equal(h['x-forwarded-proto'], 'http');
+    assert.equal(h['x-forwarded-proto'], scheme(gh));
     assert.equal(h['x-forwarded-host'], 'pub:1');
   });
 
   it('Forwarded (RFC 7239) and changeOrigin', async () => {
     const r = await get(gh.url, '/fwd/x', { headers: { forwarded: 'for=6.6.6.6', host: 'pub.example' } });
     const h = JSON.parse(r.text).headers;
-    assert.equal(h.forwarded, 'for=127.0.0.1;host=pub.example;proto=http');
+    assert.equal(h.forwarded, `for=127.0.0.1;host=pub.example;proto=${scheme(gh)}`);
     assert.equal(h.host, `127.0.0.1:${up.port}`);
   });
 });
@@ -274,7 +286,7 @@ describe('proxy: responses', () => {
     try {
       const r = await get(gh.url, '/api/x', { headers: { host: 'pub.example' } });
       assert.equal(r.status, 302);
-      assert.equal(r.headers.location, 'http://pub.example/api/login?next=1');
+      assert.equal(r.headers.location, `${scheme(gh)}://pub.example/api/login?next=1`);
       assert.deepEqual(r.headers['set-cookie'], ['a=1; Domain=pub.example; Path=/api', 'b=2; Path=/api/x']);
     } finally {
       await gh.close();
@@ -616,7 +628,7 @@ describe('proxy: WebSocket pass-through', () => {
     const port = (wss.address() as AddressInfo).port;
     const site = makeSite({});
     const gh = await startServer(site, { proxy: [{ prefix: '/ws', upstream: `http://127.0.0.1:${port}` }] });
-    const ws = new WebSocket(`ws://127.0.0.1:${gh.port}/ws/chat`, ['one', 'two']);
+    const ws = new WebSocket(wsTarget(gh, '/ws/chat').url, ['one', 'two'], wsTarget(gh, '/ws/chat').options);
     try {
       await new Promise((r, j) => {
         ws.once('open', r);
@@ -649,7 +661,7 @@ describe('proxy: WebSocket pass-through', () => {
     const site = makeSite({});
     const gh = await startServer(site, { proxy: [{ prefix: '/ws', upstream: `http://127.0.0.1:${port}` }] });
     try {
-      const ws = new WebSocket(`ws://127.0.0.1:${gh.port}/ws/x`);
+      const ws = new WebSocket(wsTarget(gh, '/ws/x').url, wsTarget(gh, '/ws/x').options);
       const status = await new Promise<number>((resolve) => {
         ws.on('unexpected-response', (_req, res) => resolve(res.statusCode!));
         ws.on('error', () => {});
@@ -667,7 +679,7 @@ describe('proxy: WebSocket pass-through', () => {
     const site = makeSite({});
     const gh = await startServer(site, { proxy: [{ prefix: '/ws', upstream: `http://127.0.0.1:${port}` }] });
     try {
-      const ws = new WebSocket(`ws://127.0.0.1:${gh.port}/ws/x`);
+      const ws = new WebSocket(wsTarget(gh, '/ws/x').url, wsTarget(gh, '/ws/x').options);
       const status = await new Promise<number>((resolve) => {
         ws.on('unexpected-response', (_req, res) => resolve(res.statusCode!));
         ws.on('error', () => {});

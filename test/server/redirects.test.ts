@@ -414,7 +414,7 @@ describe('canonical paths (createCanonical)', () => {
 describe('listen.redirectToHttps: a plain-HTTP listener that points at HTTPS', () => {
   it('every request gets 308 to the https URL, path and query kept; bad Host -> 400', async () => {
     const site = makeSite({ 'a.txt': 'a' });
-    const s = await startServer(site, { listen: { redirectToHttps: { port: 8443 } } });
+    const s = await startServer(site, { listen: { redirectToHttps: { port: 8443 } } }, { plainHttp: true });
     try {
       const r = await get(s.url, '/a.txt?x=1', { headers: { host: 'example.com' } });
       assert.equal(r.status, 308);

@@ -1,14 +1,13 @@
 // Library routes against a real server on 127.0.0.1:0: JSON, JSONP, bodies and their limits, errors.
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
-import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { runInNewContext } from 'node:vm';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
 import { createRoutes, type Route } from '../../src/server/routes.js';
-import { get, makeSite, rawStatus, removeSite } from '../helpers/http.js';
+import { get, makeSite, rawConnect, rawStatus, removeSite } from '../helpers/http.js';
 
 const LIMIT = 1024;
 
@@ -30,7 +29,7 @@ async function startWithRoutes(
  */
 function rawSend(port: number, parts: (string | Buffer)[], untilMs = 10_000): Promise<string> {
   return new Promise((resolve) => {
-    const sock = connect(port, '127.0.0.1');
+    const sock = rawConnect(port);
     const chunks: Buffer[] = [];
     let closed = false;
     const done = () => {

@@ -3,13 +3,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { brotliCompressSync, gunzipSync } from 'node:zlib';
 import { createServer } from '../../src/index.js';
 import { AssetPathError, assetUrl } from '../../src/server/static/asset-url.js';
-import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { get, makeSite, rawConnect, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -327,7 +326,7 @@ describe('pinned streamed files', () => {
         const unsat = await get(s.url, path, { headers: { range: `bytes=${body.length}-` } });
         assert.equal(unsat.status, 416);
         await new Promise<void>((resolve) => {
-          const sock = connect(s.port, '127.0.0.1');
+          const sock = rawConnect(s.port);
           sock.on('error', () => {});
           sock.once('data', () => sock.destroy());
           sock.on('close', () => resolve());

@@ -3,13 +3,22 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import { createStaticHandler } from '../../src/server/static/handler.js';
-import { get, makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import {
+  get,
+  makeSite,
+  raw,
+  rawConnect,
+  rawStatus,
+  removeSite,
+  startServer,
+  type TestServer,
+} from '../helpers/http.js';
 import { waitUntil, waitUntilElapsed } from '../helpers/wait.js';
 
 const JS = `export const answer = 42;\n${'console.log("gatehouse");\n'.repeat(200)}`;
@@ -572,7 +581,7 @@ describe('descriptors', () => {
         await get(s.url, '/big.bin', { headers: { range: 'bytes=0-99' } });
         // Abort mid-body: the socket goes at the first bytes of the answer (8 MiB do not fit in one read).
         await new Promise<void>((resolve) => {
-          const sock = connect(s.port, '127.0.0.1');
+          const sock = rawConnect(s.port);
           sock.on('error', () => {});
           sock.once('data', () => sock.destroy());
           sock.on('close', () => resolve());

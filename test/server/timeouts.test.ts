@@ -4,9 +4,16 @@
 // ~1000 ms. This file is the one place where tests bound time from above, because timeliness is the
 // requirement: the slack is generous for a loaded 2-core machine and still far below the old ~1 s.
 import assert from 'node:assert/strict';
-import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { makeSite, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import {
+  makeSite,
+  rawConnect,
+  rawStatus,
+  removeSite,
+  startServer,
+  type TestServer,
+} from '../helpers/http.js';
 import {
   httpUpstream,
   proxyTo,
@@ -37,7 +44,7 @@ interface Timed {
 /** Connects, writes `parts` (each after the previous `gapMs`), and times the answer from the last write. */
 function timed(port: number, parts: readonly string[], gapMs = 0): Promise<Timed> {
   return new Promise((resolve, reject) => {
-    const sock = connect(port, '127.0.0.1');
+    const sock = rawConnect(port);
     let t0 = 0;
     let text = '';
     let done = false;

@@ -1,6 +1,7 @@
-// Listening and the graceful drain of a built server.
+// Listening and the graceful drain of a built server (plain HTTP, or TLS with HTTP/2 and HTTP/1.1).
 import type { Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerHttp2Session } from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
 import { CLIENT_ERROR_LINGER_MS } from '../client-error.js';
 import type { Entry } from '../entry.js';
 import { ERRORS, sendError } from '../errors.js';
@@ -8,38 +9,105 @@ import type { Logger } from '../log.js';
 import type { ServerOptions } from '../options.js';
 import type { PipeliningTracker } from '../pipelining.js';
 import type { Proxy as ReverseProxy } from '../proxy/handler.js';
+import type { TlsListener, TlsServer } from '../tls/listener.js';
 import type { WebSocketEndpoints } from '../websocket.js';
 
 /** The answer to requests still waiting when the shutdown deadline hits. */
 const SHUTDOWN_HEADERS = { 'Retry-After': '5', Connection: 'close' } as const;
 
+/** Closing a server's connections: HTTP/1.1 sockets and HTTP/2 sessions alike. */
+export interface Connections {
+  /** HTTP/1.1 connections with no request in progress close; HTTP/2 sessions get GOAWAY (RFC 9113
+   *  §6.8) and close once their streams finish. */
+  closeIdle(): void;
+  /** Every connection closes now. */
+  closeAll(): void;
+}
+
+/** node:http's own bookkeeping, or, on the HTTP/2 server, sessions and HTTP/1.1 sockets tracked here. */
+export function connectionsOf(server: Server | TlsServer): Connections {
+  if ('closeAllConnections' in server) {
+    return { closeIdle: () => server.closeIdleConnections(), closeAll: () => server.closeAllConnections() };
+  }
+  const sessions = new Set<ServerHttp2Session>();
+  const sockets = new Set<Socket>();
+  server.on('session', (s: ServerHttp2Session) => {
+    sessions.add(s);
+    s.once('close', () => sessions.delete(s));
+  });
+  server.on('secureConnection', (socket: Socket & { alpnProtocol?: string | false }) => {
+    if (socket.alpnProtocol === 'h2') return;
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  return {
+    closeIdle: () => {
+      // Node's HTTP/2 server has it (for its HTTP/1.1 connections) with allowHTTP1; its types miss it.
+      (server as unknown as Pick<Server, 'closeIdleConnections'>).closeIdleConnections();
+      for (const s of sessions) if (!s.closed) s.close();
+    },
+    closeAll: () => {
+      for (const s of sessions) s.destroy();
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
+
 /** What listen and close act on: one per createGatehouse call. */
 export interface ServerParts {
-  readonly server: Server;
+  readonly server: Server | TlsServer;
   readonly options: ServerOptions;
   readonly logger: Logger;
   readonly entry: Entry;
   readonly proxy: ReverseProxy;
   readonly websocket: WebSocketEndpoints;
   readonly pipelined: PipeliningTracker;
+  readonly tls: TlsListener | undefined;
+  readonly connections: Connections;
+  /** The plain-HTTP listener beside the TLS one (listen.httpPort), made once the HTTPS port is known. */
+  readonly redirectListener: (httpsPort: number) => Server;
 }
 
+/** Listens on port/host; resolves with the bound address. */
+function listenOn(server: Server | TlsServer, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+const urlOf = (scheme: string, a: AddressInfo) =>
+  `${scheme}://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+
+/** The plain-HTTP listeners started beside TLS ones, closed with them. */
+const redirectServers = new WeakMap<ServerParts, Server>();
+
 /** Starts listening; a cache store that cannot be opened stops the start (like nginx with a bad
- *  proxy_cache_path). */
-export function listen(p: ServerParts): Promise<{ url: string; host: string; port: number }> {
+ *  proxy_cache_path), and so does a TLS certificate that cannot be loaded. */
+export async function listen(
+  p: ServerParts,
+): Promise<{ url: string; host: string; port: number; httpUrl?: string | undefined }> {
   const { server, options } = p;
-  return p.proxy.ready().then(
-    () =>
-      new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(options.listen.port, options.listen.host, () => {
-          server.off('error', reject);
-          const a = server.address() as AddressInfo;
-          const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
-          resolve({ url: `http://${host}:${a.port}`, host: a.address, port: a.port });
-        });
-      }),
-  );
+  await p.proxy.ready();
+  if (p.tls !== undefined && !(await p.tls.reload()))
+    throw new Error('tls: the certificates could not be loaded (see the log line above)');
+  const a = await listenOn(server, options.listen.port, options.listen.host);
+  const url = urlOf(p.tls ? 'https' : 'http', a);
+  let httpUrl: string | undefined;
+  if (p.tls !== undefined && options.listen.httpPort !== undefined) {
+    const plain = p.redirectListener(a.port);
+    redirectServers.set(p, plain);
+    try {
+      httpUrl = urlOf('http', await listenOn(plain, options.listen.httpPort, options.listen.host));
+    } catch (err) {
+      server.close();
+      throw err;
+    }
+  }
+  return { url, host: a.address, port: a.port, httpUrl };
 }
 
 /**
@@ -63,6 +131,13 @@ export function close(p: ServerParts): Promise<void> {
     p.entry.setClosing();
     // WebSockets first: upgraded sockets would keep server.close() waiting (1001 Going Away).
     const wsClosed = p.websocket.close();
+    p.tls?.close();
+    const plain = redirectServers.get(p);
+    if (plain !== undefined) {
+      plain.close();
+      plain.closeIdleConnections();
+      setTimeout(() => plain.closeAllConnections(), p.options.limits.shutdownTimeoutMs).unref();
+    }
     // Handled now, reported by closeParts: a rejection while the server drains is not unhandled.
     wsClosed.catch(() => {});
     if (!server.listening) {
@@ -84,7 +159,7 @@ export function close(p: ServerParts): Promise<void> {
           );
       }
       setTimeout(() => {
-        server.closeAllConnections();
+        p.connections.closeAll();
         proxy.closeTunnels();
       }, CLIENT_ERROR_LINGER_MS).unref();
     }, p.options.limits.shutdownTimeoutMs);
@@ -93,10 +168,10 @@ export function close(p: ServerParts): Promise<void> {
       clearTimeout(timer);
       closeParts(p, wsClosed).then(resolve);
     });
-    server.closeIdleConnections();
+    p.connections.closeIdle();
     // Connections that finish a response while draining close instead of idling.
-    server.on('request', (_req, res: ServerResponse) =>
-      res.on('finish', () => server.closeIdleConnections()),
+    server.on('request', (_req: unknown, res: ServerResponse) =>
+      res.on('finish', () => p.connections.closeIdle()),
     );
   });
 }

@@ -1,0 +1,213 @@
+// The TLS listener: node:http2's secure server with HTTP/1.1 beside it (ALPN h2, http/1.1), or
+// node:https when HTTP/2 is off. HTTP/1.1 connections on it run through Node's HTTP/1 server code, so
+// the limits below are set as that code reads them. Certificates come from the store: the default
+// one by setSecureContext (new connections only), the others by SNI; files are watched and SIGHUP
+// (in the CLI) calls reload().
+import { type FSWatcher, watch } from 'node:fs';
+import {
+  createSecureServer,
+  type Http2SecureServer,
+  Http2ServerRequest,
+  Http2ServerResponse,
+  type OutgoingHttpHeaders,
+} from 'node:http2';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { basename, dirname } from 'node:path';
+import type { LimitsOptions } from '../limits.js';
+import type { Logger } from '../log.js';
+import { CertificateError, type CertificateStore, type PemPair } from './certificates.js';
+import type { TlsOptions } from './options.js';
+
+/**
+ * RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2. Handlers written for HTTP/1.1
+ * set some (Connection: close on errors, Keep-Alive); on an HTTP/2 stream they are dropped here,
+ * silently, instead of Node's warning per call.
+ */
+const CONNECTION_SPECIFIC = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+type HeadFields = OutgoingHttpHeaders | readonly unknown[];
+
+/** The fields of a writeHead call (an object, a flat [name, value, ...] list or a list of pairs)
+ *  without the connection-specific ones. */
+function withoutConnectionFields(headers: HeadFields): HeadFields {
+  if (Array.isArray(headers)) {
+    const pairs = headers.length > 0 && Array.isArray(headers[0]);
+    if (pairs)
+      return headers.filter((p) => !CONNECTION_SPECIFIC.has(String((p as unknown[])[0]).toLowerCase()));
+    const out: unknown[] = [];
+    for (let i = 0; i + 1 < headers.length; i += 2) {
+      if (!CONNECTION_SPECIFIC.has(String(headers[i]).toLowerCase())) out.push(headers[i], headers[i + 1]);
+    }
+    return out;
+  }
+  let out: OutgoingHttpHeaders | undefined;
+  for (const name of Object.keys(headers)) {
+    if (CONNECTION_SPECIFIC.has(name.toLowerCase())) {
+      out ??= { ...(headers as OutgoingHttpHeaders) };
+      delete out[name];
+    }
+  }
+  return out ?? headers;
+}
+
+/** The HTTP/2 response the handlers see: connection-specific fields never reach the frame. */
+export class GatehouseHttp2Response extends Http2ServerResponse {
+  override setHeader(name: string, value: number | string | readonly string[]): void {
+    if (!CONNECTION_SPECIFIC.has(name.toLowerCase())) super.setHeader(name, value);
+  }
+  override appendHeader(name: string, value: string | string[]): void {
+    if (!CONNECTION_SPECIFIC.has(name.toLowerCase())) super.appendHeader(name, value);
+  }
+  override writeHead(statusCode: number, reason?: string | HeadFields, headers?: HeadFields): this {
+    // RFC 9113 §8.3.2: there is no reason phrase in HTTP/2 (Node warns when one is given).
+    const h = typeof reason === 'string' ? headers : reason;
+    return super.writeHead(
+      statusCode,
+      h === undefined ? undefined : (withoutConnectionFields(h) as OutgoingHttpHeaders),
+    );
+  }
+}
+
+// RFC 9113 §8.3.2: no reason phrase; Node's statusMessage getter and setter warn on every use.
+Object.defineProperty(GatehouseHttp2Response.prototype, 'statusMessage', {
+  get: () => '',
+  set: () => {},
+  configurable: true,
+});
+
+// The response classes differ per server; handlers only see IncomingMessage/ServerResponse-like ones.
+// biome-ignore lint/suspicious/noExplicitAny: the four class parameters of Node's generic servers
+export type TlsServer = Http2SecureServer<any, any, any, any> | HttpsServer;
+
+export interface TlsListener {
+  readonly server: TlsServer;
+  /** Re-reads the certificate files; a bad pair is logged with its file and the old ones stay. */
+  reload(): Promise<boolean>;
+  /** A pair from memory (ACME, the dev CA) as the default certificate. */
+  setDefault(pair: PemPair, source: string): void;
+  /** Stops the file watchers. */
+  close(): void;
+}
+
+/** The HTTP/1 server settings Node's HTTP/1 code reads off the server object. */
+function applyHttp1Limits(server: TlsServer, limits: LimitsOptions, checkIntervalMs: number): void {
+  const s = server as unknown as Record<string, unknown>;
+  s.maxHeaderSize = limits.maxHeaderBytes;
+  s.headersTimeout = limits.headersTimeoutMs;
+  s.requestTimeout = limits.requestTimeoutMs;
+  s.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  s.connectionsCheckingInterval = checkIntervalMs;
+  // A missing Host gets its 400 from request-head.ts (problem+json), not Node's bare one.
+  s.requireHostHeader = false;
+}
+
+export function createTlsListener(o: {
+  tls: TlsOptions;
+  store: CertificateStore;
+  limits: LimitsOptions;
+  logger: Logger;
+  connectionsCheckingIntervalMs: number;
+}): TlsListener {
+  const { store, logger } = o;
+  const secureOptions = (pair: PemPair | undefined) => ({
+    ...store.contextOptions,
+    cert: pair?.cert,
+    key: pair?.key,
+  });
+  const common = {
+    ...secureOptions(store.defaultPair),
+    // RFC 6066 §3: the name's own certificate, else (undefined) the default one.
+    SNICallback: (name: string, cb: (err: Error | null, ctx?: import('node:tls').SecureContext) => void) =>
+      cb(null, store.forName(name)),
+  };
+  const server: TlsServer = o.tls.http2
+    ? createSecureServer({
+        ...common,
+        allowHTTP1: true,
+        Http2ServerRequest,
+        Http2ServerResponse: GatehouseHttp2Response,
+        // RFC 9113 §6.5.2: the header block bound matches the HTTP/1.1 one.
+        maxSendHeaderBlockLength: 64 * 1024,
+        settings: { maxHeaderListSize: o.limits.maxHeaderBytes, maxConcurrentStreams: 128 },
+        maxSessionInvalidFrames: 100,
+      })
+    : createHttpsServer({
+        ...common,
+        maxHeaderSize: o.limits.maxHeaderBytes,
+        requireHostHeader: false,
+      });
+  applyHttp1Limits(server, o.limits, o.connectionsCheckingIntervalMs);
+
+  const applyDefault = () => {
+    const pair = store.defaultPair;
+    if (pair !== undefined) server.setSecureContext(secureOptions(pair));
+  };
+  const reload = async (): Promise<boolean> => {
+    try {
+      await store.reload();
+      applyDefault();
+      logger.info({ files: store.files }, 'tls: certificates reloaded');
+      return true;
+    } catch (err) {
+      const file = err instanceof CertificateError ? err.source : undefined;
+      logger.error(
+        { file, reason: (err as Error).message },
+        'tls: reload refused, the old certificates stay',
+      );
+      return false;
+    }
+  };
+  const watchers = o.tls.watch ? watchFiles(store.files, reload) : [];
+  return {
+    server,
+    reload,
+    setDefault(pair, source) {
+      store.setDefault(pair, source);
+      applyDefault();
+    },
+    close() {
+      for (const w of watchers) w.close();
+    },
+  };
+}
+
+/** Debounce for file events: a renewal writes the cert and the key one after the other. */
+const WATCH_SETTLE_MS = 200;
+
+/**
+ * Watches the folders of `files` (a renewal often renames a new file into place, which a watch on
+ * the file itself would miss) and calls `reload` once the events settle.
+ */
+function watchFiles(files: readonly string[], reload: () => Promise<boolean>): FSWatcher[] {
+  const byDir = new Map<string, Set<string>>();
+  for (const f of files) {
+    const names = byDir.get(dirname(f)) ?? new Set<string>();
+    names.add(basename(f));
+    byDir.set(dirname(f), names);
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const schedule = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => void reload(), WATCH_SETTLE_MS);
+    timer.unref();
+  };
+  const watchers: FSWatcher[] = [];
+  for (const [dir, names] of byDir) {
+    try {
+      const w = watch(dir, { persistent: false }, (_event, name) => {
+        if (name === null || names.has(String(name))) schedule();
+      });
+      w.on('error', () => w.close());
+      watchers.push(w);
+    } catch {
+      // A folder that cannot be watched: SIGHUP still reloads.
+    }
+  }
+  return watchers;
+}

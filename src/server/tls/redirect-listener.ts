@@ -1,0 +1,58 @@
+// The plain-HTTP listener beside an HTTPS one (listen.httpPort): ACME HTTP-01 answers first
+// (RFC 8555 §8.3), then every other request gets 308 to https:// (RFC 9110 §15.4.9). It enters
+// through the same entry as the main listener, so Host and target checks, limits and the access log
+// are the same; a bad or unlisted Host gets 400, never a redirect to it.
+import { createServer, type Server } from 'node:http';
+import { handleClientError } from '../client-error.js';
+import type { Step } from '../context.js';
+import { createEntry } from '../entry.js';
+import { ERRORS, sendError } from '../errors.js';
+import { accessLogger, type Logger } from '../log.js';
+import type { ServerOptions } from '../options.js';
+import { createHttpsRedirect } from '../redirects.js';
+import { refuseBadHead } from '../request-head.js';
+
+export function createRedirectListener(
+  options: ServerOptions,
+  o: {
+    logger: Logger;
+    /** The HTTPS port the Location points at (the main listener's, once it listens). */
+    httpsPort: number;
+    /** Steps before the redirect (the ACME challenge answer). */
+    before: readonly Step[];
+    onError: (
+      err: unknown,
+      req: import('node:http').IncomingMessage,
+      res: import('node:http').ServerResponse,
+    ) => void;
+  },
+): Server {
+  const limits = options.limits;
+  const server = createServer({
+    maxHeaderSize: limits.maxHeaderBytes,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    requireHostHeader: false,
+  });
+  const redirect = createHttpsRedirect({
+    httpsPort: o.httpsPort,
+    hosts: options.listen.redirectToHttps?.hosts,
+  });
+  const entry = createEntry(server, {
+    logger: o.logger,
+    maxUrlBytes: limits.maxUrlBytes,
+    gate: [...o.before, redirect],
+    handlers: [],
+    final: (req, res) => sendError(req, res, ERRORS.notFound, 'Not found.'),
+    onError: o.onError,
+    logAccess: accessLogger(o.logger),
+    checkTarget: refuseBadHead,
+    // No tunnels: an Upgrade here is ignored and the request redirected like any other.
+    tunnels: [],
+  });
+  server.on('request', entry.onRequest);
+  server.on('upgrade', entry.onUpgrade);
+  server.on('clientError', handleClientError);
+  return server;
+}

@@ -1,18 +1,16 @@
-// 103 Early Hints reach a real Chromium: a page served over HTTPS + HTTP/2 by Gatehouse (a test
-// certificate Chromium trusts by its SPKI pin, --ignore-certificate-errors-spki-list, for this test
-// only). Chromium reports a resource it fetched because of a 103 with `initiatorType: 'early-hints'`
-// in Resource Timing, and the page's `firstInterimResponseStart` is then > 0; with static.earlyHints
-// off the same page shows `link` / `script` and 0, so the test fails if the hints do not arrive.
+// 103 Early Hints reach a real Chromium: a page served over HTTPS + HTTP/2 by Gatehouse's TLS listener
+// with the test leaf of test/helpers/tls.ts, which Chromium trusts by its SPKI pin
+// (--ignore-certificate-errors-spki-list, for this test only). Chromium reports a resource it fetched
+// because of a 103 with `initiatorType: 'early-hints'` in Resource Timing, and the page's
+// `firstInterimResponseStart` is then > 0; with static.earlyHints off the same page shows `link` /
+// `script` and 0, so the test fails if the hints do not arrive.
 import assert from 'node:assert/strict';
+import { createHash, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { after, before, it } from 'node:test';
 import { describeBrowser, type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
-import { makeSite, removeSite } from '../helpers/http.js';
-import {
-  makeTestCertificate,
-  startTlsServer,
-  type TestCertificate,
-  type TlsTestServer,
-} from '../helpers/self-signed.js';
+import { makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { testTlsFiles } from '../helpers/tls.js';
 
 const CSS = '/assets/main-3f2a9c1b.css';
 const JS = '/assets/app-B-x9aZ_k.js';
@@ -20,6 +18,12 @@ const PAGE = `<!doctype html><html><head><title>hints</title>
 <link rel=stylesheet href="${CSS}">
 <script type=module src="${JS}"></script>
 </head><body><p id=mark>early hints</p></body></html>`;
+
+/** base64 sha256 of the leaf's SubjectPublicKeyInfo: what Chromium's SPKI allow-list takes. */
+function spkiPin(certFile: string): string {
+  const spki = new X509Certificate(readFileSync(certFile)).publicKey.export({ type: 'spki', format: 'der' });
+  return createHash('sha256').update(spki).digest('base64');
+}
 
 interface Seen {
   protocol: string;
@@ -31,22 +35,22 @@ interface Seen {
 }
 
 describeBrowser('103 Early Hints in Chromium over HTTP/2', () => {
-  let cert: TestCertificate;
+  const tls = testTlsFiles();
   let dir: string;
-  let on: TlsTestServer;
-  let off: TlsTestServer;
+  let on: TestServer;
+  let off: TestServer;
   let browser: LaunchedBrowser;
 
   before(async () => {
-    cert = await makeTestCertificate();
     dir = makeSite({
       'index.html': PAGE,
       [CSS.slice(1)]: '#mark { color: rgb(1, 2, 3) }',
       [JS.slice(1)]: 'window.appRan = true;',
     });
-    on = await startTlsServer(dir, cert, {});
-    off = await startTlsServer(dir, cert, { static: { earlyHints: false } });
-    browser = await launchBrowser([`--ignore-certificate-errors-spki-list=${cert.spki}`]);
+    const files = { cert: tls.cert, key: tls.key };
+    on = await startServer(dir, { tls: files });
+    off = await startServer(dir, { tls: files, static: { earlyHints: false } });
+    browser = await launchBrowser([`--ignore-certificate-errors-spki-list=${spkiPin(tls.cert)}`]);
   });
 
   after(async () => {

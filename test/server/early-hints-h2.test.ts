@@ -4,13 +4,8 @@
 import assert from 'node:assert/strict';
 import { type ClientHttp2Session, connect, type IncomingHttpHeaders } from 'node:http2';
 import { after, before, describe, it } from 'node:test';
-import { makeSite, removeSite } from '../helpers/http.js';
-import {
-  makeTestCertificate,
-  startTlsServer,
-  type TestCertificate,
-  type TlsTestServer,
-} from '../helpers/self-signed.js';
+import { makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { testTlsFiles } from '../helpers/tls.js';
 
 const CSS = '/assets/main-3f2a9c1b.css';
 const FONT = '/fonts/inter-9b8c7d6e.woff2';
@@ -44,21 +39,21 @@ function request(
 }
 
 describe('103 Early Hints over HTTP/2', () => {
-  let cert: TestCertificate;
+  const tls = testTlsFiles();
   let dir: string;
-  let on: TlsTestServer;
-  let off: TlsTestServer;
+  let on: TestServer;
+  let off: TestServer;
   let sessions: ClientHttp2Session[] = [];
-  const session = (s: TlsTestServer) => {
-    const c = connect(s.url, { ca: cert.certPem });
+  const session = (s: TestServer) => {
+    const c = connect(s.url, { ca: tls.caPem });
     sessions.push(c);
     return c;
   };
   before(async () => {
-    cert = await makeTestCertificate();
     dir = makeSite({ 'index.html': PAGE, 'app.js': 'console.log(1)', [CSS.slice(1)]: 'body{}' });
-    on = await startTlsServer(dir, cert, {});
-    off = await startTlsServer(dir, cert, { static: { earlyHints: false } });
+    const files = { cert: tls.cert, key: tls.key };
+    on = await startServer(dir, { tls: files });
+    off = await startServer(dir, { tls: files, static: { earlyHints: false } });
   });
   after(async () => {
     for (const s of sessions) s.close();

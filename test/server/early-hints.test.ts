@@ -39,6 +39,7 @@ function site(): Record<string, string> {
     'index.html': PAGE,
     'docs/index.html':
       '<link rel=stylesheet href="guide-3f2a9c1b.css"><link rel=stylesheet href="/assets/main-3f2a9c1b.css">',
+    'fresh.html': `<link rel=stylesheet href="${CSS}">`,
     'big.html': `<link rel=stylesheet href="${CSS}">${'<p>filler</p>\n'.repeat(200)}`,
     'app.js': 'console.log(1)',
     'vendor.js': VENDOR,
@@ -186,6 +187,14 @@ describe('103 Early Hints over HTTP/1.1 (static.earlyHints on by default)', () =
   it('a page streamed from disk (bigger than maxCachedFileBytes) is scanned too', async () => {
     const x = await exchange(s.port, '/big.html', NAVIGATE);
     assert.deepEqual(linksOf(x.interim[0]!), [`<${CSS}>; rel=preload; as=style`]);
+  });
+
+  it('concurrent first requests for a page all get its 103 (they share one computation)', async () => {
+    const xs = await Promise.all(Array.from({ length: 6 }, () => exchange(s.port, '/fresh.html', NAVIGATE)));
+    for (const x of xs) {
+      assert.match(x.final, / 200 /);
+      assert.deepEqual(linksOf(x.interim[0] ?? ''), [`<${CSS}>; rel=preload; as=style`]);
+    }
   });
 
   it('a changed page gets new hints (computed per file version)', async () => {

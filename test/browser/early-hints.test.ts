@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, it } from 'node:test';
 import { describeBrowser, type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
 import { makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
-import { testTlsFiles } from '../helpers/tls.js';
+import { type TestTlsFiles, testTls } from '../helpers/tls.js';
 
 const CSS = '/assets/main-3f2a9c1b.css';
 const JS = '/assets/app-B-x9aZ_k.js';
@@ -35,7 +35,7 @@ interface Seen {
 }
 
 describeBrowser('103 Early Hints in Chromium over HTTP/2', () => {
-  const tls = testTlsFiles();
+  let tls: TestTlsFiles;
   let dir: string;
   let on: TestServer;
   let off: TestServer;
@@ -47,6 +47,7 @@ describeBrowser('103 Early Hints in Chromium over HTTP/2', () => {
       [CSS.slice(1)]: '#mark { color: rgb(1, 2, 3) }',
       [JS.slice(1)]: 'window.appRan = true;',
     });
+    tls = await testTls();
     const files = { cert: tls.cert, key: tls.key };
     on = await startServer(dir, { tls: files });
     off = await startServer(dir, { tls: files, static: { earlyHints: false } });

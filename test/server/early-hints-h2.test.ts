@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { type ClientHttp2Session, connect, type IncomingHttpHeaders } from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import { makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
-import { testTlsFiles } from '../helpers/tls.js';
+import { type TestTlsFiles, testTls } from '../helpers/tls.js';
 
 const CSS = '/assets/main-3f2a9c1b.css';
 const FONT = '/fonts/inter-9b8c7d6e.woff2';
@@ -39,7 +39,7 @@ function request(
 }
 
 describe('103 Early Hints over HTTP/2', () => {
-  const tls = testTlsFiles();
+  let tls: TestTlsFiles;
   let dir: string;
   let on: TestServer;
   let off: TestServer;
@@ -51,6 +51,7 @@ describe('103 Early Hints over HTTP/2', () => {
   };
   before(async () => {
     dir = makeSite({ 'index.html': PAGE, 'app.js': 'console.log(1)', [CSS.slice(1)]: 'body{}' });
+    tls = await testTls();
     const files = { cert: tls.cert, key: tls.key };
     on = await startServer(dir, { tls: files });
     off = await startServer(dir, { tls: files, static: { earlyHints: false } });

@@ -24,6 +24,7 @@ serve options:
   --host ADDR       address to bind (default 127.0.0.1)
   --config FILE     config file (default: ./gatehouse.config.json when present)
   --spa             serve index.html for unknown page navigations
+  --no-early-hints  send no 103 Early Hints before HTML pages
   --log FORMAT      json | pretty | off (default pretty)
   --proxy P=URL     forward PREFIX/... to URL/... (repeatable), e.g. --proxy /api=http://127.0.0.1:3000
   --cors ORIGINS    allow these origins (comma-separated, or *) cross-origin; a preflight may ask
@@ -71,6 +72,7 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
         host: { type: 'string' },
         config: { type: 'string' },
         spa: { type: 'boolean' },
+        'no-early-hints': { type: 'boolean' },
         log: { type: 'string' },
         proxy: { type: 'string', multiple: true },
         cors: { type: 'string' },
@@ -99,6 +101,7 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
   if (values.host !== undefined) listen.host = String(values.host);
   if (Object.keys(listen).length) overrides.listen = listen;
   if (values.spa) overrides.static = { spa: true };
+  if (values['no-early-hints']) overrides.static = { ...overrides.static, earlyHints: false };
   if (values.log !== undefined) {
     const f = String(values.log);
     if (f !== 'json' && f !== 'pretty' && f !== 'off')

@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 // Collects test files and runs them with node's test runner through tsx.
-// Usage: node scripts/run-tests.mjs [--node BIN] [--skip-missing] [DIR_OR_FILE ...]   (default: test/)
+// Usage: node scripts/run-tests.mjs [--node BIN] [--skip-missing] [--protocol P] [DIR_OR_FILE ...]   (default: test/)
 //   --node BIN       run the tests under another node binary (CI: Node 24 from .node24/, see .ci/run);
 //                    default: the node running npm (npm_node_execpath), else this one
 //   --skip-missing   ignore DIR_OR_FILE arguments that do not exist (for folders that come later)
+//   --protocol P     h2 or h1-tls: only the files marked `// matrix: ... P ...` in their first lines, with
+//                    GATEHOUSE_TEST_PROTOCOL=P, so their servers listen with TLS and their clients speak
+//                    HTTP/2 (or HTTP/1.1 on TLS) (test/helpers/tls.ts)
 // Environment: TEST_TIMEOUT_MS (default 60000) fails any single test that runs longer, so a slow
 // regression fails instead of hanging; FUZZ_SEED / FUZZ_ITERATIONS go to the seeded fuzz tests.
 // CHROME_PATH (default /usr/bin/chromium) is the Chromium of test/browser/. When it is missing, those
 // files are left out of the run and one loud line after it says so; under CI (CI=true) they run anyway
 // and fail (test/helpers/browser.ts: describeBrowser), so CI never passes them over.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Generous for a shared 2-core machine: the slowest test takes a few seconds alone. */
@@ -37,11 +40,15 @@ const args = process.argv.slice(2);
 // The node that runs npm (never another `node` that a package may have put first on PATH).
 let nodeBin = process.env.npm_node_execpath || process.execPath;
 let skipMissing = false;
+let protocol;
 const roots = [];
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
   if (a === '--node') {
     nodeBin = args[++i] ?? usage('--node needs a path');
+  } else if (a === '--protocol') {
+    protocol = args[++i] ?? usage('--protocol needs h2 or h1-tls');
+    if (protocol !== 'h2' && protocol !== 'h1-tls') usage(`--protocol: h2 or h1-tls, got ${protocol}`);
   } else if (a === '--skip-missing') {
     skipMissing = true;
   } else if (a.startsWith('--')) {
@@ -56,7 +63,14 @@ const timeoutMs = Number(timeoutText);
 if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
   usage(`TEST_TIMEOUT_MS=${timeoutText}: expected a positive integer`);
 
-const found = (roots.length ? roots : ['test']).flatMap((r) => collect(r, []));
+/** A file's matrix line (`// matrix: http1 h2`) in its first 2 KB names the protocols it runs on. */
+const onMatrix = (f) => {
+  const m = /^\/\/ matrix:([^\n]*)/m.exec(readFileSync(f, 'utf8').slice(0, 2048));
+  return m?.[1].trim().split(/\s+/).includes(protocol);
+};
+const found = (roots.length ? roots : ['test'])
+  .flatMap((r) => collect(r, []))
+  .filter((f) => !protocol || onMatrix(f));
 
 // Resolved as test/helpers/browser.ts resolves them.
 const chromiumPath = process.env.CHROME_PATH || '/usr/bin/chromium';
@@ -79,7 +93,8 @@ const version = spawnSync(nodeBin, ['--version'], { encoding: 'utf8' });
 if (version.status !== 0) usage(`cannot run ${nodeBin}: ${version.error?.message ?? version.stderr}`);
 const seed = process.env.FUZZ_SEED ?? '0';
 console.log(
-  `node ${version.stdout.trim()}, ${files.length} files, per-test timeout ${timeoutMs} ms, FUZZ_SEED=${seed}`,
+  `node ${version.stdout.trim()}, ${files.length} files, per-test timeout ${timeoutMs} ms, FUZZ_SEED=${seed}` +
+    (protocol ? `, protocol ${protocol}` : ''),
 );
 
 const r = spawnSync(
@@ -93,7 +108,7 @@ const r = spawnSync(
     `--test-timeout=${timeoutMs}`,
     ...files,
   ],
-  { stdio: 'inherit' },
+  { stdio: 'inherit', env: protocol ? { ...process.env, GATEHOUSE_TEST_PROTOCOL: protocol } : process.env },
 );
 if (browserNote) console.error(browserNote);
 if (r.status !== 0)

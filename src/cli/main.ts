@@ -24,6 +24,7 @@ serve options:
   --host ADDR       address to bind (default 127.0.0.1)
   --config FILE     config file (default: ./gatehouse.config.json when present)
   --spa             serve index.html for unknown page navigations
+  --no-early-hints  send no 103 Early Hints before HTML pages
   --log FORMAT      json | pretty | off (default pretty)
   --proxy P=URL     forward PREFIX/... to URL/... (repeatable), e.g. --proxy /api=http://127.0.0.1:3000
   --cors ORIGINS    allow these origins (comma-separated, or *) cross-origin; a preflight may ask
@@ -35,6 +36,11 @@ serve options:
   --jsonp           answer ?callback= on .json files with JSONP
   --https           HTTPS with a certificate from the local development CA (made once; it prints
                     how to trust it); gatehouse cert --ca-path prints where the CA is
+  --tls-cert FILE --tls-key FILE
+                    HTTPS (HTTP/2 and HTTP/1.1) with this certificate chain and key; SIGHUP or a
+                    change of either file reloads them
+  --http-port N     with HTTPS: also listen for plain HTTP on N, answering ACME challenges and
+                    redirecting everything else to HTTPS (308)
   -h, --help        this help
   -v, --version     print the version
 
@@ -66,6 +72,7 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
         host: { type: 'string' },
         config: { type: 'string' },
         spa: { type: 'boolean' },
+        'no-early-hints': { type: 'boolean' },
         log: { type: 'string' },
         proxy: { type: 'string', multiple: true },
         cors: { type: 'string' },
@@ -73,6 +80,9 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
         'cors-credentials': { type: 'boolean' },
         jsonp: { type: 'boolean' },
         https: { type: 'boolean' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
+        'http-port': { type: 'string' },
       },
     });
   } catch (err) {
@@ -82,7 +92,7 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
   if (positionals.length > 1) throw new UsageError(`serve takes one ROOT, got: ${positionals.join(' ')}`);
   const overrides: GatehouseConfigInput = {};
   if (positionals[0] !== undefined) overrides.root = positionals[0];
-  const listen: { port?: number; host?: string } = {};
+  const listen: { port?: number; host?: string; httpPort?: number } = {};
   if (values.port !== undefined) {
     const p = String(values.port);
     if (!/^\d{1,5}$/.test(p) || Number(p) > 65535) throw new UsageError(`--port: not a port number: ${p}`);
@@ -91,6 +101,7 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
   if (values.host !== undefined) listen.host = String(values.host);
   if (Object.keys(listen).length) overrides.listen = listen;
   if (values.spa) overrides.static = { spa: true };
+  if (values['no-early-hints']) overrides.static = { ...overrides.static, earlyHints: false };
   if (values.log !== undefined) {
     const f = String(values.log);
     if (f !== 'json' && f !== 'pretty' && f !== 'off')
@@ -116,6 +127,18 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
   if (cors !== undefined) overrides.cors = { ...overrides.cors, ...cors } as GatehouseConfigInput['cors'];
   if (values.jsonp) overrides.jsonp = { paths: ['/**/*.json'] };
   if (values.https) overrides.tls = { dev: true };
+  if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined))
+    throw new UsageError('--tls-cert and --tls-key go together');
+  if (values['tls-cert'] !== undefined) {
+    if (values.https) throw new UsageError('--https makes its own certificate: not with --tls-cert');
+    overrides.tls = { cert: String(values['tls-cert']), key: String(values['tls-key']) };
+  }
+  if (values['http-port'] !== undefined) {
+    const p = String(values['http-port']);
+    if (!/^\d{1,5}$/.test(p) || Number(p) > 65535)
+      throw new UsageError(`--http-port: not a port number: ${p}`);
+    overrides.listen = { ...overrides.listen, httpPort: Number(p) };
+  }
   return { overrides, ...(values.config !== undefined ? { configPath: String(values.config) } : {}) };
 }
 
@@ -172,11 +195,13 @@ async function serve(args: string[]): Promise<number> {
   if (config.tls?.dev === true) await announceDevCa();
   const app = createGatehouse(toServerOptions(config));
   let url: string;
+  let httpUrl: string | undefined;
   try {
-    ({ url } = await app.listen());
+    ({ url, httpUrl } = await app.listen());
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    if (e.code === 'GATEHOUSE_CACHE_STORE') console.error(`gatehouse: ${e.message}`);
+    if (e.code === 'GATEHOUSE_CACHE_STORE' || e.code === 'GATEHOUSE_TLS')
+      console.error(`gatehouse: ${e.message}`);
     else
       console.error(
         `gatehouse: cannot listen on ${config.listen.host}:${config.listen.port}: ${e.code ?? e.message}`,
@@ -185,10 +210,15 @@ async function serve(args: string[]): Promise<number> {
     return EXIT_FAILURE;
   }
   process.stdout.write(`listening on ${url}\n`);
+  if (httpUrl !== undefined) process.stdout.write(`redirecting ${httpUrl} to HTTPS\n`);
+  // SIGHUP reloads the certificates (nginx -s reload); without TLS it keeps its default meaning.
+  const onHup = () => void app.tls?.reload();
+  if (app.tls !== undefined) process.on('SIGHUP', onHup);
   return new Promise<number>((resolve) => {
     const stop = (signal: string) => {
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onInt);
+      process.off('SIGHUP', onHup);
       app.logger.info(`${signal}: draining`);
       app.close().then(() => resolve(EXIT_OK));
     };

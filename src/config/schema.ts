@@ -1,6 +1,7 @@
 // The one config schema: file, CLI flags and library callers all produce this shape.
 // Field docs (`.describe`) flow into schema.json for editor completion.
 import { z } from 'zod';
+import { EARLY_HINTS_MAX } from '../http/early-hints.js';
 import { authSchema, headersSchema, rateLimitSchema, trustProxySchema } from './access.js';
 import { corsSchema } from './cors.js';
 import { jsonpSchema, redirectsSchema } from './jsonp.js';
@@ -119,6 +120,26 @@ const staticSchema = z
       .describe(
         'Query parameter of verified cache busting: ?v= with at least 8 leading characters of the ' +
           "file's base64url sha256 (see assetUrl, gatehouse hash) gets the hashed-name policy.",
+      ),
+    earlyHints: z
+      .union([
+        z.boolean().transform((enabled) => ({ enabled, max: EARLY_HINTS_MAX })),
+        z.strictObject({
+          enabled: z.boolean().default(true).describe('Send 103 Early Hints before HTML pages.'),
+          max: z
+            .number()
+            .int()
+            .min(0)
+            .max(64)
+            .default(EARLY_HINTS_MAX)
+            .describe('Most Link hints in one 103 (the first assets in document order).'),
+        }),
+      ])
+      .default({ enabled: true, max: EARLY_HINTS_MAX })
+      .describe(
+        '103 Early Hints (RFC 8297) before a 200 HTML page: rel=preload/modulepreload for the hashed or ' +
+          '?v=-verified CSS, JS, fonts and images the page references, to HTTP/2 and to HTTP/1.1 browser ' +
+          'navigations. true/false, or { enabled, max }.',
       ),
   })
   .describe('The static file handler.');

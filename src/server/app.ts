@@ -77,7 +77,12 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     handlers: deps.websocketHandlers,
     logger,
   });
-  const { gate, handlers } = buildSteps(options, ctx, { routes: deps.routes ?? [], staticHandler, proxy });
+  const { gate, handlers } = buildSteps(options, ctx, {
+    routes: deps.routes ?? [],
+    staticHandler,
+    proxy,
+    websocket,
+  });
 
   const tls = options.tls
     ? createTlsListener({

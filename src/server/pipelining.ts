@@ -16,7 +16,7 @@
 // (`socketOnData`, `socketOnEnd`, the same in Node 20, 22 and 24) and calls them itself; adding a
 // 'data' listener moves Node's reading from C++ to JavaScript. When those listeners cannot be found
 // (a future Node), the feed stays off and only the handler bound applies.
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /** Node internals the feed reads: the HTTP parser and Node's own pause flag. */

@@ -28,6 +28,8 @@ export { CLOSE_CODES, WebSocketConfigError } from './websocket/types.js';
 export interface WebSocketEndpoints {
   /** Whether the request's path is one of ours (decides which handshakes become tunnels). */
   owns(req: IncomingMessage): boolean;
+  /** How many endpoints there are. */
+  readonly size: number;
   /** Takes a handshake whose path is ours (then returns true): refuses it on `res`, or accepts the
    *  tunnel and switches protocols. Returns false and touches nothing otherwise. */
   handleUpgrade(req: IncomingMessage, res: ServerResponse, tunnel: Tunnel): boolean;
@@ -54,6 +56,7 @@ export function createWebSocketEndpoints(
   for (const ep of ws.byPath.values()) watchHandshakes(ep.wss);
   return {
     owns: (req) => ws.byPath.has(pathOf(req.url ?? '/')),
+    size: ws.byPath.size,
     handleUpgrade: (req, res, tunnel) => handleUpgrade(ws, req, res, tunnel),
     close: () => closeEndpoints(ws),
     clients: (path) => ws.byPath.get(path)?.clients.size ?? 0,

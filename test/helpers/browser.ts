@@ -71,15 +71,18 @@ export interface LaunchedBrowser {
   close(): Promise<void>;
 }
 
-/** Launches Chromium with a fresh profile (empty caches); call close() (in `after`) to end it and remove it. */
-export async function launchBrowser(): Promise<LaunchedBrowser> {
+/**
+ * Launches Chromium with a fresh profile (empty caches); call close() (in `after`) to end it and remove it.
+ * `extraArgs`: flags one test needs beside CHROMIUM_ARGS (HTTPS tests: the SPKI pin of their certificate).
+ */
+export async function launchBrowser(extraArgs: readonly string[] = []): Promise<LaunchedBrowser> {
   const userDataDir = await mkdtemp(join(tmpdir(), 'gatehouse-chromium-'));
   let context: BrowserContext;
   try {
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM_PATH,
       headless: true,
-      args: [...CHROMIUM_ARGS],
+      args: [...CHROMIUM_ARGS, ...extraArgs],
     });
   } catch (err) {
     await rm(userDataDir, { recursive: true, force: true });

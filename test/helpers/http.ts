@@ -16,7 +16,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
-import { TEST_PROTOCOL, testTlsFiles } from './tls.js';
+import { TEST_PROTOCOL, testTls, testTlsFiles } from './tls.js';
 
 export interface Res {
   status: number;
@@ -60,11 +60,8 @@ export async function startServer(
   o: { plainHttp?: boolean } = {},
 ): Promise<TestServer> {
   // plainHttp: a server that is plain HTTP by its nature (listen.redirectToHttps), on every run.
-  const tls =
-    config.tls ??
-    (TEST_PROTOCOL === 'http1' || o.plainHttp
-      ? undefined
-      : { cert: testTlsFiles().cert, key: testTlsFiles().key });
+  const files = TEST_PROTOCOL === 'http1' || o.plainHttp ? undefined : await testTls();
+  const tls = config.tls ?? (files === undefined ? undefined : { cert: files.cert, key: files.key });
   const c = parseConfig({
     log: { format: 'off' },
     ...config,

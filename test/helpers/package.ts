@@ -196,9 +196,15 @@ function writeAppWithLock(dir: string, spec: string): void {
     const { dev: _dev, devOptional: _devOptional, ...copy } = entry;
     packages[path] = copy;
     todo.push(...Object.keys(entry.dependencies ?? {}));
-    // Every dependency is found at the top; a nested copy (another version) would need its own entry.
-    const nested = Object.keys(repoLock.packages).filter((p) => p.startsWith(`${path}/node_modules/`));
-    assert.deepEqual(nested, [], `nested lock entries under ${path}: copy them too`);
+    // A nested copy (another version than the top one, e.g. axios's form-data/node_modules/mime-types)
+    // is copied as it is; what it depends on comes from beside it, else from the top.
+    const prefix = `${path}/node_modules/`;
+    for (const p of Object.keys(repoLock.packages).filter((k) => k.startsWith(prefix))) {
+      const { dev: _d, devOptional: _o, ...nestedCopy } = repoLock.packages[p]!;
+      packages[p] = nestedCopy;
+      for (const dep of Object.keys(nestedCopy.dependencies ?? {}))
+        if (!(`${prefix}${dep}` in repoLock.packages)) todo.push(dep);
+    }
   }
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   writeFileSync(

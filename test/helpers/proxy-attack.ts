@@ -1,6 +1,6 @@
 // Misbehaving upstreams and clients for the proxy attack tests: real sockets on 127.0.0.1:0.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import { makeSite, rawConnect, removeSite, startServer, type TestServer } from './http.js';
 import { WAIT_DEADLINE_MS } from './wait.js';

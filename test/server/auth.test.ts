@@ -1,5 +1,6 @@
 // Access control against a real Gatehouse: IP allow/deny, Basic auth with scrypt hashes, preflights,
 // private caching; the verified-credentials cache and scrypt gate on a small server with a fake clock.
+// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

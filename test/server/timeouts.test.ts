@@ -3,6 +3,7 @@
 // headersTimeoutMs / requestTimeoutMs on Node's 1 s connection check, so a 200 ms timeout fired after
 // ~1000 ms. This file is the one place where tests bound time from above, because timeliness is the
 // requirement: the slack is generous for a loaded 2-core machine and still far below the old ~1 s.
+// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
 import assert from 'node:assert/strict';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';

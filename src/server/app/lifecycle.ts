@@ -85,6 +85,25 @@ const urlOf = (scheme: string, a: AddressInfo) =>
 /** The plain-HTTP listeners started beside TLS ones, closed with them. */
 const redirectServers = new WeakMap<ServerParts, Server>();
 
+/** A start that cannot get its certificates (the CLI prints the message and exits 1). */
+function tlsStartError(reason: string): Error {
+  return Object.assign(new Error(`tls: ${reason}`), { code: 'GATEHOUSE_TLS' });
+}
+
+/** The first certificates: the dev CA's leaf (made once, tls/dev-ca.ts) or the files. */
+async function loadCertificates(p: ServerParts): Promise<void> {
+  const tls = p.tls!;
+  if (p.options.tls?.dev === true) {
+    const { ensureDevCertificate } = await import('../tls/dev-ca.js');
+    const dev = await ensureDevCertificate().catch((err: Error) => {
+      throw tlsStartError(`the development certificate could not be made: ${err.message}`);
+    });
+    tls.setDefault({ cert: dev.certPem, key: dev.keyPem }, dev.caCertPath);
+  }
+  const error = await tls.reload();
+  if (error !== undefined) throw tlsStartError(error);
+}
+
 /** Starts listening; a cache store that cannot be opened stops the start (like nginx with a bad
  *  proxy_cache_path), and so does a TLS certificate that cannot be loaded. */
 export async function listen(
@@ -92,8 +111,7 @@ export async function listen(
 ): Promise<{ url: string; host: string; port: number; httpUrl?: string | undefined }> {
   const { server, options } = p;
   await p.proxy.ready();
-  if (p.tls !== undefined && !(await p.tls.reload()))
-    throw new Error('tls: the certificates could not be loaded (see the log line above)');
+  if (p.tls !== undefined) await loadCertificates(p);
   const a = await listenOn(server, options.listen.port, options.listen.host);
   const url = urlOf(p.tls ? 'https' : 'http', a);
   let httpUrl: string | undefined;

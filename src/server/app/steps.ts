@@ -37,7 +37,12 @@ export function websocketOriginPolicy(options: ServerOptions): OriginAllowed {
 export function buildSteps(
   options: ServerOptions,
   ctx: StepContext,
-  parts: { routes: readonly Route[]; staticHandler: StaticHandler; proxy: ReverseProxy },
+  parts: {
+    routes: readonly Route[];
+    staticHandler: StaticHandler;
+    proxy: ReverseProxy;
+    websocket: WebSocketEndpoints;
+  },
 ): { gate: Step[]; handlers: Step[] } {
   const httpsOnly = options.listen.redirectToHttps;
   const gate = [
@@ -51,6 +56,7 @@ export function buildSteps(
     createRedirects(options.redirects, ctx),
   ].filter((s): s is Step => s !== undefined);
   const handlers = [
+    websocketOverHttp2(parts.websocket),
     createCanonical(
       {
         trailingSlash: options.static.trailingSlash,
@@ -64,6 +70,25 @@ export function buildSteps(
     parts.proxy.step,
   ].filter((s): s is Step => s !== undefined);
   return { gate, handlers };
+}
+
+/**
+ * A request over HTTP/2 for a WebSocket endpoint: 426 with a reason. The handshake is an HTTP/1.1
+ * Upgrade (RFC 6455 §4.1); RFC 8441's extended CONNECT is not offered (SETTINGS_ENABLE_CONNECT_PROTOCOL
+ * is never sent), so browsers open their WebSockets on an HTTP/1.1 connection of their own.
+ */
+function websocketOverHttp2(websocket: WebSocketEndpoints): Step | undefined {
+  if (websocket.size === 0) return undefined;
+  return (req, res) => {
+    if (req.httpVersionMajor !== 2 || !websocket.owns(req)) return false;
+    sendError(
+      req,
+      res,
+      ERRORS.upgradeRequired,
+      'This WebSocket endpoint is reached with an HTTP/1.1 Upgrade; WebSocket over HTTP/2 (RFC 8441) is not offered.',
+    );
+    return true;
+  };
 }
 
 /** A thrown handler error: 500 with a request id in the body and the log, never a stack trace. */

@@ -1,6 +1,7 @@
 // What the static handler's parts share, built once by createStaticHandler (nothing per request).
 import type { IncomingMessage } from 'node:http';
 import { formatHttpDate } from '../../http/dates.js';
+import type { EarlyHints } from './early-hints.js';
 import type { FileView, StaticOptions } from './files.js';
 
 export interface StaticContext {
@@ -12,6 +13,8 @@ export interface StaticContext {
   /** `/<assetsDir>/`: never an SPA navigation. */
   readonly assetsPrefix: string;
   readonly onError: (err: unknown, req: IncomingMessage) => void;
+  /** 103 Early Hints before HTML pages; undefined when static.earlyHints is off. */
+  readonly earlyHints: EarlyHints | undefined;
 }
 
 /** Expires = now + max-age, formatted once per second per lifetime (RFC 9111 §5.3). */

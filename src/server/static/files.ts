@@ -33,6 +33,8 @@ export interface StaticOptions {
   indexRedirect: boolean;
   /** Query parameter of verified cache busting (`?v=`): see FileResource.contentHash. */
   versionParam: string;
+  /** 103 Early Hints before HTML pages (server/static/early-hints.ts); max Link values per page. */
+  earlyHints: { enabled: boolean; max: number };
 }
 
 export type Coding = 'br' | 'gzip';

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ERRORS, sendError } from '../errors.js';
 import { makeExpires, type StaticContext } from './context.js';
+import { createEarlyHints } from './early-hints.js';
 import { fail } from './fail.js';
 import type { StaticOptions } from './files.js';
 import { FileView } from './files.js';
@@ -35,13 +36,15 @@ export function createStaticHandler(o: {
     policyFor: compilePolicy(o.cachePolicy),
     nowMs: now,
   });
+  const onError = o.onError ?? (() => {});
   const ctx: StaticContext = {
     files,
     opts,
     nowMs: now,
     expires: makeExpires(now),
     assetsPrefix: `/${opts.assetsDir.replace(/^\/+|\/+$/g, '')}/`,
-    onError: o.onError ?? (() => {}),
+    onError,
+    earlyHints: createEarlyHints(files, opts, onError),
   };
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {

@@ -25,6 +25,14 @@ export function serveFile(
   extraVary?: string,
   versioned = false,
 ): void {
+  // The first request for a page version waits for its hints (once per version, see early-hints.ts).
+  const hints = status === 200 ? ctx.earlyHints?.wait(req, file) : undefined;
+  if (hints !== undefined) {
+    hints
+      .then(() => serveFile(ctx, req, res, file, rawPath, status, extraVary, versioned))
+      .catch((err) => fail(ctx, req, res, err));
+    return;
+  }
   let variant: Variant | Promise<Variant> = file.identity;
   if (file.codings.length > 0) {
     const coding = negotiateEncoding(req.headers['accept-encoding'], file.codings);
@@ -140,6 +148,8 @@ function sendBody(
       }
     }
   }
+  // RFC 8297: the 103 goes right before a full 200 (never a 206, 304, 412 or 416).
+  if (status === 200) ctx.earlyHints?.send(req, res, file);
   if (req.method === 'HEAD') {
     writeHeadMerged(res, status, h);
     res.end();

@@ -88,7 +88,7 @@ export type TlsServer = Http2SecureServer<any, any, any, any> | HttpsServer;
 export interface TlsListener {
   readonly server: TlsServer;
   /** Re-reads the certificate files; a bad pair is logged with its file and the old ones stay. */
-  reload(): Promise<boolean>;
+  reload(): Promise<string | undefined>;
   /** A pair from memory (ACME, the dev CA) as the default certificate. */
   setDefault(pair: PemPair, source: string): void;
   /** Stops the file watchers. */
@@ -148,19 +148,17 @@ export function createTlsListener(o: {
     const pair = store.defaultPair;
     if (pair !== undefined) server.setSecureContext(secureOptions(pair));
   };
-  const reload = async (): Promise<boolean> => {
+  const reload = async (): Promise<string | undefined> => {
     try {
       await store.reload();
       applyDefault();
-      logger.info({ files: store.files }, 'tls: certificates reloaded');
-      return true;
+      logger.info({ files: store.files }, 'tls: certificates loaded');
+      return undefined;
     } catch (err) {
       const file = err instanceof CertificateError ? err.source : undefined;
-      logger.error(
-        { file, reason: (err as Error).message },
-        'tls: reload refused, the old certificates stay',
-      );
-      return false;
+      const reason = (err as Error).message;
+      logger.error({ file, reason }, 'tls: certificates refused, the ones in use stay');
+      return reason;
     }
   };
   const watchers = o.tls.watch ? watchFiles(store.files, reload) : [];
@@ -184,7 +182,7 @@ const WATCH_SETTLE_MS = 200;
  * Watches the folders of `files` (a renewal often renames a new file into place, which a watch on
  * the file itself would miss) and calls `reload` once the events settle.
  */
-function watchFiles(files: readonly string[], reload: () => Promise<boolean>): FSWatcher[] {
+function watchFiles(files: readonly string[], reload: () => Promise<unknown>): FSWatcher[] {
   const byDir = new Map<string, Set<string>>();
   for (const f of files) {
     const names = byDir.get(dirname(f)) ?? new Set<string>();

@@ -1,0 +1,119 @@
+// `gatehouse serve --tls-cert --tls-key` as users run it: HTTPS with HTTP/2, the redirect listener,
+// SIGHUP reloading the certificate, and the exit code of a start whose certificate cannot be read.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
+import { leafFor, testPki } from '../helpers/certs.js';
+import { get, makeSite, removeSite } from '../helpers/http.js';
+import { testTls } from '../helpers/tls.js';
+import { waitUntil } from '../helpers/wait.js';
+
+const BIN = join(import.meta.dirname, '../../bin/gatehouse.js');
+
+function servedSerial(port: number, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const t = tlsConnect({ port, host: '127.0.0.1', ca }, () => {
+      resolve(t.getPeerCertificate().serialNumber.toUpperCase());
+      t.end();
+    });
+    t.on('error', reject);
+  });
+}
+
+describe('gatehouse serve with TLS', () => {
+  it('--tls-cert/--tls-key: https:// and the redirect listener; SIGHUP reloads; SIGTERM exits 0', async () => {
+    const pki = await testPki();
+    await testTls();
+    const dir = makeSite({ 'a.txt': 'over tls' });
+    const certDir = mkdtempSync(join(tmpdir(), 'gatehouse-cli-tls-'));
+    const cert = join(certDir, 'cert.pem');
+    const key = join(certDir, 'key.pem');
+    writeFileSync(cert, pki.leaf.certPem + pki.intermediate.certPem);
+    writeFileSync(key, pki.leaf.keyPem);
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'serve',
+        dir,
+        '--port',
+        '0',
+        '--http-port',
+        '0',
+        '--tls-cert',
+        cert,
+        '--tls-key',
+        key,
+        '--log',
+        'off',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const m = await waitUntil('the listening lines', () =>
+        /listening on (https:\/\/\S+)\nredirecting (http:\/\/\S+) to HTTPS\n/.exec(out),
+      );
+      const url = m[1]!;
+      const port = Number(new URL(url).port);
+      const r = await get(url, '/a.txt');
+      assert.equal(r.status, 200);
+      assert.equal(r.text, 'over tls');
+      const redirect = await get(m[2]!, '/a.txt', { headers: { host: 'localhost' } });
+      assert.equal(redirect.status, 308);
+      assert.equal(redirect.headers.location, `https://localhost:${port}/a.txt`);
+      // SIGHUP: the renewed pair (written in place, the watch is on too) is what new connections get.
+      const next = await leafFor({ hosts: ['localhost', '127.0.0.1'] });
+      writeFileSync(cert, next.certPem + pki.intermediate.certPem);
+      writeFileSync(key, next.keyPem);
+      child.kill('SIGHUP');
+      const want = new X509Certificate(next.certPem).serialNumber.toUpperCase();
+      await waitUntil(
+        'the reloaded certificate',
+        async () => (await servedSerial(port, pki.root.certPem)) === want,
+      );
+      assert.equal(child.exitCode, null, 'SIGHUP did not stop the server');
+      child.kill('SIGTERM');
+      assert.equal(await exit, 0);
+    } finally {
+      child.kill('SIGKILL');
+      removeSite(dir);
+      rmSync(certDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a certificate that cannot be read: exit 1 naming the file; --tls-cert without --tls-key: exit 2', () => {
+    const dir = makeSite({});
+    try {
+      const r = spawnSync(
+        process.execPath,
+        [
+          BIN,
+          'serve',
+          dir,
+          '--port',
+          '0',
+          '--tls-cert',
+          '/nonexistent/c.pem',
+          '--tls-key',
+          '/nonexistent/k.pem',
+        ],
+        { encoding: 'utf8' },
+      );
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, /gatehouse: tls: \/nonexistent\/[ck]\.pem: cannot read/);
+      const u = spawnSync(process.execPath, [BIN, 'serve', dir, '--tls-cert', 'c.pem'], { encoding: 'utf8' });
+      assert.equal(u.status, 2);
+      assert.match(u.stderr, /--tls-cert and --tls-key go together/);
+    } finally {
+      removeSite(dir);
+    }
+  });
+});

@@ -420,7 +420,8 @@ async function main() {
     CPU.server === undefined ? 'unpinned' : `servers on CPU ${CPU.server}, h2load on CPU ${CPU.load}`;
   console.log(
     `\n## Gatehouse HTTPS benchmark\n\nnode ${nodeVersion}, h2load ${h2load}, ${cpuCount} CPUs (${pin}); ` +
-      `h2load -t1 -D ${config.durationSec}s after a ${config.warmupSec} s warm-up run; median of ${config.rounds} ` +
+      `h2load -t1 -D ${config.durationSec}s (tls-handshake: -n sized from the warm-up's rate to last about as ` +
+      `long) after a ${config.warmupSec} s warm-up run; median of ${config.rounds} ` +
       `interleaved round(s), ± is half the min-max spread; load average ${loadBefore.toFixed(2)} before, ` +
       `${loadavg()[0].toFixed(2)} after.\nScenarios: ${selected.map((s) => `${s.name} = ${s.title}`).join('; ')}.` +
       ` One certificate for all (ECDSA P-256 leaf signed by a CA made for the run); node-https and node-http2 ` +

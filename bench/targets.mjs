@@ -26,3 +26,13 @@ export const baselineTargets = [
   { scenario: 'proxy-1k', subject: 'gatehouse-proxy', min: 0.95 },
   { scenario: 'cache-hit-1k', subject: 'gatehouse-cache', min: 0.95 },
 ].map((t) => ({ ...t, peer: `${t.subject}-baseline` }));
+
+/**
+ * The HTTPS rows (bench/https.mjs, issue 15 §7): Gatehouse at least 0.9x the Node ceiling over TLS on each
+ * row (node:https for the HTTP/1.1 ones, node:http2 for HTTP/2). nginx is reported, without a target.
+ */
+export const httpsTargets = [
+  { scenario: 'tls-handshake', subject: 'gatehouse', peer: 'node-https', min: 0.9 },
+  { scenario: 'h1-tls-1k', subject: 'gatehouse', peer: 'node-https', min: 0.9 },
+  { scenario: 'h2-1k', subject: 'gatehouse', peer: 'node-http2', min: 0.9 },
+];

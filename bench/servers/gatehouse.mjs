@@ -39,9 +39,17 @@ export const builds = [currentBuild, ...(baselineBuild ? [baselineBuild] : [])];
  * `gatehouse serve ROOT --port P --host 127.0.0.1 --log off ...extraArgs [--config FILE]`, run in `cwd` (a
  * folder without a gatehouse.config.json, so none from the repo is picked up). `config` (an object) is written
  * to a temp file, trimmed to the build's schema for a baseline build. A config Gatehouse rejects makes it exit
- * before the ready line, which start-up reports as 'failed to start' with its message.
+ * before the ready line, which start-up reports as 'failed to start' with its message. `scheme` is the one
+ * of the ready line (`https` when the config has `tls`).
  */
-export async function startGatehouse({ build = currentBuild, root, cwd = root, extraArgs = [], config }) {
+export async function startGatehouse({
+  build = currentBuild,
+  root,
+  cwd = root,
+  extraArgs = [],
+  config,
+  scheme = 'http',
+}) {
   const missing = build.missing();
   if (missing) throw new Error(missing);
   const args = [...extraArgs];
@@ -70,7 +78,7 @@ export async function startGatehouse({ build = currentBuild, root, cwd = root, e
       ],
       cwd,
       env: { NODE_ENV: 'production' },
-      readyLine: new RegExp(`listening on http://127\\.0\\.0\\.1:(${port})\\b`),
+      readyLine: new RegExp(`listening on ${scheme}://127\\.0\\.0\\.1:(${port})\\b`),
       expectComm: 'node',
     });
   return tmp ? withCleanup(start, tmp.remove) : start();

@@ -16,15 +16,9 @@ import {
   inspectLive,
   parsePemCertificates,
 } from '../server/tls/inspect.js';
+import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
-const EXIT_OK = 0;
-const EXIT_FAILURE = 1;
-const EXIT_USAGE = 2;
-
-export interface CertIo {
-  readonly cwd: string;
-  readonly stdout: { write(s: string): unknown };
-  readonly stderr: { write(s: string): unknown };
+export interface CertIo extends CommandIo {
   /** The clock (tests); default Date.now(). */
   readonly nowMs?: number;
   /** Where the dev CA lives (tests); default devDataDir(). */

@@ -5,16 +5,9 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AssetPathError, assetUrl } from '../server/static/asset-url.js';
+import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
-const EXIT_OK = 0;
-const EXIT_FAILURE = 1;
-const EXIT_USAGE = 2;
-
-export interface HashIo {
-  readonly cwd: string;
-  readonly stdout: { write(s: string): unknown };
-  readonly stderr: { write(s: string): unknown };
-}
+export type HashIo = CommandIo;
 
 const USAGE = `Usage: gatehouse hash [--root DIR] [--param NAME] FILE...
 Prints one line per FILE, in order: its URL under DIR with ?v= and the first 10 characters of the

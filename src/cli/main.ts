@@ -7,9 +7,9 @@ import { isToken } from '../http/lists.js';
 import { createGatehouse } from '../server/app.js';
 import { WebSocketConfigError } from '../server/websocket.js';
 
-export const EXIT_OK = 0;
-export const EXIT_FAILURE = 1;
-export const EXIT_USAGE = 2;
+export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
+
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
 const HELP = `Usage: gatehouse [serve] [ROOT] [options]
        gatehouse precompress DIR [--min-bytes N] [--force] [--no-brotli] [--no-gzip] [--dry-run] [--quiet]

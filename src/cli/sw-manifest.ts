@@ -10,16 +10,9 @@ import { parseArgs } from 'node:util';
 import { globToRegExp } from '../http/glob.js';
 import { isHashedName } from '../http/hashed-name.js';
 import { hashFile } from '../server/static/files.js';
+import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
-const EXIT_OK = 0;
-const EXIT_FAILURE = 1;
-const EXIT_USAGE = 2;
-
-export interface SwManifestIo {
-  readonly cwd: string;
-  readonly stdout: { write(s: string): unknown };
-  readonly stderr: { write(s: string): unknown };
-}
+export type SwManifestIo = CommandIo;
 
 export interface ManifestEntry {
   readonly url: string;

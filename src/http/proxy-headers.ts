@@ -91,6 +91,8 @@ export interface ForwardInput {
   readonly forwarded: boolean;
   /** Our Via pseudonym, e.g. `gatehouse`. */
   readonly via: string | undefined;
+  /** The client's protocol version for Via (RFC 9110 §7.6.3): "1.1", "1.0", or "2" for HTTP/2. */
+  readonly viaVersion?: string | undefined;
   /** Keep Upgrade/Connection for a WebSocket pass-through. */
   readonly upgrade?: boolean;
 }
@@ -141,7 +143,7 @@ export function upstreamRequestHeaders(i: ForwardInput): Record<string, string |
     // then the next hop gets ours alone.
     out.forwarded = combined === ours || parseForwarded(combined).at(-1) != null ? combined : ours;
   } else if (!i.peerTrusted) delete out.forwarded;
-  if (i.via) out.via = appendVia(i.headers.via, i.via);
+  if (i.via) out.via = appendVia(i.headers.via, i.via, i.viaVersion);
   return out;
 }
 

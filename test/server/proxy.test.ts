@@ -26,6 +26,7 @@ import {
   statusLines,
   waitFor,
 } from '../helpers/proxy-attack.js';
+import { TEST_PROTOCOL } from '../helpers/tls.js';
 import { holdsFor, WAIT_DEADLINE_MS, waitUntil } from '../helpers/wait.js';
 
 interface Upstream {
@@ -154,6 +155,8 @@ describe('proxy: routing and headers', () => {
     const h = JSON.parse(r.text).headers;
     assert.equal(h['x-forwarded-for'], '127.0.0.1');
     assert.equal(h['x-forwarded-proto'], scheme(gh));
+    // RFC 9110 §7.6.3: Via names the protocol the request came in on ("2" for HTTP/2).
+    assert.equal(h.via, TEST_PROTOCOL === 'h2' ? '2 gatehouse' : '1.1 gatehouse');
     assert.equal(h['x-forwarded-host'], 'pub:1');
   });
 

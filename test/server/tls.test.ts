@@ -73,6 +73,28 @@ async function start(
   return { app, port, url, httpUrl };
 }
 
+type TlsSiteConfig = Omit<GatehouseConfigInput, 'tls'> & {
+  tls?: Omit<NonNullable<GatehouseConfigInput['tls']>, 'cert' | 'key'>;
+};
+
+/** A site served over TLS with the test PKI's leaf, from files of its own; stop() removes it all. */
+async function tlsSite(siteFiles: Record<string, string>, config: TlsSiteConfig = {}, logger?: Logger) {
+  const pki = await testPki();
+  const site = makeSite(siteFiles);
+  const files = await writePair(pki.leaf, pki.intermediate.certPem);
+  const s = await start(
+    site,
+    { ...config, tls: { cert: files.cert, key: files.key, ...config.tls } },
+    logger,
+  );
+  const stop = async () => {
+    await s.app.close();
+    removeSite(site);
+    rmSync(files.dir, { recursive: true, force: true });
+  };
+  return { ...s, pki, files, ca: pki.root.certPem, stop };
+}
+
 /** The certificate a new TLS connection is served, for a server name (SNI) or none. */
 function peerCertificate(port: number, servername?: string, ca?: string): Promise<PeerCertificate> {
   return new Promise((resolve, reject) => {
@@ -167,10 +189,8 @@ describe('TLS listener: protocols', () => {
 
 describe('TLS listener: minVersion', () => {
   it('tls.minVersion TLSv1.3 refuses a TLS 1.2 client and serves a TLS 1.3 one', async () => {
-    const pki = await testPki();
-    const site = makeSite({ 'a.txt': 'a' });
-    const files = await writePair(pki.leaf, pki.intermediate.certPem);
-    const s = await start(site, { tls: { cert: files.cert, key: files.key, minVersion: 'TLSv1.3' } });
+    const s = await tlsSite({ 'a.txt': 'a' }, { tls: { minVersion: 'TLSv1.3' } });
+    const { pki } = s;
     try {
       const attempt = (maxVersion: 'TLSv1.2' | 'TLSv1.3') =>
         new Promise<string>((resolve) => {
@@ -183,9 +203,7 @@ describe('TLS listener: minVersion', () => {
       assert.match(await attempt('TLSv1.2'), /^refused /);
       assert.equal(await attempt('TLSv1.3'), 'TLSv1.3');
     } finally {
-      await s.app.close();
-      removeSite(site);
-      rmSync(files.dir, { recursive: true, force: true });
+      await s.stop();
     }
   });
 });
@@ -302,10 +320,8 @@ describe('TLS listener: certificate reload', () => {
 
 describe('TLS listener: file watch', () => {
   it('a renewal renamed into place is picked up without a signal', async () => {
-    const pki = await testPki();
-    const site = makeSite({ 'a.txt': 'a' });
-    const files = await writePair(pki.leaf, pki.intermediate.certPem);
-    const s = await start(site, { tls: { cert: files.cert, key: files.key } });
+    const s = await tlsSite({ 'a.txt': 'a' });
+    const { pki, files } = s;
     try {
       const next = await leafFor({ hosts: ['localhost', '127.0.0.1'] });
       replaceFile(files.key, next.keyPem);
@@ -315,9 +331,7 @@ describe('TLS listener: file watch', () => {
         return (await peerCertificate(s.port)).serialNumber.toUpperCase() === want;
       });
     } finally {
-      await s.app.close();
-      removeSite(site);
-      rmSync(files.dir, { recursive: true, force: true });
+      await s.stop();
     }
   });
 });

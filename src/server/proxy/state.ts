@@ -57,6 +57,8 @@ export function upstreamHeadersFor(
     xForwarded: o.xForwarded,
     forwarded: o.forwarded,
     via: o.via ? VIA_NAME : undefined,
+    // RFC 9110 §7.6.3: the protocol the request was received with; HTTP/2's version is "2".
+    viaVersion: req.httpVersionMajor === 2 ? '2' : req.httpVersion,
     upgrade,
   });
 }

@@ -56,6 +56,12 @@ export function parseConfig(input: unknown, source = 'config'): GatehouseConfig 
   if (c.static.spa && !c.static.spaFallback.startsWith('/')) {
     throw new ConfigError(`${source}: static.spaFallback: must start with /`);
   }
+  // RFC 8555 §8.3: HTTP-01 is answered on the plain-HTTP listener; without one no order can succeed.
+  if (c.tls?.acme !== undefined && c.listen.httpPort === undefined) {
+    throw new ConfigError(
+      `${source}: tls.acme: needs listen.httpPort (the HTTP-01 challenge is answered there; 80 in production)`,
+    );
+  }
   for (const [i, rule] of c.cachePolicy.entries()) {
     if (
       rule.glob === undefined &&

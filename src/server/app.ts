@@ -15,6 +15,7 @@ import { createProxy } from './proxy/handler.js';
 import { refuseBadHead } from './request-head.js';
 import type { Route } from './routes.js';
 import { createStaticHandler, type StaticHandler } from './static/handler.js';
+import { createAcmeForServer } from './tls/acme-server.js';
 import { createCertificateStore } from './tls/certificates.js';
 import { createTlsListener, type TlsListener, type TlsServer } from './tls/listener.js';
 import { createRedirectListener } from './tls/redirect-listener.js';
@@ -93,6 +94,15 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
         connectionsCheckingIntervalMs: CONNECTIONS_CHECK_INTERVAL_MS,
       })
     : undefined;
+  // ACME: a self-signed fallback, then the stored or newly ordered certificate (tls/acme-server.ts).
+  const acme =
+    tls && options.tls?.acme
+      ? createAcmeForServer(options.tls.acme, {
+          logger,
+          httpPort: options.listen.httpPort,
+          setDefault: (pair, source) => tls.setDefault(pair, source),
+        })
+      : undefined;
   const server =
     tls?.server ??
     createServer({
@@ -149,9 +159,11 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
       createRedirectListener(options, {
         logger,
         httpsPort,
-        before: [],
+        // RFC 8555 §8.3: HTTP-01 answers before the redirect to HTTPS.
+        before: acme?.steps ?? [],
         onError: internalErrorHandler(logger),
       }),
+    acme,
   };
   return {
     server,

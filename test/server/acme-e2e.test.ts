@@ -26,11 +26,8 @@ function served(port: number, ca: string): Promise<{ peer: PeerCertificate; trus
   });
 }
 
-// Needs createGatehouse to run the manager for tls.acme (createAcmeManager, onCertificate ->
-// setDefault, createAcmeChallengeStep in the plain-HTTP listener's `before`, a self-signed fallback
-// until the first certificate): the lead's wiring (createAcmeForServer, 10 lines in app.ts). Until it
-// lands these tests are todos: set WIRED to true with the wiring (verified passing with it).
-const WIRED = false;
+// createGatehouse runs the manager for tls.acme (tls/acme-server.ts): onCertificate -> setDefault, the
+// HTTP-01 step in the plain-HTTP listener's `before`, a self-signed fallback until the first certificate.
 
 describe('acme end to end: createGatehouse with tls.acme against pebble', () => {
   let pebble: Pebble;
@@ -67,9 +64,8 @@ describe('acme end to end: createGatehouse with tls.acme against pebble', () => 
     );
     return (await app.listen()).port;
   };
-  const todo = WIRED ? false : 'createGatehouse does not run the ACME manager yet (the lead wires it)';
 
-  it('HTTPS first serves a self-signed fallback, then the pebble-issued certificate', { todo }, async () => {
+  it('HTTPS first serves a self-signed fallback, then the pebble-issued certificate', async () => {
     const port = await start();
     const root = await pebble.rootPem();
     const first = await served(port, root);
@@ -86,9 +82,7 @@ describe('acme end to end: createGatehouse with tls.acme against pebble', () => 
     assert.notEqual(issued.peer.fingerprint256, first.peer.fingerprint256);
   });
 
-  it('a restart on the same storage serves the stored certificate from the first connection', {
-    todo,
-  }, async () => {
+  it('a restart on the same storage serves the stored certificate from the first connection', async () => {
     await app?.close();
     const port = await start();
     assert.equal((await served(port, await pebble.rootPem())).trusted, true);

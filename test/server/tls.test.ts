@@ -363,6 +363,9 @@ describe('TLS listener: start', () => {
     assert.throws(() => parseConfig({ tls: { cert: 'a.pem' } }), /tls.*cert and key go together/);
     assert.throws(() => parseConfig({ tls: { cert: 'a', key: 'b', dev: true } }), /tls.*exclude each other/);
     assert.throws(() => parseConfig({ tls: {} }), /tls.*needs cert and key, acme, or dev/);
+    const acme = { email: 'a@b.example', domains: ['b.example'], storage: 'acme' };
+    assert.throws(() => parseConfig({ tls: { acme } }), /tls\.acme: needs listen\.httpPort/);
+    assert.equal(parseConfig({ tls: { acme }, listen: { httpPort: 80 } }).tls?.acme?.domains[0], 'b.example');
   });
 });
 

@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import type { ServerOptions } from '../options.js';
 import type { PipeliningTracker } from '../pipelining.js';
 import type { Proxy as ReverseProxy } from '../proxy/handler.js';
+import type { AcmeForServer } from '../tls/acme-server.js';
 import type { TlsListener, TlsServer } from '../tls/listener.js';
 import type { WebSocketEndpoints } from '../websocket.js';
 
@@ -66,6 +67,8 @@ export interface ServerParts {
   readonly connections: Connections;
   /** The plain-HTTP listener beside the TLS one (listen.httpPort), made once the HTTPS port is known. */
   readonly redirectListener: (httpsPort: number) => Server;
+  /** tls.acme: its manager and the fallback certificate. */
+  readonly acme: AcmeForServer | undefined;
 }
 
 /** Listens on port/host; resolves with the bound address. */
@@ -93,6 +96,9 @@ function tlsStartError(reason: string): Error {
 /** The first certificates: the dev CA's leaf (made once, tls/dev-ca.ts) or the files. */
 async function loadCertificates(p: ServerParts): Promise<void> {
   const tls = p.tls!;
+  // ACME: the self-signed fallback at once, a stored certificate if there is one; orders and renewals
+  // run in the background and never stop the start (a failure is logged and retried).
+  if (p.acme !== undefined) await p.acme.start();
   if (p.options.tls?.dev === true) {
     const { ensureDevCertificate } = await import('../tls/dev-ca.js');
     const dev = await ensureDevCertificate().catch((err: Error) => {
@@ -150,6 +156,7 @@ export function close(p: ServerParts): Promise<void> {
     // WebSockets first: upgraded sockets would keep server.close() waiting (1001 Going Away).
     const wsClosed = p.websocket.close();
     p.tls?.close();
+    p.acme?.close();
     const plain = redirectServers.get(p);
     if (plain !== undefined) {
       plain.close();

@@ -4,12 +4,14 @@
 // one by setSecureContext (new connections only), the others by SNI; files are watched and SIGHUP
 // (in the CLI) calls reload().
 import { type FSWatcher, watch } from 'node:fs';
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import {
   createSecureServer,
   type Http2SecureServer,
   Http2ServerRequest,
   Http2ServerResponse,
   type OutgoingHttpHeaders,
+  type ServerStreamResponseOptions,
 } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { basename, dirname } from 'node:path';
@@ -58,20 +60,59 @@ function withoutConnectionFields(headers: HeadFields): HeadFields {
 
 /** The HTTP/2 response the handlers see: connection-specific fields never reach the frame. */
 export class GatehouseHttp2Response extends Http2ServerResponse {
+  /** A field was set with setHeader/appendHeader: writeHead must merge with them (Node's path). */
+  #touched = false;
+
   override setHeader(name: string, value: number | string | readonly string[]): void {
+    this.#touched = true;
     if (!CONNECTION_SPECIFIC.has(name.toLowerCase())) super.setHeader(name, value);
   }
   override appendHeader(name: string, value: string | string[]): void {
+    this.#touched = true;
     if (!CONNECTION_SPECIFIC.has(name.toLowerCase())) super.appendHeader(name, value);
   }
   override writeHead(statusCode: number, reason?: string | HeadFields, headers?: HeadFields): this {
     // RFC 9113 §8.3.2: there is no reason phrase in HTTP/2 (Node warns when one is given).
     const h = typeof reason === 'string' ? headers : reason;
-    return super.writeHead(
-      statusCode,
-      h === undefined ? undefined : (withoutConnectionFields(h) as OutgoingHttpHeaders),
-    );
+    const stream = this.stream;
+    if (h === undefined || this.#touched || stream.headersSent || stream.destroyed || stream.closed)
+      return super.writeHead(
+        statusCode,
+        h === undefined ? undefined : (withoutConnectionFields(h) as OutgoingHttpHeaders),
+      );
+    // The common case (every field given here): one header object straight to the stream, as Node's
+    // compatibility layer would build it, without its per-field bookkeeping. Names and values are
+    // checked as node:http checks them; trailers stay possible (waitForTrailers, like Node's).
+    this.statusCode = statusCode;
+    // Node's own options in its compatibility layer: Date unless sendDate is off, trailers possible.
+    const options = { endStream: false, waitForTrailers: true, sendDate: this.sendDate };
+    stream.respond(headerObject(statusCode, h), options as ServerStreamResponseOptions);
+    return this;
   }
+}
+
+/** `:status` and the fields of a writeHead call, lower-cased, repeated names as lists, without
+ *  connection-specific ones (RFC 9113 §8.2.2); a bad name or value throws as node:http's would. */
+function headerObject(status: number, h: HeadFields): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = { ':status': status };
+  const add = (rawName: unknown, value: unknown) => {
+    if (value === undefined) return;
+    const name = String(rawName).toLowerCase();
+    if (CONNECTION_SPECIFIC.has(name)) return;
+    validateHeaderName(name);
+    validateHeaderValue(name, value as string);
+    const prev = out[name];
+    const v = Array.isArray(value) ? value.map(String) : String(value);
+    out[name] = prev === undefined ? v : ([] as string[]).concat(prev as string | string[], v);
+  };
+  if (!Array.isArray(h)) {
+    for (const name in h) add(name, (h as OutgoingHttpHeaders)[name]);
+  } else if (h.length > 0 && Array.isArray(h[0])) {
+    for (const pair of h as unknown[][]) add(pair[0], pair[1]);
+  } else {
+    for (let i = 0; i + 1 < h.length; i += 2) add(h[i], h[i + 1]);
+  }
+  return out;
 }
 
 // RFC 9113 §8.3.2: no reason phrase; Node's statusMessage getter and setter warn on every use.

@@ -109,13 +109,24 @@ function readTag(s: string, i: number): HtmlStartTag | undefined {
 
 const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
-/** The character references an attribute value holds in practice (`&amp;` in a query above all). */
+/**
+ * The character references an attribute value holds in practice (`&amp;` in a query above all), read
+ * as a browser reads them (HTML §13.2.5.73): a named one without its `;` is decoded only when it is
+ * a legacy name (amp, lt, gt, quot) and the next character is not `=` or alphanumeric, so
+ * `?a=1&ampb=2` keeps `&ampb`.
+ */
 function decodeEntities(v: string): string {
   if (!v.includes('&')) return v;
   return v.replace(
-    /&(?:#[xX]([0-9a-fA-F]{1,6})|#([0-9]{1,7})|(amp|lt|gt|quot|apos));?/g,
-    (m, hex, dec, name) => {
-      if (name !== undefined) return NAMED[name as string] ?? m;
+    /&(?:#[xX]([0-9a-fA-F]{1,6})|#([0-9]{1,7})|(amp|lt|gt|quot|apos))(;?)/g,
+    (m, hex, dec, name, semi, offset: number) => {
+      if (name !== undefined) {
+        if (semi === '') {
+          const next = v.charAt(offset + m.length);
+          if (name === 'apos' || /[=A-Za-z0-9]/.test(next)) return m;
+        }
+        return NAMED[name as string] ?? m;
+      }
       const cp = hex !== undefined ? Number.parseInt(hex as string, 16) : Number(dec);
       // Zero, surrogates and beyond U+10FFFF become U+FFFD (HTML §13.2.5.80).
       return cp === 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)
@@ -329,12 +340,16 @@ function candidate(
   versionParam: string,
 ): HintCandidate | undefined {
   const u = localUrl(f.href);
-  if (u === undefined) return undefined;
+  // A `%` that starts no escape: the browser sends it raw, which no Link value can say exactly.
+  if (u === undefined || /%(?![0-9A-Fa-f]{2})/.test(u)) return undefined;
   const q = u.indexOf('?');
   const rawPath = q === -1 ? u : u.slice(0, q);
   const relative = !rawPath.startsWith('/');
   if (relative && rawPath === '') return undefined; // `?x` alone names the page itself
   const path = removeDotSegments(escapeLinkUrl(relative ? base + rawPath : rawPath));
+  // `/d/..//host/x` is the same-origin path `//host/x`, but as a Link target it names another host
+  // (RFC 3986 §4.2, a network-path reference): never hinted.
+  if (path.startsWith('//')) return undefined;
   const query = q === -1 ? '' : escapeLinkUrl(u.slice(q + 1));
   const url = q === -1 ? path : `${path}?${query}`;
   const v = queryParam(url, versionParam);

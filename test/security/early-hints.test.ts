@@ -21,6 +21,14 @@ const PAGES: Record<string, string> = {
   'many.html': page(
     Array.from({ length: 10_000 }, (_, i) => `<link rel=stylesheet href="/s/${i}-3f2a9c1b.css">`).join(''),
   ),
+  // In /d/: `..//evil.example/x` resolves to the same-origin path //evil.example/x, which as a Link
+  // target would name the host evil.example (found by the seeded fuzz, FUZZ_SEED=18).
+  'd/dotslash.html': page(
+    '<script src="..//evil.example/x-3f2a9c1b.js"></script>' +
+      '<script src="..&#x0d;//evil.example/y-3f2a9c1b.js"></script>' +
+      '<link rel=stylesheet href="/d/..//evil.example/z-3f2a9c1b.css">',
+  ),
+  'd/base-dotslash.html': `<!doctype html><base href="/..//evil.example/"><link rel=stylesheet href="w-3f2a9c1b.css">`,
   'cross.html': page(
     '<link rel=stylesheet href="https://evil.example/a-3f2a9c1b.css">' +
       '<link rel=stylesheet href="//evil.example/b-3f2a9c1b.css">' +
@@ -103,6 +111,12 @@ describe('attacks on 103 Early Hints', () => {
   it('attack: cross-origin href (absolute, //, /\\, entity-encoded slash) -> not hinted', async () => {
     const text = await navigate(s.port, '/cross.html');
     assert.deepEqual(linkValues(text), [`<${OK_CSS}>; rel=preload; as=style`]);
+  });
+
+  it('attack: a path that becomes //host after dot segments (in the href or the <base>) -> not hinted', async () => {
+    const text = await navigate(s.port, '/d/dotslash.html');
+    assert.deepEqual(linkValues(text), [`<${OK_CSS}>; rel=preload; as=style`]);
+    assert.equal(earlyHead(await navigate(s.port, '/d/base-dotslash.html')), undefined);
   });
 
   it('attack: javascript: / data: URL (any case, controls, entities) -> not hinted', async () => {

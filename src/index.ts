@@ -16,6 +16,10 @@ export { type Reply, type ReplyHeaders, reply } from './server/reply.js';
 export type { Route } from './server/routes.js';
 export { AssetPathError, type AssetUrlServer, assetUrl } from './server/static/asset-url.js';
 export { createStaticHandler } from './server/static/handler.js';
+export type { InspectResult } from './server/tls/inspect.js';
+export type { TlsListener, TlsServer } from './server/tls/listener.js';
+export type { AcmeOptions, TlsOptions } from './server/tls/options.js';
+export type { IssuedPem, IssueOptions } from './server/tls/x509.js';
 
 /** Creates a Gatehouse server from config input (validated; defaults filled in). Call listen(). */
 export function createServer(input: GatehouseConfigInput = {}, deps: GatehouseDeps = {}): Gatehouse {
@@ -24,3 +28,37 @@ export function createServer(input: GatehouseConfigInput = {}, deps: GatehouseDe
 }
 export type { WebSocketEndpoint, WebSocketHandler } from './server/websocket.js';
 export { createWebSocketEndpoints, WebSocketConfigError } from './server/websocket.js';
+
+// The certificate tools load @peculiar/x509 when first called, not with the server (~16 MB, ~0.1 s).
+type Dev = typeof import('./server/tls/dev-ca.js');
+type Inspect = typeof import('./server/tls/inspect.js');
+type X509 = typeof import('./server/tls/x509.js');
+
+/** A certificate (ECDSA P-256 by default), self-signed or from `issuer` (tls/x509.ts). */
+export async function issueCertificate(
+  ...a: Parameters<X509['issueCertificate']>
+): ReturnType<X509['issueCertificate']> {
+  return (await import('./server/tls/x509.js')).issueCertificate(...a);
+}
+/** The local development CA and its localhost leaf, made once (tls/dev-ca.ts). */
+export async function ensureDevCertificate(
+  ...a: Parameters<Dev['ensureDevCertificate']>
+): ReturnType<Dev['ensureDevCertificate']> {
+  return (await import('./server/tls/dev-ca.js')).ensureDevCertificate(...a);
+}
+/** How to trust the development CA, per system (the lines `serve --https` prints). */
+export async function devTrustInstructions(...a: Parameters<Dev['devTrustInstructions']>): Promise<string> {
+  return (await import('./server/tls/dev-ca.js')).devTrustInstructions(...a);
+}
+/** What `gatehouse cert FILE` checks. */
+export async function inspectFile(
+  ...a: Parameters<Inspect['inspectFile']>
+): ReturnType<Inspect['inspectFile']> {
+  return (await import('./server/tls/inspect.js')).inspectFile(...a);
+}
+/** What `gatehouse cert HOST[:PORT]` checks, live. */
+export async function inspectLive(
+  ...a: Parameters<Inspect['inspectLive']>
+): ReturnType<Inspect['inspectLive']> {
+  return (await import('./server/tls/inspect.js')).inspectLive(...a);
+}

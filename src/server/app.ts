@@ -15,7 +15,6 @@ import { createProxy } from './proxy/handler.js';
 import { refuseBadHead } from './request-head.js';
 import type { Route } from './routes.js';
 import { createStaticHandler, type StaticHandler } from './static/handler.js';
-import { createAcmeForServer } from './tls/acme-server.js';
 import { createCertificateStore } from './tls/certificates.js';
 import { createTlsListener, type TlsListener, type TlsServer } from './tls/listener.js';
 import { createRedirectListener } from './tls/redirect-listener.js';
@@ -94,15 +93,6 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
         connectionsCheckingIntervalMs: CONNECTIONS_CHECK_INTERVAL_MS,
       })
     : undefined;
-  // ACME: a self-signed fallback, then the stored or newly ordered certificate (tls/acme-server.ts).
-  const acme =
-    tls && options.tls?.acme
-      ? createAcmeForServer(options.tls.acme, {
-          logger,
-          httpPort: options.listen.httpPort,
-          setDefault: (pair, source) => tls.setDefault(pair, source),
-        })
-      : undefined;
   const server =
     tls?.server ??
     createServer({
@@ -155,15 +145,9 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     pipelined,
     tls,
     connections: connectionsOf(server),
-    redirectListener: (httpsPort) =>
-      createRedirectListener(options, {
-        logger,
-        httpsPort,
-        // RFC 8555 §8.3: HTTP-01 answers before the redirect to HTTPS.
-        before: acme?.steps ?? [],
-        onError: internalErrorHandler(logger),
-      }),
-    acme,
+    redirectListener: (httpsPort, before) =>
+      createRedirectListener(options, { logger, httpsPort, before, onError: internalErrorHandler(logger) }),
+    acme: { current: undefined },
   };
   return {
     server,

@@ -496,3 +496,29 @@ describe('TLS listener: graceful close', () => {
     }
   });
 });
+
+describe('TLS: what loads when', () => {
+  it('the server library does not load the certificate tools (@peculiar/x509, acme-client) until used', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const dist = join(import.meta.dirname, '../../dist');
+    // A fresh process: which CommonJS modules are loaded after importing the library (and after a
+    // certificate tool is called, the control that shows the probe sees x509 at all).
+    const probe = (after: string) =>
+      execFileSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const { createRequire } = await import('node:module');
+           const m = await import(${JSON.stringify(join(dist, 'index.js'))});
+           ${after}
+           const cache = createRequire(import.meta.url).cache;
+           console.log(Object.keys(cache).some((k) => k.includes('@peculiar/x509')));`,
+        ],
+        { encoding: 'utf8' },
+      ).trim();
+    assert.equal(probe("m.createServer({ root: '.', log: { format: 'off' } });"), 'false');
+    const issued = `await m.issueCertificate({ commonName: 'x', notBefore: new Date(), notAfter: new Date(Date.now() + 864e5) });`;
+    assert.equal(probe(issued), 'true');
+  });
+});

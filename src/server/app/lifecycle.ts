@@ -3,6 +3,7 @@ import type { Server, ServerResponse } from 'node:http';
 import type { ServerHttp2Session } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { CLIENT_ERROR_LINGER_MS } from '../client-error.js';
+import type { Step } from '../context.js';
 import type { Entry } from '../entry.js';
 import { ERRORS, sendError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -66,9 +67,9 @@ export interface ServerParts {
   readonly tls: TlsListener | undefined;
   readonly connections: Connections;
   /** The plain-HTTP listener beside the TLS one (listen.httpPort), made once the HTTPS port is known. */
-  readonly redirectListener: (httpsPort: number) => Server;
-  /** tls.acme: its manager and the fallback certificate. */
-  readonly acme: AcmeForServer | undefined;
+  readonly redirectListener: (httpsPort: number, before: readonly Step[]) => Server;
+  /** tls.acme, once listen() made it (acme-client is loaded only then). */
+  readonly acme: { current: AcmeForServer | undefined };
 }
 
 /** Listens on port/host; resolves with the bound address. */
@@ -98,7 +99,16 @@ async function loadCertificates(p: ServerParts): Promise<void> {
   const tls = p.tls!;
   // ACME: the self-signed fallback at once, a stored certificate if there is one; orders and renewals
   // run in the background and never stop the start (a failure is logged and retried).
-  if (p.acme !== undefined) await p.acme.start();
+  const acmeOptions = p.options.tls?.acme;
+  if (acmeOptions !== undefined && p.acme.current === undefined) {
+    const { createAcmeForServer } = await import('../tls/acme-server.js');
+    p.acme.current = createAcmeForServer(acmeOptions, {
+      logger: p.logger,
+      httpPort: p.options.listen.httpPort,
+      setDefault: (pair, source) => tls.setDefault(pair, source),
+    });
+    await p.acme.current.start();
+  }
   if (p.options.tls?.dev === true) {
     const { ensureDevCertificate } = await import('../tls/dev-ca.js');
     const dev = await ensureDevCertificate().catch((err: Error) => {
@@ -122,7 +132,8 @@ export async function listen(
   const url = urlOf(p.tls ? 'https' : 'http', a);
   let httpUrl: string | undefined;
   if (p.tls !== undefined && options.listen.httpPort !== undefined) {
-    const plain = p.redirectListener(a.port);
+    // RFC 8555 §8.3: HTTP-01 answers before the redirect to HTTPS.
+    const plain = p.redirectListener(a.port, p.acme.current?.steps ?? []);
     redirectServers.set(p, plain);
     try {
       httpUrl = urlOf('http', await listenOn(plain, options.listen.httpPort, options.listen.host));
@@ -156,7 +167,7 @@ export function close(p: ServerParts): Promise<void> {
     // WebSockets first: upgraded sockets would keep server.close() waiting (1001 Going Away).
     const wsClosed = p.websocket.close();
     p.tls?.close();
-    p.acme?.close();
+    p.acme.current?.close();
     const plain = redirectServers.get(p);
     if (plain !== undefined) {
       plain.close();

@@ -95,194 +95,238 @@ export function createAcmeManager(o: AcmeManagerOptions): AcmeManager {
   if (o.domains.length === 0) throw new Error('tls.acme.domains: at least one name is needed');
   if (!(o.renewAtFraction > 0 && o.renewAtFraction < 1))
     throw new Error('tls.acme.renewAtFraction: must be between 0 and 1');
-  const domains = [...new Set(o.domains.map((d) => d.toLowerCase()))];
-  const names = domains.join(', ');
-  const nowMs = o.nowMs ?? Date.now;
-  const random = o.random ?? Math.random;
-  const retry = o.retry ?? DEFAULT_BACKOFF;
-  const recheckMs = o.recheckMs ?? 3_600_000;
-  const lockStaleMs = o.lockStaleMs ?? LOCK_STALE_MS;
-  const store: AcmeStore = createAcmeStore(o.storage, { staleMs: lockStaleMs });
-  const tokens = new Map<string, string>();
-  const aborter = new AbortController();
-  const where = { domains, directory: o.directory };
+  return new Manager(o);
+}
 
-  let closed = false;
-  let timer: NodeJS.Timeout | undefined;
-  let current: Loaded | undefined;
-  let nextRenewalMs: number | undefined;
-  let lastError: string | undefined;
-  let failures = 0;
-  let running: Promise<void> | undefined;
-  let acme: AcmeModule | undefined;
-  let agent: DirectoryAgent | undefined;
+/** The manager's state and steps: look at the storage, serve, order under the lock, schedule. */
+class Manager implements AcmeManager {
+  readonly challenges: AcmeChallenges;
+  private readonly domains: string[];
+  private readonly names: string;
+  private readonly nowMs: () => number;
+  private readonly random: () => number;
+  private readonly retry: BackoffOptions;
+  private readonly recheckMs: number;
+  private readonly lockStaleMs: number;
+  private readonly store: AcmeStore;
+  private readonly tokens = new Map<string, string>();
+  private readonly aborter = new AbortController();
+  private readonly where: { domains: string[]; directory: string };
+  private closed = false;
+  private timer: NodeJS.Timeout | undefined;
+  private current: Loaded | undefined;
+  private nextRenewalMs: number | undefined;
+  private lastError: string | undefined;
+  private failures = 0;
+  private running: Promise<void> | undefined;
+  private acme: AcmeModule | undefined;
+  private agent: DirectoryAgent | undefined;
 
-  function schedule(delayMs: number, renewalAtMs: number): void {
-    if (closed) return;
-    clearTimeout(timer);
-    nextRenewalMs = renewalAtMs;
-    // setTimeout holds at most 2^31-1 ms; recheckMs also bounds how late another process's
-    // certificate is noticed.
-    timer = setTimeout(tick, Math.max(0, Math.min(delayMs, recheckMs, 2 ** 31 - 1)));
-    timer.unref();
+  constructor(private readonly o: AcmeManagerOptions) {
+    this.domains = [...new Set(o.domains.map((d) => d.toLowerCase()))];
+    this.names = this.domains.join(', ');
+    this.nowMs = o.nowMs ?? Date.now;
+    this.random = o.random ?? Math.random;
+    this.retry = o.retry ?? DEFAULT_BACKOFF;
+    this.recheckMs = o.recheckMs ?? 3_600_000;
+    this.lockStaleMs = o.lockStaleMs ?? LOCK_STALE_MS;
+    this.store = createAcmeStore(o.storage, { staleMs: this.lockStaleMs });
+    this.where = { domains: this.domains, directory: o.directory };
+    this.challenges = { get: (token) => this.tokens.get(token) };
   }
 
-  function use(loaded: Loaded): void {
-    if (closed || loaded.fingerprint === current?.fingerprint) return;
-    current = loaded;
-    o.logger.info(
-      { ...where, notAfterMs: loaded.notAfterMs },
-      `acme: serving the certificate for ${names}, valid until ${new Date(loaded.notAfterMs).toISOString()}`,
+  private schedule(delayMs: number, renewalAtMs: number): void {
+    if (this.closed) return;
+    clearTimeout(this.timer);
+    this.nextRenewalMs = renewalAtMs;
+    // setTimeout holds at most 2^31-1 ms; recheckMs also bounds how late another process's
+    // certificate is noticed.
+    this.timer = setTimeout(this.tick, Math.max(0, Math.min(delayMs, this.recheckMs, 2 ** 31 - 1)));
+    this.timer.unref();
+  }
+
+  private use(loaded: Loaded): void {
+    if (this.closed || loaded.fingerprint === this.current?.fingerprint) return;
+    this.current = loaded;
+    this.o.logger.info(
+      { ...this.where, notAfterMs: loaded.notAfterMs },
+      `acme: serving the certificate for ${this.names}, valid until ${new Date(loaded.notAfterMs).toISOString()}`,
     );
     try {
-      o.onCertificate(loaded.pair);
+      this.o.onCertificate(loaded.pair);
     } catch (err) {
-      o.logger.error({ ...where, err }, `acme: the certificate for ${names} was refused: ${message(err)}`);
+      this.o.logger.error(
+        { ...this.where, err },
+        `acme: the certificate for ${this.names} was refused: ${message(err)}`,
+      );
     }
   }
 
-  async function loadStored(): Promise<Loaded | undefined> {
+  private async loadStored(): Promise<Loaded | undefined> {
     try {
-      const [cert, key] = [
-        await store.read(STORE_FILES.certificate),
-        await store.read(STORE_FILES.certificateKey),
-      ];
+      const cert = await this.store.read(STORE_FILES.certificate);
+      const key = await this.store.read(STORE_FILES.certificateKey);
       if (cert === undefined || key === undefined) return undefined;
-      return readPair({ cert, key }, domains);
+      return readPair({ cert, key }, this.domains);
     } catch (err) {
-      o.logger.warn({ ...where, err }, `acme: stored certificate for ${names} is unusable: ${message(err)}`);
+      this.o.logger.warn(
+        { ...this.where, err },
+        `acme: stored certificate for ${this.names} is unusable: ${message(err)}`,
+      );
       return undefined;
     }
   }
 
-  async function keyFile(name: string): Promise<string> {
-    const have = await store.read(name);
+  private async keyFile(name: string): Promise<string> {
+    const have = await this.store.read(name);
     if (have !== undefined) return have;
-    const made = (await (acme as AcmeModule).crypto.createPrivateEcdsaKey('P-256')).toString();
-    await store.write(name, made);
+    const made = (await (this.acme as AcmeModule).crypto.createPrivateEcdsaKey('P-256')).toString();
+    await this.store.write(name, made);
     return made;
   }
 
-  async function order(): Promise<CertificatePair> {
-    const lib = (acme ??= await loadAcmeClient());
-    agent ??= new DirectoryAgent({
+  private async order(): Promise<CertificatePair> {
+    const o = this.o;
+    const lib = (this.acme ??= await loadAcmeClient());
+    this.agent ??= new DirectoryAgent({
       keepAlive: false,
       ca: o.directoryCa === undefined ? undefined : await readFile(o.directoryCa, 'utf8'),
     });
     return orderCertificate({
       lib,
-      agent,
+      agent: this.agent,
       directory: o.directory,
       email: o.email,
-      domains,
-      accountKey: await keyFile(STORE_FILES.accountKey),
-      certKey: await keyFile(STORE_FILES.certificateKey),
+      domains: this.domains,
+      accountKey: await this.keyFile(STORE_FILES.accountKey),
+      certKey: await this.keyFile(STORE_FILES.certificateKey),
       poll: o.poll,
       requestTimeoutMs: o.requestTimeoutMs ?? 30_000,
-      signal: aborter.signal,
-      tokens,
-      onTermsOfService: (tos) => o.logger.info({ ...where, tos }, `acme: terms of service agreed: ${tos}`),
+      signal: this.aborter.signal,
+      tokens: this.tokens,
+      onTermsOfService: (tos) =>
+        o.logger.info({ ...this.where, tos }, `acme: terms of service agreed: ${tos}`),
     });
   }
 
-  function failed(err: unknown): void {
-    lastError = message(err);
-    const delayMs = retryDelayMs(failures, random, retry);
-    failures++;
-    o.logger.error(
-      { ...where, attempt: failures, retryInMs: delayMs, err },
-      `acme: order for ${names} failed: ${lastError} (directory ${o.directory}; attempt ${failures}, retry in ${wait(delayMs)})`,
+  private failed(err: unknown): void {
+    this.lastError = message(err);
+    const delayMs = retryDelayMs(this.failures, this.random, this.retry);
+    this.failures++;
+    this.o.logger.error(
+      { ...this.where, attempt: this.failures, retryInMs: delayMs, err },
+      `acme: order for ${this.names} failed: ${this.lastError} (directory ${this.o.directory}; attempt ${this.failures}, retry in ${wait(delayMs)})`,
     );
-    schedule(delayMs, nowMs() + delayMs);
+    this.schedule(delayMs, this.nowMs() + delayMs);
+  }
+
+  /** Serves a stored pair unless it must be replaced; true when it needs no order now (scheduled). */
+  private serveStored(stored: Loaded | undefined): boolean {
+    const plan = planCertificate(stored, this.nowMs(), this.o.renewAtFraction);
+    if (stored && plan.kind !== 'order') this.use(stored);
+    if (plan.kind !== 'use') return false;
+    this.schedule(plan.renewAtMs - this.nowMs(), plan.renewAtMs);
+    return true;
   }
 
   /** Looks at the storage, serves what is there, and orders under the lock when needed. */
-  async function check(): Promise<void> {
-    const stored = await loadStored();
-    let plan = planCertificate(stored, nowMs(), o.renewAtFraction);
-    if (stored && plan.kind !== 'order') use(stored);
-    if (plan.kind === 'use') {
-      failures = 0;
-      lastError = undefined;
-      return schedule(plan.renewAtMs - nowMs(), plan.renewAtMs);
+  private async check(): Promise<void> {
+    if (this.serveStored(await this.loadStored())) {
+      this.failures = 0;
+      this.lastError = undefined;
+      return;
     }
-    const lock = await store.tryLock(nowMs());
+    const lock = await this.store.tryLock(this.nowMs());
     if (lock.kind === 'busy') {
-      const waitMs = retryDelayMs(0, random, retry);
+      const waitMs = retryDelayMs(0, this.random, this.retry);
       const pid = lock.holder ? `pid ${lock.holder.pid} on ${lock.holder.host}` : 'another process';
-      o.logger.info(where, `acme: ${pid} is ordering for ${names}; looking again in ${wait(waitMs)}`);
-      return schedule(waitMs, nowMs() + waitMs);
+      this.o.logger.info(
+        this.where,
+        `acme: ${pid} is ordering for ${this.names}; looking again in ${wait(waitMs)}`,
+      );
+      return this.schedule(waitMs, this.nowMs() + waitMs);
     }
     try {
       // Another process may have finished while we waited for the lock.
-      const again = await loadStored();
-      plan = planCertificate(again, nowMs(), o.renewAtFraction);
-      if (again && plan.kind !== 'order') use(again);
-      if (plan.kind === 'use') return schedule(plan.renewAtMs - nowMs(), plan.renewAtMs);
-      o.logger.info(
-        where,
-        `acme: ordering a certificate for ${names} from ${o.directory} (${plan.reason}; HTTP-01 on port ${o.httpPort ?? 80})`,
-      );
-      // Keep the lock fresh while the order runs: a long one must not look abandoned.
-      const stamp = setInterval(() => void lock.refresh(nowMs()).catch(() => {}), lockStaleMs / 4);
-      stamp.unref();
-      const pair = await order().finally(() => clearInterval(stamp));
-      const issued = readPair(pair, domains);
-      if (!issued.coversDomains) throw new Error('the issued certificate does not name every domain');
-      if (closed) return;
-      await store.write(STORE_FILES.certificate, pair.cert);
-      use(issued);
-      failures = 0;
-      lastError = undefined;
-      const next = planCertificate(issued, nowMs(), o.renewAtFraction);
-      const atMs = next.kind === 'use' ? next.renewAtMs : nowMs();
-      o.logger.info(
-        { ...where, notAfterMs: issued.notAfterMs, renewAtMs: atMs },
-        `acme: certificate for ${names} issued, valid until ${new Date(issued.notAfterMs).toISOString()}, renewal at ${new Date(atMs).toISOString()}`,
-      );
-      // Never order again sooner than the first backoff step, whatever the lifetime.
-      const waitMs = Math.max(atMs - nowMs(), retry.baseMs);
-      schedule(waitMs, nowMs() + waitMs);
+      const again = await this.loadStored();
+      if (this.serveStored(again)) return;
+      await this.orderAndServe(lock, planCertificate(again, this.nowMs(), this.o.renewAtFraction));
     } finally {
       await lock.release();
     }
   }
 
-  function tick(): void {
-    if (closed || running) return;
-    running = check()
-      .catch((err: unknown) => {
-        if (!closed) failed(err);
-      })
-      .finally(() => {
-        running = undefined;
-      });
+  /** The order itself, the lock kept fresh while it runs; the new pair stored, served, scheduled. */
+  private async orderAndServe(
+    lock: { refresh(nowMs: number): Promise<unknown> },
+    plan: ReturnType<typeof planCertificate>,
+  ): Promise<void> {
+    const { o, names, where } = this;
+    const reason = plan.kind === 'use' ? 'renewal' : plan.reason;
+    o.logger.info(
+      where,
+      `acme: ordering a certificate for ${names} from ${o.directory} (${reason}; HTTP-01 on port ${o.httpPort ?? 80})`,
+    );
+    // Keep the lock fresh while the order runs: a long one must not look abandoned.
+    const stamp = setInterval(() => void lock.refresh(this.nowMs()).catch(() => {}), this.lockStaleMs / 4);
+    stamp.unref();
+    const pair = await this.order().finally(() => clearInterval(stamp));
+    const issued = readPair(pair, this.domains);
+    if (!issued.coversDomains) throw new Error('the issued certificate does not name every domain');
+    if (this.closed) return;
+    await this.store.write(STORE_FILES.certificate, pair.cert);
+    this.use(issued);
+    this.failures = 0;
+    this.lastError = undefined;
+    const next = planCertificate(issued, this.nowMs(), o.renewAtFraction);
+    const atMs = next.kind === 'use' ? next.renewAtMs : this.nowMs();
+    o.logger.info(
+      { ...where, notAfterMs: issued.notAfterMs, renewAtMs: atMs },
+      `acme: certificate for ${names} issued, valid until ${new Date(issued.notAfterMs).toISOString()}, renewal at ${new Date(atMs).toISOString()}`,
+    );
+    // Never order again sooner than the first backoff step, whatever the lifetime.
+    const waitMs = Math.max(atMs - this.nowMs(), this.retry.baseMs);
+    this.schedule(waitMs, this.nowMs() + waitMs);
   }
 
-  return {
-    challenges: { get: (token) => tokens.get(token) },
-    async start() {
-      try {
-        await store.ensureDir();
-        const stored = await loadStored();
-        if (stored && planCertificate(stored, nowMs(), o.renewAtFraction).kind !== 'order') use(stored);
-      } catch (err) {
-        o.logger.error({ ...where, err }, `acme: storage ${o.storage} for ${names}: ${message(err)}`);
-      }
-      tick();
-    },
-    close() {
-      closed = true;
-      clearTimeout(timer);
-      aborter.abort(new Error('acme manager closed'));
-      agent?.destroy();
-    },
-    status() {
-      return {
-        ...(current && { notAfterMs: current.notAfterMs }),
-        ...(nextRenewalMs !== undefined && { nextRenewalMs }),
-        ...(lastError !== undefined && { lastError }),
-      };
-    },
+  private readonly tick = (): void => {
+    if (this.closed || this.running) return;
+    this.running = this.check()
+      .catch((err: unknown) => {
+        if (!this.closed) this.failed(err);
+      })
+      .finally(() => {
+        this.running = undefined;
+      });
   };
+
+  async start(): Promise<void> {
+    try {
+      await this.store.ensureDir();
+      const stored = await this.loadStored();
+      if (stored && planCertificate(stored, this.nowMs(), this.o.renewAtFraction).kind !== 'order')
+        this.use(stored);
+    } catch (err) {
+      this.o.logger.error(
+        { ...this.where, err },
+        `acme: storage ${this.o.storage} for ${this.names}: ${message(err)}`,
+      );
+    }
+    this.tick();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.aborter.abort(new Error('acme manager closed'));
+    this.agent?.destroy();
+  }
+
+  status(): { notAfterMs?: number; nextRenewalMs?: number; lastError?: string } {
+    return {
+      ...(this.current && { notAfterMs: this.current.notAfterMs }),
+      ...(this.nextRenewalMs !== undefined && { nextRenewalMs: this.nextRenewalMs }),
+      ...(this.lastError !== undefined && { lastError: this.lastError }),
+    };
+  }
 }

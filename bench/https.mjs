@@ -22,14 +22,13 @@ import { parseArgs } from 'node:util';
 import { CLK_TCK, cpuWindow } from './lib/cpu.mjs';
 import { createFixture, FIXTURE } from './lib/fixture.mjs';
 import { h2loadVersion, runH2load } from './lib/h2load.mjs';
-import { CPU, cpuCount, killAllSync, stopAll } from './lib/proc.mjs';
+import { log, positiveInt, runToEnd, stopping } from './lib/lifetime.mjs';
+import { CPU, cpuCount } from './lib/proc.mjs';
 import { brief, evaluateTargets, renderReport } from './lib/report.mjs';
 import { sampleRss } from './lib/rss.mjs';
 import { makeBenchCertificate } from './lib/tls-cert.mjs';
 import { httpsServers } from './servers/https.mjs';
 import { httpsTargets } from './targets.mjs';
-
-const log = (msg) => process.stderr.write(`${msg}\n`);
 
 export const groups = [
   {
@@ -76,17 +75,6 @@ export const scenarios = [
 ];
 
 const EXPECT = { status: 200, bodyLength: FIXTURE.small.size };
-
-function positiveInt(name, fallback) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) {
-    log(`bench: ${name} must be a positive integer, got '${raw}'`);
-    process.exit(2);
-  }
-  return n;
-}
 
 function parseCli() {
   let values;
@@ -201,22 +189,6 @@ function probeHttp2({ port, ca, path }) {
 // ---------- lifetime: nothing we start may outlive us ----------
 let fixture;
 const running = []; // { server, handle }
-let shuttingDown = false;
-
-async function shutdown(code, reason) {
-  if (shuttingDown) return;
-  shuttingDown = true;
-  if (reason) log(`\nbench: ${reason}; stopping servers...`);
-  const hardStop = setTimeout(() => {
-    killAllSync();
-    process.exit(code);
-  }, 5000);
-  await Promise.allSettled(running.map((r) => r.handle.stop()));
-  await stopAll(1000);
-  fixture?.cleanup();
-  clearTimeout(hardStop);
-  process.exit(code);
-}
 
 // ---------- measurement ----------
 const cells = new Map();
@@ -312,7 +284,7 @@ async function measure(server, handle, scenario, round, config) {
         (result.errors.length ? `  (${result.errors.join('; ')})` : ''),
     );
   } catch (err) {
-    if (shuttingDown) return;
+    if (stopping()) return;
     c.errors.push(`round ${round + 1}: ${err.message}`);
     log(
       `  round ${round + 1}/${config.rounds}  ${scenario.name} ${server.name} failed: ${brief(err.message)}`,
@@ -325,7 +297,7 @@ async function measure(server, handle, scenario, round, config) {
 
 async function startAll(servers, scenarioList, tls, ca) {
   for (const server of servers) {
-    if (shuttingDown) return;
+    if (stopping()) return;
     const reason = server.unavailable?.();
     const setAll = (state, detail) => {
       for (const x of cells.get(server.name).values()) Object.assign(x, { state, detail });
@@ -395,7 +367,7 @@ async function main() {
       const rotated = eligible.map((_, i) => eligible[(i + shift) % eligible.length]);
       const order = round % 2 ? rotated.reverse() : rotated;
       for (const { server, handle } of order) {
-        if (shuttingDown) return;
+        if (stopping()) return;
         if (cell(server.name, scenario.name).state !== 'ok') continue;
         await measure(server, handle, scenario, round, config);
       }
@@ -443,17 +415,7 @@ async function main() {
   }
 }
 
-process.on('SIGINT', () => shutdown(130, 'interrupted'));
-process.on('SIGTERM', () => shutdown(143, 'terminated'));
-process.on('SIGHUP', () => shutdown(129, 'hang-up'));
-process.on('exit', () => {
-  killAllSync();
-  fixture?.cleanup();
+runToEnd(main, {
+  stop: () => Promise.allSettled(running.map((r) => r.handle.stop())),
+  cleanup: () => fixture?.cleanup(),
 });
-main().then(
-  () => shutdown(process.exitCode ?? 0),
-  (err) => {
-    log(`bench: ${err?.stack ?? err}`);
-    shutdown(1);
-  },
-);

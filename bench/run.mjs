@@ -23,7 +23,8 @@ import { CLK_TCK, cpuWindow } from './lib/cpu.mjs';
 import { createFixture } from './lib/fixture.mjs';
 import { FLOOD, startFlood } from './lib/flood.mjs';
 import { probe } from './lib/http-probe.mjs';
-import { CPU, cpuCount, hasTaskset, killAllSync, stopAll } from './lib/proc.mjs';
+import { log, positiveInt, runToEnd, stopping } from './lib/lifetime.mjs';
+import { CPU, cpuCount, hasTaskset } from './lib/proc.mjs';
 import { brief, CPU_BOUND, evaluateTargets, renderReport, summarize } from './lib/report.mjs';
 import { sampleRss } from './lib/rss.mjs';
 import { ensureWrk, runWrk } from './lib/wrk.mjs';
@@ -33,22 +34,10 @@ import { servers as allServers } from './servers/index.mjs';
 import { createUpstream } from './servers/upstream.mjs';
 import { baselineTargets, rssTargets, throughputTargets } from './targets.mjs';
 
-const log = (msg) => process.stderr.write(`${msg}\n`);
 /** Whether `server` runs `scenario` (its groups include the scenario's group). */
 const applies = (server, scenario) => server.groups.includes(scenario.group);
 /** The path `server` is sent in `scenario`: its own from the scenario's `pathFor`, else the scenario's. */
 const pathOf = (server, scenario) => scenario.pathFor?.[server.name] ?? scenario.path;
-
-function positiveInt(name, fallback) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) {
-    log(`bench: ${name} must be a positive integer, got '${raw}'`);
-    process.exit(2);
-  }
-  return n;
-}
 
 function parseCli() {
   let values;
@@ -127,37 +116,6 @@ let fixture;
 let upstream; // the proxies' shared upstream, started when the first proxy starts
 const usesUpstream = new Set(); // names of the servers that asked for it (ctx.upstream())
 const running = []; // { server, handle }
-let shuttingDown = false;
-
-async function shutdown(code, reason) {
-  if (shuttingDown) return;
-  shuttingDown = true;
-  if (reason) log(`\nbench: ${reason}; stopping servers...`);
-  const hardStop = setTimeout(() => {
-    killAllSync();
-    process.exit(code);
-  }, 5000);
-  await Promise.allSettled([...running.map((r) => r.handle.stop()), upstream?.stop()]);
-  await stopAll(1000);
-  fixture?.cleanup();
-  clearTimeout(hardStop);
-  process.exit(code);
-}
-process.on('SIGINT', () => shutdown(130, 'interrupted'));
-process.on('SIGTERM', () => shutdown(143, 'terminated'));
-process.on('SIGHUP', () => shutdown(129, 'hang-up'));
-process.on('uncaughtException', (err) => {
-  log(`bench: ${err?.stack ?? err}`);
-  shutdown(1);
-});
-process.on('unhandledRejection', (err) => {
-  log(`bench: ${err?.stack ?? err}`);
-  shutdown(1);
-});
-process.on('exit', () => {
-  killAllSync();
-  fixture?.cleanup();
-});
 
 // ---------- run ----------
 
@@ -302,7 +260,7 @@ async function measure(server, handle, scenario, round) {
         (result.errors.length ? `  (${result.errors.join('; ')})` : ''),
     );
   } catch (err) {
-    if (shuttingDown) return;
+    if (stopping()) return;
     c.errors.push(`round ${round + 1}: ${err.message}`);
     log(
       `  round ${round + 1}/${config.rounds}  ${scenario.name.padEnd(12)} ${server.name.padEnd(21)} failed: ${err.message}`,
@@ -373,7 +331,7 @@ async function main() {
 
   log(`bench: fixture in ${fixture.dir}; starting ${servers.map((s) => s.name).join(', ')}`);
   for (const server of servers) {
-    if (shuttingDown) return;
+    if (stopping()) return;
     const reason = server.unavailable?.();
     if (reason) {
       setState(server.name, 'unavailable', reason);
@@ -422,7 +380,7 @@ async function main() {
       const rotated = eligible.map((_, i) => eligible[(i + shift) % eligible.length]);
       const order = round % 2 ? rotated.reverse() : rotated;
       for (const { server, handle } of order) {
-        if (shuttingDown) return;
+        if (stopping()) return;
         if (cell(server.name, scenario.name).state !== 'ok') continue;
         await measure(server, handle, scenario, round);
       }
@@ -543,10 +501,7 @@ async function main() {
   }
 }
 
-main().then(
-  () => shutdown(process.exitCode ?? 0),
-  (err) => {
-    log(`bench: ${err?.stack ?? err}`);
-    shutdown(1);
-  },
-);
+runToEnd(main, {
+  stop: () => Promise.allSettled([...running.map((r) => r.handle.stop()), upstream?.stop()]),
+  cleanup: () => fixture?.cleanup(),
+});

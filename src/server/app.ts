@@ -8,6 +8,7 @@ import { createClientAddress, createTrustedPeer } from './client-address.js';
 import { handleClientError } from './client-error.js';
 import type { StepContext } from './context.js';
 import { createEntry } from './entry.js';
+import { http1ServerOptions } from './limits.js';
 import { accessLogger, createLogger, type Logger } from './log.js';
 import type { ServerOptions } from './options.js';
 import { limitPipelining } from './pipelining.js';
@@ -42,17 +43,6 @@ export interface GatehouseDeps {
   websocketHandlers?: Record<string, WebSocketHandler>;
 }
 
-/**
- * How often Node walks the connections that are mid-request for headersTimeout / requestTimeout: the
- * 408 comes at most this much after the limit (at 1000 ms, a 300 ms headersTimeoutMs answered after
- * ~1000 ms). Node's walk visits only connections with a request in progress, not idle keep-alive
- * ones. Measured (Node 20, shared 2-core machine, CPU of an idle server over 10-20 s, two runs;
- * noise ~0.3 %): 10k idle keep-alive connections 0.03-0.25 % at 1000 ms, 0.4-0.6 % at 25 ms; 10k
- * half-sent request heads (slowloris) 0.2-0.4 % at 1000 ms, 3.6-5.0 % at 50 ms, 6.9-9.0 % at 25 ms;
- * 1k half-sent heads 0.5 % at 1000 ms, 1.2-1.5 % at 25 ms. 25 ms keeps the 408 within 50 ms of its
- * value (event-loop delay included) at no measurable cost on the proxy and static benches.
- */
-export const CONNECTIONS_CHECK_INTERVAL_MS = 25;
 
 export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}): Gatehouse {
   const logger = deps.logger ?? createLogger(options.log);
@@ -90,20 +80,9 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
         store: createCertificateStore(options.tls),
         limits,
         logger,
-        connectionsCheckingIntervalMs: CONNECTIONS_CHECK_INTERVAL_MS,
       })
     : undefined;
-  const server =
-    tls?.server ??
-    createServer({
-      maxHeaderSize: limits.maxHeaderBytes,
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
-      // A missing Host gets its 400 from request-head.ts (problem+json), not Node's bare one.
-      requireHostHeader: false,
-    });
+  const server = tls?.server ?? createServer(http1ServerOptions(limits));
   // The one way in: both events go through the same entry and the same steps (src/server/entry.ts).
   const entry = createEntry(server, {
     logger,

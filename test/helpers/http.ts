@@ -47,6 +47,8 @@ export interface TestServer {
   app: Gatehouse;
   url: string;
   port: number;
+  /** The plain-HTTP listener beside TLS (listen.httpPort), when there is one. */
+  httpUrl?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -70,12 +72,13 @@ export async function startServer(
     ...(tls ? { tls } : {}),
   });
   const app = createGatehouse(toServerOptions(c));
-  const { url, port } = await app.listen();
+  const { url, port, httpUrl } = await app.listen();
   if (tls) tlsPorts.add(port);
   return {
     app,
     url,
     port,
+    httpUrl,
     close: () => {
       tlsPorts.delete(port);
       return app.close();

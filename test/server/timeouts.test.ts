@@ -22,6 +22,7 @@ import {
   rawUpstream,
   type Proxy as TestProxy,
 } from '../helpers/proxy-attack.js';
+import { testTls } from '../helpers/tls.js';
 import { WAIT_DEADLINE_MS, waitUntil, waitUntilElapsed } from '../helpers/wait.js';
 
 /** How late a timeout may fire here (the old code was ~800 ms late on a 200 ms timeout). */
@@ -233,6 +234,25 @@ describe('server timeouts fire on time', () => {
       const r = await timed(s.port, ['GET /a.txt HTTP/1.1\r\nHost: x\r\n']);
       assert.equal(rawStatus(r.text), 408, r.text);
       assertOnTime('headersTimeoutMs', r.ms, 300);
+    }
+  });
+
+  it('the plain-HTTP listener beside TLS (listen.httpPort) times a slow head out the same way', async () => {
+    const files = await testTls();
+    const t = await startServer(site, {
+      tls: { cert: files.cert, key: files.key },
+      listen: { httpPort: 0 },
+      limits: { headersTimeoutMs: 300, requestTimeoutMs: 0 },
+    });
+    try {
+      const port = Number(new URL(String(t.httpUrl)).port);
+      for (let i = 0; i < 2; i++) {
+        const r = await timed(port, ['GET /a.txt HTTP/1.1\r\nHost: x\r\n']);
+        assert.equal(rawStatus(r.text), 408, r.text);
+        assertOnTime('headersTimeoutMs', r.ms, 300);
+      }
+    } finally {
+      await t.close();
     }
   });
 

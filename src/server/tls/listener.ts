@@ -15,7 +15,7 @@ import {
 } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { basename, dirname } from 'node:path';
-import type { LimitsOptions } from '../limits.js';
+import { http1ServerOptions, type LimitsOptions } from '../limits.js';
 import type { Logger } from '../log.js';
 import { CertificateError, type CertificateStore, type PemPair } from './certificates.js';
 import type { TlsOptions } from './options.js';
@@ -136,24 +136,11 @@ export interface TlsListener {
   close(): void;
 }
 
-/** The HTTP/1 server settings Node's HTTP/1 code reads off the server object. */
-function applyHttp1Limits(server: TlsServer, limits: LimitsOptions, checkIntervalMs: number): void {
-  const s = server as unknown as Record<string, unknown>;
-  s.maxHeaderSize = limits.maxHeaderBytes;
-  s.headersTimeout = limits.headersTimeoutMs;
-  s.requestTimeout = limits.requestTimeoutMs;
-  s.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  s.connectionsCheckingInterval = checkIntervalMs;
-  // A missing Host gets its 400 from request-head.ts (problem+json), not Node's bare one.
-  s.requireHostHeader = false;
-}
-
 export function createTlsListener(o: {
   tls: TlsOptions;
   store: CertificateStore;
   limits: LimitsOptions;
   logger: Logger;
-  connectionsCheckingIntervalMs: number;
 }): TlsListener {
   const { store, logger } = o;
   const secureOptions = (pair: PemPair | undefined) => ({
@@ -167,23 +154,23 @@ export function createTlsListener(o: {
     SNICallback: (name: string, cb: (err: Error | null, ctx?: import('node:tls').SecureContext) => void) =>
       cb(null, store.forName(name)),
   };
+  const http1 = http1ServerOptions(o.limits);
   const server: TlsServer = o.tls.http2
-    ? createSecureServer({
-        ...common,
-        allowHTTP1: true,
-        Http2ServerRequest,
-        Http2ServerResponse: GatehouseHttp2Response,
-        // RFC 9113 §6.5.2: the header block bound matches the HTTP/1.1 one.
-        maxSendHeaderBlockLength: 64 * 1024,
-        settings: { maxHeaderListSize: o.limits.maxHeaderBytes, maxConcurrentStreams: 128 },
-        maxSessionInvalidFrames: 100,
-      })
-    : createHttpsServer({
-        ...common,
-        maxHeaderSize: o.limits.maxHeaderBytes,
-        requireHostHeader: false,
-      });
-  applyHttp1Limits(server, o.limits, o.connectionsCheckingIntervalMs);
+    ? // Node's HTTP/1 code reads these off the server object for the HTTP/2 server's HTTP/1.1 connections.
+      Object.assign(
+        createSecureServer({
+          ...common,
+          allowHTTP1: true,
+          Http2ServerRequest,
+          Http2ServerResponse: GatehouseHttp2Response,
+          // RFC 9113 §6.5.2: the header block bound matches the HTTP/1.1 one.
+          maxSendHeaderBlockLength: 64 * 1024,
+          settings: { maxHeaderListSize: o.limits.maxHeaderBytes, maxConcurrentStreams: 128 },
+          maxSessionInvalidFrames: 100,
+        }),
+        http1,
+      )
+    : createHttpsServer({ ...common, ...http1 });
 
   const applyDefault = () => {
     const pair = store.defaultPair;

@@ -7,6 +7,7 @@ import { handleClientError } from '../client-error.js';
 import type { Step } from '../context.js';
 import { createEntry } from '../entry.js';
 import { ERRORS, sendError } from '../errors.js';
+import { http1ServerOptions } from '../limits.js';
 import { accessLogger, type Logger } from '../log.js';
 import type { ServerOptions } from '../options.js';
 import { createHttpsRedirect } from '../redirects.js';
@@ -28,13 +29,7 @@ export function createRedirectListener(
   },
 ): Server {
   const limits = options.limits;
-  const server = createServer({
-    maxHeaderSize: limits.maxHeaderBytes,
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    requireHostHeader: false,
-  });
+  const server = createServer(http1ServerOptions(limits));
   const redirect = createHttpsRedirect({
     httpsPort: o.httpsPort,
     hosts: options.listen.redirectToHttps?.hosts,

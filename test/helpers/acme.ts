@@ -4,6 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { connect } from 'node:tls';
 import type { Logger } from '../../src/server/log.js';
 import {
@@ -12,6 +13,7 @@ import {
   type CertificatePair,
   createAcmeManager,
 } from '../../src/server/tls/acme.js';
+import { type ChallengeResponder, type Pebble, startChallengeResponder, startPebble } from './pebble.js';
 
 export interface LogLine {
   level: 'info' | 'warn' | 'error';
@@ -75,6 +77,50 @@ export function testManager(
     ...o,
   });
   return { manager, logger, pairs };
+}
+
+/**
+ * For a describe block: pebble and a challenge responder on its HTTP-01 port (started before, stopped
+ * after), and `make`, a test manager against them whose challenges the responder answers; every
+ * manager made is closed after.
+ */
+export function pebbleSuite(pebbleOptions?: Parameters<typeof startPebble>[0]): {
+  readonly pebble: Pebble;
+  readonly responder: ChallengeResponder;
+  /** Defaults: pebble's directory, its directoryCa and HTTP-01 port; `o` overrides them. */
+  make(o: Partial<AcmeManagerOptions> & Pick<AcmeManagerOptions, 'storage' | 'domains'>): TestManager;
+} {
+  let pebble: Pebble | undefined;
+  let responder: ChallengeResponder | undefined;
+  const managers: TestManager[] = [];
+  before(async () => {
+    pebble = await startPebble(pebbleOptions);
+    responder = await startChallengeResponder(pebble.httpPort);
+  });
+  after(async () => {
+    for (const m of managers) m.manager.close();
+    await responder?.close();
+    await pebble?.stop();
+  });
+  return {
+    get pebble() {
+      return pebble!;
+    },
+    get responder() {
+      return responder!;
+    },
+    make(o) {
+      const m = testManager({
+        directory: pebble!.directory,
+        directoryCa: pebble!.directoryCa,
+        httpPort: pebble!.httpPort,
+        ...o,
+      });
+      managers.push(m);
+      responder!.tables.add(m.manager.challenges);
+      return m;
+    },
+  };
 }
 
 /**

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   createAcmeStore,
   isLockStale,
@@ -14,13 +14,7 @@ import {
   type LockHolder,
   STORE_FILES,
 } from '../../src/server/tls/acme-store.js';
-import { type TestManager, tempStorage, testManager } from '../helpers/acme.js';
-import {
-  type ChallengeResponder,
-  type Pebble,
-  startChallengeResponder,
-  startPebble,
-} from '../helpers/pebble.js';
+import { pebbleSuite, tempStorage } from '../helpers/acme.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /** The pid of a process that has exited (and been reaped), for a lock left behind by a crash. */
@@ -188,31 +182,10 @@ describe('acme store: the ordering lock', () => {
 });
 
 describe('acme store: managers sharing one storage (pebble)', () => {
-  let pebble: Pebble;
-  let responder: ChallengeResponder;
-  const managers: TestManager[] = [];
+  const suite = pebbleSuite();
   const DOMAINS = ['shared.gatehouse.test'];
-  const make = (storage: string, o: { recheckMs?: number } = {}) => {
-    const m = testManager({
-      directory: pebble.directory,
-      directoryCa: pebble.directoryCa,
-      storage,
-      domains: DOMAINS,
-      ...o,
-    });
-    managers.push(m);
-    responder.tables.add(m.manager.challenges);
-    return m;
-  };
-  before(async () => {
-    pebble = await startPebble();
-    responder = await startChallengeResponder(pebble.httpPort);
-  });
-  after(async () => {
-    for (const m of managers) m.manager.close();
-    await responder?.close();
-    await pebble?.stop();
-  });
+  const make = (storage: string, o: { recheckMs?: number } = {}) =>
+    suite.make({ storage, domains: DOMAINS, ...o });
 
   it('two managers on one storage: only one orders, the other serves what it stored', async () => {
     const storage = tempStorage();

@@ -5,52 +5,29 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { STORE_FILES } from '../../src/server/tls/acme-store.js';
-import { handshake, type TestManager, tempStorage, testManager } from '../helpers/acme.js';
-import {
-  type ChallengeResponder,
-  freeTcpPort,
-  type Pebble,
-  startChallengeResponder,
-  startPebble,
-} from '../helpers/pebble.js';
+import { handshake, pebbleSuite, tempStorage } from '../helpers/acme.js';
+import { freeTcpPort } from '../helpers/pebble.js';
 import { holdsFor, waitUntil } from '../helpers/wait.js';
 
 const DOMAINS = ['www.gatehouse.test', 'gatehouse.test'];
 
 describe('acme: issuance against pebble', () => {
-  let pebble: Pebble;
-  let responder: ChallengeResponder;
-  const managers: TestManager[] = [];
-  const make = (o: Parameters<typeof testManager>[0]) => {
-    const m = testManager({ directoryCa: pebble.directoryCa, httpPort: pebble.httpPort, ...o });
-    managers.push(m);
-    responder.tables.add(m.manager.challenges);
-    return m;
-  };
-
-  before(async () => {
-    pebble = await startPebble();
-    responder = await startChallengeResponder(pebble.httpPort);
-  });
-  after(async () => {
-    for (const m of managers) m.manager.close();
-    await responder?.close();
-    await pebble?.stop();
-  });
+  const suite = pebbleSuite();
+  const make = suite.make;
 
   it("first issuance: a certificate for every domain that chains to pebble's root, stored 0600", async () => {
     const storage = tempStorage();
-    const m = make({ directory: pebble.directory, storage, domains: DOMAINS });
+    const m = make({ directory: suite.pebble.directory, storage, domains: DOMAINS });
     await m.manager.start();
     await waitUntil('a certificate is issued', () => m.pairs.length > 0 || m.manager.status().lastError);
     assert.equal(m.pairs.length, 1, m.logger.text());
-    const root = await pebble.rootPem();
+    const root = await suite.pebble.rootPem();
     for (const d of DOMAINS) await handshake(m.pairs[0]!, d, root);
     await assert.rejects(handshake(m.pairs[0]!, 'other.gatehouse.test', root), /altnames|Hostname/i);
     // The HTTP-01 answers came from our responder (RFC 8555 §8.3 path).
-    assert.ok(responder.requests.some((p) => p.startsWith('/.well-known/acme-challenge/')));
+    assert.ok(suite.responder.requests.some((p) => p.startsWith('/.well-known/acme-challenge/')));
     for (const f of [STORE_FILES.accountKey, STORE_FILES.certificateKey, STORE_FILES.certificate])
       assert.equal(statSync(join(storage, f)).mode & 0o777, 0o600, f);
     assert.equal(statSync(storage).mode & 0o777, 0o700);
@@ -70,7 +47,7 @@ describe('acme: issuance against pebble', () => {
     m.manager.close();
 
     // A second start on the same storage serves the stored certificate at once and orders nothing.
-    const again = make({ directory: pebble.directory, storage, domains: DOMAINS });
+    const again = make({ directory: suite.pebble.directory, storage, domains: DOMAINS });
     await again.manager.start();
     assert.equal(again.pairs.length, 1, 'onCertificate before start() resolves');
     assert.equal(again.pairs[0]!.cert, m.pairs[0]!.cert);
@@ -79,19 +56,23 @@ describe('acme: issuance against pebble', () => {
 
   it('a stored certificate is not served when its key was replaced or a domain was added: a new one is ordered', async () => {
     const storage = tempStorage();
-    const first = make({ directory: pebble.directory, storage, domains: DOMAINS });
+    const first = make({ directory: suite.pebble.directory, storage, domains: DOMAINS });
     await first.manager.start();
     await waitUntil('a certificate', () => first.pairs.length > 0 || first.manager.status().lastError);
     first.manager.close();
     assert.equal(first.pairs.length, 1, first.logger.text());
 
-    const added = make({ directory: pebble.directory, storage, domains: [...DOMAINS, 'api.gatehouse.test'] });
+    const added = make({
+      directory: suite.pebble.directory,
+      storage,
+      domains: [...DOMAINS, 'api.gatehouse.test'],
+    });
     await added.manager.start();
     assert.equal(added.pairs.length, 0, 'the stored certificate lacks api.gatehouse.test');
     await waitUntil('a certificate with the new name', () => added.pairs.length > 0);
     added.manager.close();
     assert.match(added.logger.text('info'), /\(names changed;/);
-    await handshake(added.pairs[0]!, 'api.gatehouse.test', await pebble.rootPem());
+    await handshake(added.pairs[0]!, 'api.gatehouse.test', await suite.pebble.rootPem());
 
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     writeFileSync(
@@ -99,7 +80,7 @@ describe('acme: issuance against pebble', () => {
       privateKey.export({ type: 'pkcs8', format: 'pem' }),
     );
     const rekeyed = make({
-      directory: pebble.directory,
+      directory: suite.pebble.directory,
       storage,
       domains: [...DOMAINS, 'api.gatehouse.test'],
     });
@@ -160,7 +141,7 @@ describe('acme: issuance against pebble', () => {
 
   it('close() during an order: the certificate is never handed over, the lock is released', async () => {
     const storage = tempStorage();
-    const m = make({ directory: pebble.directory, storage, domains: DOMAINS });
+    const m = make({ directory: suite.pebble.directory, storage, domains: DOMAINS });
     await m.manager.start();
     await waitUntil('the order is under way', () => /ordering/.test(m.logger.text('info')));
     m.manager.close();
@@ -170,7 +151,7 @@ describe('acme: issuance against pebble', () => {
 
   it("the directory's certificate is verified: without directoryCa pebble's is refused, and nothing is ordered", async () => {
     const m = make({
-      directory: pebble.directory,
+      directory: suite.pebble.directory,
       directoryCa: undefined,
       storage: tempStorage(),
       domains: DOMAINS,
@@ -198,52 +179,34 @@ describe('acme: issuance against pebble', () => {
     ],
   ] as const) {
     it(`challenge fails: ${name} -> logged, retried, and issued once the port answers`, async () => {
-      responder.override = () => answer;
+      suite.responder.override = () => answer;
       try {
-        const m = make({ directory: pebble.directory, storage: tempStorage(), domains: DOMAINS });
+        const m = make({ directory: suite.pebble.directory, storage: tempStorage(), domains: DOMAINS });
         await m.manager.start();
         await waitUntil('a failed order is logged', () => m.logger.lines.some((l) => l.level === 'error'));
         const line = m.logger.lines.find((l) => l.level === 'error')!;
         assert.match(line.msg, /^acme: order for www\.gatehouse\.test, gatehouse\.test failed: /);
         assert.match(line.msg, detail);
-        assert.match(line.msg, new RegExp(`directory ${pebble.directory.replace(/[.]/g, '\\.')}`));
+        assert.match(line.msg, new RegExp(`directory ${suite.pebble.directory.replace(/[.]/g, '\\.')}`));
         assert.equal(m.pairs.length, 0);
-        responder.override = undefined;
+        suite.responder.override = undefined;
         await waitUntil('issued after the port answers', () => m.pairs.length > 0);
         assert.equal(m.manager.status().lastError, undefined);
-        await handshake(m.pairs[0]!, DOMAINS[0]!, await pebble.rootPem());
+        await handshake(m.pairs[0]!, DOMAINS[0]!, await suite.pebble.rootPem());
       } finally {
-        responder.override = undefined;
+        suite.responder.override = undefined;
       }
     });
   }
 });
 
 describe('acme: renewal against pebble (8 s certificates)', () => {
-  let pebble: Pebble;
-  let responder: ChallengeResponder;
-  let m: TestManager | undefined;
-  before(async () => {
-    pebble = await startPebble({ certificateValiditySec: 8 });
-    responder = await startChallengeResponder(pebble.httpPort);
-  });
-  after(async () => {
-    m?.manager.close();
-    await responder?.close();
-    await pebble?.stop();
-  });
+  const suite = pebbleSuite({ certificateValiditySec: 8 });
 
   it('renewed at the fraction of the lifetime; a failed renewal keeps the old certificate serving', async () => {
-    m = testManager({
-      directory: pebble.directory,
-      directoryCa: pebble.directoryCa,
-      storage: tempStorage(),
-      domains: DOMAINS,
-      renewAtFraction: 0.25,
-    });
-    responder.tables.add(m.manager.challenges);
+    const m = suite.make({ storage: tempStorage(), domains: DOMAINS, renewAtFraction: 0.25 });
     await m.manager.start();
-    await waitUntil('the first certificate', () => m!.pairs.length > 0 || m!.manager.status().lastError);
+    await waitUntil('the first certificate', () => m.pairs.length > 0 || m.manager.status().lastError);
     assert.equal(m.pairs.length, 1, m.logger.text());
     const first = new X509Certificate(m.pairs[0]!.cert);
     const lifetimeMs = Date.parse(first.validTo) - Date.parse(first.validFrom);
@@ -252,20 +215,20 @@ describe('acme: renewal against pebble (8 s certificates)', () => {
     assert.ok(Math.abs(renewAt - (Date.parse(first.validFrom) + lifetimeMs / 4)) <= 1, 'renewal at 1/4');
 
     // The renewal fails while the HTTP-01 port serves nothing: the old certificate stays.
-    responder.override = () => ({ status: 404, body: '' });
-    await waitUntil('a failed renewal', () => m!.logger.lines.some((l) => l.level === 'error'), {
+    suite.responder.override = () => ({ status: 404, body: '' });
+    await waitUntil('a failed renewal', () => m.logger.lines.some((l) => l.level === 'error'), {
       deadlineMs: 20_000,
     });
     assert.match(m.logger.text('info'), /\(due for renewal; HTTP-01/);
     assert.equal(m.pairs.length, 1);
     assert.equal(m.manager.status().notAfterMs, Date.parse(first.validTo));
-    responder.override = undefined;
+    suite.responder.override = undefined;
 
-    await waitUntil('the renewed certificate', () => m!.pairs.length > 1);
+    await waitUntil('the renewed certificate', () => m.pairs.length > 1);
     const second = new X509Certificate(m.pairs[1]!.cert);
     assert.notEqual(second.fingerprint256, first.fingerprint256);
     assert.ok(Date.parse(second.validTo) >= Date.parse(first.validTo));
     assert.equal(m.manager.status().lastError, undefined);
-    await handshake(m.pairs[1]!, DOMAINS[1]!, await pebble.rootPem());
+    await handshake(m.pairs[1]!, DOMAINS[1]!, await suite.pebble.rootPem());
   });
 });

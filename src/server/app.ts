@@ -43,7 +43,6 @@ export interface GatehouseDeps {
   websocketHandlers?: Record<string, WebSocketHandler>;
 }
 
-
 export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}): Gatehouse {
   const logger = deps.logger ?? createLogger(options.log);
   const limits = options.limits;
@@ -126,7 +125,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     connections: connectionsOf(server),
     redirectListener: (httpsPort, before) =>
       createRedirectListener(options, { logger, httpsPort, before, onError: internalErrorHandler(logger) }),
-    acme: { current: undefined },
+    started: {},
   };
   return {
     server,

@@ -68,8 +68,9 @@ export interface ServerParts {
   readonly connections: Connections;
   /** The plain-HTTP listener beside the TLS one (listen.httpPort), made once the HTTPS port is known. */
   readonly redirectListener: (httpsPort: number, before: readonly Step[]) => Server;
-  /** tls.acme, once listen() made it (acme-client is loaded only then). */
-  readonly acme: { current: AcmeForServer | undefined };
+  /** What listen() starts beside the server, for close(): the ACME manager (acme-client is loaded
+   *  only then) and the plain-HTTP listener. */
+  readonly started: { acme?: AcmeForServer | undefined; plain?: Server | undefined };
 }
 
 /** Listens on port/host; resolves with the bound address. */
@@ -86,9 +87,6 @@ function listenOn(server: Server | TlsServer, port: number, host: string): Promi
 const urlOf = (scheme: string, a: AddressInfo) =>
   `${scheme}://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
 
-/** The plain-HTTP listeners started beside TLS ones, closed with them. */
-const redirectServers = new WeakMap<ServerParts, Server>();
-
 /** A start that cannot get its certificates (the CLI prints the message and exits 1). */
 function tlsStartError(reason: string): Error {
   return Object.assign(new Error(`tls: ${reason}`), { code: 'GATEHOUSE_TLS' });
@@ -100,14 +98,14 @@ async function loadCertificates(p: ServerParts): Promise<void> {
   // ACME: the self-signed fallback at once, a stored certificate if there is one; orders and renewals
   // run in the background and never stop the start (a failure is logged and retried).
   const acmeOptions = p.options.tls?.acme;
-  if (acmeOptions !== undefined && p.acme.current === undefined) {
+  if (acmeOptions !== undefined && p.started.acme === undefined) {
     const { createAcmeForServer } = await import('../tls/acme-server.js');
-    p.acme.current = createAcmeForServer(acmeOptions, {
+    p.started.acme = createAcmeForServer(acmeOptions, {
       logger: p.logger,
       httpPort: p.options.listen.httpPort,
       setDefault: (pair, source) => tls.setDefault(pair, source),
     });
-    await p.acme.current.start();
+    await p.started.acme.start();
   }
   if (p.options.tls?.dev === true) {
     const { ensureDevCertificate } = await import('../tls/dev-ca.js');
@@ -133,8 +131,8 @@ export async function listen(
   let httpUrl: string | undefined;
   if (p.tls !== undefined && options.listen.httpPort !== undefined) {
     // RFC 8555 §8.3: HTTP-01 answers before the redirect to HTTPS.
-    const plain = p.redirectListener(a.port, p.acme.current?.steps ?? []);
-    redirectServers.set(p, plain);
+    const plain = p.redirectListener(a.port, p.started.acme?.steps ?? []);
+    p.started.plain = plain;
     try {
       httpUrl = urlOf('http', await listenOn(plain, options.listen.httpPort, options.listen.host));
     } catch (err) {
@@ -167,8 +165,8 @@ export function close(p: ServerParts): Promise<void> {
     // WebSockets first: upgraded sockets would keep server.close() waiting (1001 Going Away).
     const wsClosed = p.websocket.close();
     p.tls?.close();
-    p.acme.current?.close();
-    const plain = redirectServers.get(p);
+    p.started.acme?.close();
+    const plain = p.started.plain;
     if (plain !== undefined) {
       plain.close();
       plain.closeIdleConnections();

@@ -1,0 +1,4 @@
+// Every check `gatehouse check` runs, in report order. Each is a pure function over a Recording.
+import type { Check } from '../types.js';
+
+export const CHECKS: readonly Check[] = [];

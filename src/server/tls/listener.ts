@@ -4,123 +4,14 @@
 // one by setSecureContext (new connections only), the others by SNI; files are watched and SIGHUP
 // (in the CLI) calls reload().
 import { type FSWatcher, watch } from 'node:fs';
-import { validateHeaderName, validateHeaderValue } from 'node:http';
-import {
-  createSecureServer,
-  type Http2SecureServer,
-  Http2ServerRequest,
-  Http2ServerResponse,
-  type OutgoingHttpHeaders,
-  type ServerStreamResponseOptions,
-} from 'node:http2';
+import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { basename, dirname } from 'node:path';
 import { http1ServerOptions, type LimitsOptions } from '../limits.js';
 import type { Logger } from '../log.js';
 import { CertificateError, type CertificateStore, type PemPair } from './certificates.js';
+import { serveStreams } from './h2-exchange.js';
 import type { TlsOptions } from './options.js';
-
-/**
- * RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2. Handlers written for HTTP/1.1
- * set some (Connection: close on errors, Keep-Alive); on an HTTP/2 stream they are dropped here,
- * silently, instead of Node's warning per call.
- */
-const CONNECTION_SPECIFIC = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-]);
-
-type HeadFields = OutgoingHttpHeaders | readonly unknown[];
-
-/** The fields of a writeHead call (an object, a flat [name, value, ...] list or a list of pairs)
- *  without the connection-specific ones. */
-function withoutConnectionFields(headers: HeadFields): HeadFields {
-  if (Array.isArray(headers)) {
-    const pairs = headers.length > 0 && Array.isArray(headers[0]);
-    if (pairs)
-      return headers.filter((p) => !CONNECTION_SPECIFIC.has(String((p as unknown[])[0]).toLowerCase()));
-    const out: unknown[] = [];
-    for (let i = 0; i + 1 < headers.length; i += 2) {
-      if (!CONNECTION_SPECIFIC.has(String(headers[i]).toLowerCase())) out.push(headers[i], headers[i + 1]);
-    }
-    return out;
-  }
-  let out: OutgoingHttpHeaders | undefined;
-  for (const name of Object.keys(headers)) {
-    if (CONNECTION_SPECIFIC.has(name.toLowerCase())) {
-      out ??= { ...(headers as OutgoingHttpHeaders) };
-      delete out[name];
-    }
-  }
-  return out ?? headers;
-}
-
-/** The HTTP/2 response the handlers see: connection-specific fields never reach the frame. */
-export class GatehouseHttp2Response extends Http2ServerResponse {
-  /** A field was set with setHeader/appendHeader: writeHead must merge with them (Node's path). */
-  #touched = false;
-
-  override setHeader(name: string, value: number | string | readonly string[]): void {
-    this.#touched = true;
-    if (!CONNECTION_SPECIFIC.has(name.toLowerCase())) super.setHeader(name, value);
-  }
-  override appendHeader(name: string, value: string | string[]): void {
-    this.#touched = true;
-    if (!CONNECTION_SPECIFIC.has(name.toLowerCase())) super.appendHeader(name, value);
-  }
-  override writeHead(statusCode: number, reason?: string | HeadFields, headers?: HeadFields): this {
-    // RFC 9113 §8.3.2: there is no reason phrase in HTTP/2 (Node warns when one is given).
-    const h = typeof reason === 'string' ? headers : reason;
-    const stream = this.stream;
-    if (h === undefined || this.#touched || stream.headersSent || stream.destroyed || stream.closed)
-      return super.writeHead(
-        statusCode,
-        h === undefined ? undefined : (withoutConnectionFields(h) as OutgoingHttpHeaders),
-      );
-    // The common case (every field given here): one header object straight to the stream, as Node's
-    // compatibility layer would build it, without its per-field bookkeeping. Names and values are
-    // checked as node:http checks them; trailers stay possible (waitForTrailers, like Node's).
-    this.statusCode = statusCode;
-    // Node's own options in its compatibility layer: Date unless sendDate is off, trailers possible.
-    const options = { endStream: false, waitForTrailers: true, sendDate: this.sendDate };
-    stream.respond(headerObject(statusCode, h), options as ServerStreamResponseOptions);
-    return this;
-  }
-}
-
-/** `:status` and the fields of a writeHead call, lower-cased, repeated names as lists, without
- *  connection-specific ones (RFC 9113 §8.2.2); a bad name or value throws as node:http's would. */
-function headerObject(status: number, h: HeadFields): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = { ':status': status };
-  const add = (rawName: unknown, value: unknown) => {
-    if (value === undefined) return;
-    const name = String(rawName).toLowerCase();
-    if (CONNECTION_SPECIFIC.has(name)) return;
-    validateHeaderName(name);
-    validateHeaderValue(name, value as string);
-    const prev = out[name];
-    const v = Array.isArray(value) ? value.map(String) : String(value);
-    out[name] = prev === undefined ? v : ([] as string[]).concat(prev as string | string[], v);
-  };
-  if (!Array.isArray(h)) {
-    for (const name in h) add(name, (h as OutgoingHttpHeaders)[name]);
-  } else if (h.length > 0 && Array.isArray(h[0])) {
-    for (const pair of h as unknown[][]) add(pair[0], pair[1]);
-  } else {
-    for (let i = 0; i + 1 < h.length; i += 2) add(h[i], h[i + 1]);
-  }
-  return out;
-}
-
-// RFC 9113 §8.3.2: no reason phrase; Node's statusMessage getter and setter warn on every use.
-Object.defineProperty(GatehouseHttp2Response.prototype, 'statusMessage', {
-  get: () => '',
-  set: () => {},
-  configurable: true,
-});
 
 // The response classes differ per server; handlers only see IncomingMessage/ServerResponse-like ones.
 // biome-ignore lint/suspicious/noExplicitAny: the four class parameters of Node's generic servers
@@ -161,8 +52,6 @@ export function createTlsListener(o: {
         createSecureServer({
           ...common,
           allowHTTP1: true,
-          Http2ServerRequest,
-          Http2ServerResponse: GatehouseHttp2Response,
           // RFC 9113 §6.5.2: the header block bound matches the HTTP/1.1 one.
           maxSendHeaderBlockLength: 64 * 1024,
           settings: { maxHeaderListSize: o.limits.maxHeaderBytes, maxConcurrentStreams: 128 },
@@ -171,6 +60,8 @@ export function createTlsListener(o: {
         http1,
       )
     : createHttpsServer({ ...common, ...http1 });
+  // HTTP/2 streams reach the 'request' listeners as lean pairs (h2-exchange.ts), not Node's compat ones.
+  if (o.tls.http2) serveStreams(server as Http2SecureServer);
 
   const applyDefault = () => {
     const pair = store.defaultPair;

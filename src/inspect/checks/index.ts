@@ -2,5 +2,6 @@
 import type { Check } from '../types.js';
 import { checkCaching } from './caching.js';
 import { checkCoding } from './coding.js';
+import { checkSecurity } from './security.js';
 
-export const CHECKS: readonly Check[] = [checkCaching, checkCoding];
+export const CHECKS: readonly Check[] = [checkCaching, checkCoding, checkSecurity];

@@ -82,6 +82,12 @@ const CASES: Case[] = [
     false,
   ],
   [
+    'no-cache, max-age=60, Age: 120 -> not called stale (revalidated anyway)',
+    primary({ 'cache-control': 'no-cache, max-age=60', age: '120' }),
+    'caching.stale',
+    false,
+  ],
+  [
     'Date 2 min ago, max-age=60 -> stale',
     primary({ date: at(-120), 'cache-control': 'max-age=60' }),
     'caching.stale',
@@ -453,6 +459,18 @@ describe('caching explanations say what the cache engine decided', () => {
       primary({ 'cache-control': 'no-cache' }),
       'caching.freshness',
       /no freshness lifetime/,
+    ],
+    [
+      'no-cache beside a heuristic lifetime -> revalidated anyway',
+      primary({ 'cache-control': 'no-cache', 'last-modified': at(-10 * 86_400) }),
+      'caching.freshness',
+      /^no-cache: revalidated before each reuse \(its lifetime alone: fresh for 86400 s/,
+    ],
+    [
+      'no-cache -> no "fresh for another"',
+      primary({ 'cache-control': 'no-cache, max-age=600' }),
+      'caching.age',
+      /^current age 0 s$/,
     ],
     [
       'Age: 100',

@@ -161,15 +161,18 @@ function explain(s: Subject): Finding[] {
   if (storers.length === 0) return out;
   const [p, sh] = s.fresh;
   const same = storers.length === 2 && p.lifetimeSec === sh.lifetimeSec && p.source === sh.source;
-  const lifetimes = same
+  const noCache = revalidatesAlways(s.cc);
+  const each = same
     ? lifetimePhrase(p)
     : storers.map((i) => `${WHO[i]}: ${lifetimePhrase(s.fresh[i]!)}`).join('; ');
+  // §5.2.2.4: no-cache makes every reuse wait for revalidation, whatever the lifetime says.
+  const lifetimes = noCache ? `no-cache: revalidated before each reuse (its lifetime alone: ${each})` : each;
   const evidence = ['cache-control', 'expires', 'date', 'last-modified']
     .map((n) => field(s.res.headers, n) !== undefined && evidenceOf(s.res.headers, n))
     .filter((e): e is string => e !== false)
     .join('; ');
   out.push(make('freshness', 'info', lifetimes, evidence || 'no caching fields', 'RFC 9111 §4.2.1'));
-  const longest = Math.max(...storers.map((i) => s.fresh[i]!.lifetimeSec));
+  const longest = noCache ? 0 : Math.max(...storers.map((i) => s.fresh[i]!.lifetimeSec));
   const ageEvidence = `${evidenceOf(s.res.headers, 'age')}; ${evidenceOf(s.res.headers, 'date')}`;
   const left = longest - s.ageSec;
   out.push(

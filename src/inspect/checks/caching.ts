@@ -31,7 +31,7 @@ export const HASHED_MIN_LIFETIME_SEC = 31_536_000;
 
 /** Field lines as the cache engine reads them: lowercase names, lines joined (RFC 9110 §5.3). */
 export function headerMap(lines: readonly FieldLine[]): HeaderMap {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null);
   for (const [n, v] of lines) out[n] = Object.hasOwn(out, n) ? `${out[n]}, ${v}` : v;
   return out;
 }
@@ -62,6 +62,17 @@ export function storableBy(x: Exchange, res: RecordedResponse, shared: boolean):
     responseHeaders: headerMap(res.headers),
     shared,
   });
+}
+
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * A value the site chose, made safe to quote in a one-line message: C0/C1 controls (a C1 CSI, 0x9b,
+ * arrives as a latin1 header byte and moves a terminal's cursor) become `?`, and it is cut to `max`.
+ */
+export function quoteValue(value: string, max = 64): string {
+  const clean = value.replace(CONTROLS, '?');
+  return clean.length > max ? `${clean.slice(0, max)}...` : clean;
 }
 
 /** `3600 s (1 h)`: seconds, with a rounded larger unit when there is one. */
@@ -362,14 +373,14 @@ function hashedAsset(s: Subject, browser: Freshness): Finding[] {
   if (hasDirective(s.cc, 'no-store') || revalidatesAlways(s.cc)) {
     const which = hasDirective(s.cc, 'no-store') ? 'no-store' : 'no-cache';
     const msg =
-      `${s.path} has a content hash in its name, so it never changes, yet it is ${which}:` +
+      `${quoteValue(s.path)} has a content hash in its name, so it never changes, yet it is ${which}:` +
       ' send Cache-Control: public, max-age=31536000, immutable';
     return [make('hashed-no-cache', 'warning', msg, ev, 'RFC 9111 §5.2.2.4')];
   }
   const lifetimeSec = EXPLICIT.has(browser.source) ? browser.lifetimeSec : 0;
   if (lifetimeSec >= HASHED_MIN_LIFETIME_SEC) return [];
   const msg =
-    `${s.path} has a content hash in its name (it never changes) but a short lifetime (${lifetimePhrase(browser)}):` +
+    `${quoteValue(s.path)} has a content hash in its name (it never changes) but a short lifetime (${lifetimePhrase(browser)}):` +
     ' send Cache-Control: public, max-age=31536000, immutable';
   return [make('hashed-short-lifetime', 'warning', msg, ev, 'RFC 9111 §5.2.2.1')];
 }

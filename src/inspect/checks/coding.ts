@@ -5,7 +5,7 @@ import { parseEntityTag } from '../../http/etag.js';
 import { listIncludesToken, splitList } from '../../http/lists.js';
 import { evidenceOf, field } from '../exchange.js';
 import type { Check, Exchange, Finding, ProbeName, RecordedResponse, Recording, Severity } from '../types.js';
-import { mediaTypeOf, storableBy } from './caching.js';
+import { mediaTypeOf, quoteValue, storableBy } from './caching.js';
 
 /** Text larger than this that no offered coding compresses is a warning (Gatehouse compresses from 1 KiB). */
 export const TEXT_MIN_COMPRESS_BYTES = 1024;
@@ -48,6 +48,7 @@ function make(id: string, severity: Severity, message: string, evidence: string,
 function codingOf(res: RecordedResponse): string {
   const codings = splitList(field(res.headers, 'content-encoding') ?? '').map((c) => c.toLowerCase());
   const real = codings.filter((c) => c !== 'identity');
+  // The coding as named in messages; compared as received.
   return real.length === 0 ? 'identity' : real.join(', ');
 }
 
@@ -104,7 +105,7 @@ function unrequested(variants: Variant[]): Finding[] {
   const v = bad[0]!;
   const asked = field(v.x.request.headers, 'accept-encoding') ?? '';
   const msg =
-    `answered ${v.coding} to a request with Accept-Encoding: ${asked}: a client that cannot decode it` +
+    `answered ${quoteValue(v.coding)} to a request with Accept-Encoding: ${quoteValue(asked)}: a client that cannot decode it` +
     ' gets garbage; send identity when no offered coding fits';
   const evidence = bad.map(
     (b) => `${codingEvidence(b)} (${evidenceOf(b.x.request.headers, 'accept-encoding')})`,
@@ -131,7 +132,7 @@ function saving(variants: Variant[]): Finding[] {
   const parts = compressed.map((v) => {
     const pct = base === 0 ? 0 : Math.round((1 - v.res.bodyBytes / base) * 100);
     const change = pct >= 0 ? `${pct}% smaller` : `${-pct}% larger`;
-    return `${v.coding} ${v.res.bodyBytes} B (${change})`;
+    return `${quoteValue(v.coding)} ${v.res.bodyBytes} B (${change})`;
   });
   const msg = `identity ${base} B; ${parts.join('; ')}`;
   const evidence = [identity, ...compressed].map((v) => `${v.probe}: ${v.res.bodyBytes} bytes`).join('; ');
@@ -148,7 +149,7 @@ function uncompressedText(variants: Variant[]): Finding[] {
   if (!isCompressibleText(mediaType) || sizeBytes <= TEXT_MIN_COMPRESS_BYTES) return [];
   const offered = coded.map((v) => (v.probe === 'coding-gzip' ? 'gzip' : 'br')).join(' or ');
   const msg =
-    `${mediaType} of ${sizeBytes} bytes is sent uncompressed to clients that accept ${offered};` +
+    `${quoteValue(mediaType)} of ${sizeBytes} bytes is sent uncompressed to clients that accept ${offered};` +
     ' enable gzip and brotli for text types';
   const evidence = [evidenceOf(sample.res.headers, 'content-type'), ...coded.map(codingEvidence)].join('; ');
   return [make('text-uncompressed', 'warning', msg, evidence, 'RFC 9110 §8.4.1')];
@@ -170,9 +171,9 @@ function missingVary(variants: Variant[]): Finding[] {
   const shared = bad.find((v) => storableBy(v.x, v.res, true).ok);
   const v = shared ?? bad[0]!;
   const msg = shared
-    ? `${v.coding} response without Vary: Accept-Encoding that shared caches may store: they will send` +
-      ` ${v.coding} to clients that cannot decode it; add Vary: Accept-Encoding`
-    : `${v.coding} response without Vary: Accept-Encoding; add it (only the browser may store this one)`;
+    ? `${quoteValue(v.coding)} response without Vary: Accept-Encoding that shared caches may store: they will send` +
+      ` ${quoteValue(v.coding)} to clients that cannot decode it; add Vary: Accept-Encoding`
+    : `${quoteValue(v.coding)} response without Vary: Accept-Encoding; add it (only the browser may store this one)`;
   const evidence = `${codingEvidence(v)}; ${evidenceOf(v.res.headers, 'vary')}`;
   return [make('missing-vary', shared ? 'error' : 'warning', msg, evidence, 'RFC 9110 §12.5.5')];
 }
@@ -192,7 +193,7 @@ function sameStrongEtag(variants: Variant[]): Finding[] {
     const codings = [...new Set(list.map((v) => v.coding))];
     if (codings.length < 2) continue;
     const msg =
-      `the strong ETag ${tag} names ${codings.join(' and ')} bodies alike: a range or If-Match can then` +
+      `the strong ETag ${quoteValue(tag)} names ${codings.map((c) => quoteValue(c)).join(' and ')} bodies alike: a range or If-Match can then` +
       ' mix bytes of two codings; give each coding its own tag (or make it weak)';
     const evidence = list.map((v) => `${v.probe}: etag: ${tag}, content-encoding: ${v.coding}`).join('; ');
     out.push(make('same-etag', 'error', msg, evidence, 'RFC 9110 §8.8.3'));

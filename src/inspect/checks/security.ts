@@ -3,7 +3,7 @@
 import { splitList } from '../../http/lists.js';
 import { evidenceOf, field, fieldLines } from '../exchange.js';
 import type { Check, FieldLine, Finding, Severity } from '../types.js';
-import { mediaTypeOf } from './caching.js';
+import { mediaTypeOf, quoteValue } from './caching.js';
 
 /** An HSTS max-age below this (180 days) is short: hstspreload.org and the usual guides ask for more. */
 export const HSTS_MIN_MAX_AGE_SEC = 15_552_000;
@@ -108,7 +108,7 @@ function hsts(h: readonly FieldLine[], https: boolean): Finding[] {
   }
   const parsed = parseHsts(first);
   if (!parsed.ok) {
-    const msg = `Strict-Transport-Security is invalid (${parsed.why}), so browsers ignore it; send max-age=31536000`;
+    const msg = `Strict-Transport-Security is invalid (${quoteValue(parsed.why, 80)}), so browsers ignore it; send max-age=31536000`;
     return [make('hsts-invalid', 'warning', msg, ev, 'RFC 6797 §6.1')];
   }
   if (parsed.maxAgeSec >= HSTS_MIN_MAX_AGE_SEC) return [];

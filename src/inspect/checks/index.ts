@@ -1,4 +1,5 @@
 // Every check `gatehouse check` runs, in report order. Each is a pure function over a Recording.
 import type { Check } from '../types.js';
+import { checkRedirects } from './redirects.js';
 
-export const CHECKS: readonly Check[] = [];
+export const CHECKS: readonly Check[] = [checkRedirects];

@@ -8,12 +8,16 @@ const B = 'https://site.example/a';
 const C = 'https://site.example/b';
 const D = 'https://site.example/c';
 
-const hop = (url: string, status: number, location?: string, headers: Record<string, string> = {}) =>
-  ({
-    url,
-    status,
-    headers: location === undefined ? headers : { Location: location, ...headers },
-  }) satisfies ExchangeSpec;
+const hop = (
+  url: string,
+  status: number,
+  location?: string,
+  headers: Record<string, string> = {},
+): ExchangeSpec => ({
+  url,
+  status,
+  headers: location === undefined ? headers : { Location: location, ...headers },
+});
 const final = (url: string): ExchangeSpec => ({ url, status: 200 });
 
 /** The ids a chain gives, each with its severity. */

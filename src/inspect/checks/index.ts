@@ -1,5 +1,6 @@
 // Every check `gatehouse check` runs, in report order. Each is a pure function over a Recording.
 import type { Check } from '../types.js';
 import { checkRedirects } from './redirects.js';
+import { checkValidators } from './validators.js';
 
-export const CHECKS: readonly Check[] = [checkRedirects];
+export const CHECKS: readonly Check[] = [checkRedirects, checkValidators];

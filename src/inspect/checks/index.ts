@@ -1,7 +1,8 @@
 // Every check `gatehouse check` runs, in report order. Each is a pure function over a Recording.
 import type { Check } from '../types.js';
 import { checkCors } from './cors.js';
+import { checkJsonp } from './jsonp.js';
 import { checkRedirects } from './redirects.js';
 import { checkValidators } from './validators.js';
 
-export const CHECKS: readonly Check[] = [checkRedirects, checkValidators, checkCors];
+export const CHECKS: readonly Check[] = [checkRedirects, checkValidators, checkCors, checkJsonp];

@@ -226,6 +226,16 @@ describe('redirects checks (issue 16 item 1)', () => {
     assert.ok(!got.some((x) => x.endsWith(':error')), got.join(' '));
   });
 
+  it('a __proto__ field on a redirect is read as a field, not a prototype', () => {
+    const headers: [string, string][] = [
+      ['__proto__', '{}'],
+      ['location', C],
+      ['cache-control', 'max-age=31536000'],
+    ];
+    const got = ids([{ url: B, status: 302, headers }, final(C)]);
+    assert.ok(got.includes('redirects.temporary-long-lifetime:warning'), got.join(' '));
+  });
+
   it('findings carry area, rfc and a one-line message', () => {
     for (const f of checkRedirects(recording({ url: B, redirects: [hop(B, 302)] }))) {
       assert.equal(f.area, 'redirects');

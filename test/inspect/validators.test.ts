@@ -374,6 +374,58 @@ const cases: [string, Case, Case][] = [
     },
     { name: 'no If-Range probe sent', probes: { 'if-range-mismatch': undefined } },
   ],
+  [
+    'validators.if-range-mismatch-partial:error',
+    {
+      name: 'If-Range with a stale ETag -> 200 carrying a Content-Range',
+      probes: {
+        'if-range-mismatch': { headers: with_({ 'Content-Range': 'bytes 0-9/100' }), body: BODY },
+      },
+    },
+    {
+      name: 'If-Range with a stale ETag -> 200 with a body of another full length (a dynamic page)',
+      probes: { 'if-range-mismatch': { headers: HEADERS, body: `${BODY}more` } },
+    },
+  ],
+  [
+    'validators.content-range-invalid:error',
+    {
+      name: '206 bytes 0-9/100 while the identity body has 50 bytes',
+      probes: { 'coding-identity': { headers: HEADERS, body: BODY.slice(0, 50) } },
+    },
+    {
+      name: 'a HEAD primary (no body to measure) and no identity probe',
+      probes: { primary: { method: 'HEAD', headers: HEADERS }, 'coding-identity': undefined },
+    },
+  ],
+  [
+    'validators.none:warning',
+    {
+      name: 'a GET 200 with neither validator (baseline for the POST case)',
+      probes: { primary: { headers: with_({ ETag: undefined, 'Last-Modified': undefined }), body: BODY } },
+    },
+    {
+      name: 'a POST primary (--method POST: not stored, RFC 9111 §3)',
+      probes: {
+        primary: {
+          method: 'POST',
+          headers: with_({ ETag: undefined, 'Last-Modified': undefined }),
+          body: BODY,
+        },
+      },
+    },
+  ],
+  [
+    'validators.304-drops-field:error',
+    { name: '304 without Vary after a 200', probes: { 'inm-match': nm(with_({ Vary: undefined })) } },
+    {
+      name: '304 without Vary after a 404 primary (nothing to compare with)',
+      probes: {
+        primary: { status: 404, headers: HEADERS, body: BODY },
+        'inm-match': nm(with_({ Vary: undefined })),
+      },
+    },
+  ],
 ];
 
 describe('validators checks (issue 16 item 4)', () => {

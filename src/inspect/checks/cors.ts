@@ -144,7 +144,7 @@ function preflightFindings(x: Exchange, origin: string): Finding[] {
       finding(
         'preflight-failed',
         'error',
-        `the preflight (OPTIONS) answered ${r.status}: browsers need a 2xx before they send the real request; answer OPTIONS with 204 or 200`,
+        `the preflight (OPTIONS) answered ${r.status}, so browsers never send the cross-origin POST: if such calls are meant to work, answer the preflight with 204 or 200`,
         `OPTIONS -> ${r.status}; ${corsEvidence(r)}`,
         'Fetch §4.8',
       ),

@@ -78,7 +78,7 @@ function scheme(url: string): string {
 
 /** The longest lifetime a browser or a shared cache would give a redirect (RFC 9111 §4.2.1). */
 function explicitLifetimeSec(hop: Hop, nowMs: number): number | null {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = Object.create(null); // a __proto__ field is just a field
   for (const [n] of hop.headers) headers[n] = field(hop.headers, n)!;
   const stored = { status: hop.status, headers, requestTimeMs: nowMs, responseTimeMs: nowMs };
   let best: number | null = null;

@@ -33,7 +33,8 @@ function finding(id: string, severity: Severity, message: string, evidence: stri
 }
 
 function headerMap(headers: readonly FieldLine[]): Record<string, string> {
-  const out: Record<string, string> = {};
+  // No prototype: a field named __proto__ from the network is just a field.
+  const out: Record<string, string> = Object.create(null);
   for (const [n] of headers) out[n] ??= field(headers, n)!;
   return out;
 }
@@ -158,7 +159,7 @@ function presenceFindings(rec: Recording, primary: RecordedResponse): Finding[] 
   }
   const lastModified = field(primary.headers, 'last-modified');
   const storable = isStorable({
-    method: 'GET',
+    method: rec.probes.primary?.request.method ?? 'GET',
     requestHeaders: {},
     status: primary.status,
     responseHeaders: headerMap(primary.headers),
@@ -234,7 +235,9 @@ function conditionalFindings(rec: Recording, primary: RecordedResponse): Finding
       ),
     );
   }
-  if (match?.status === 304) out.push(...notModifiedFindings(primary, match, 'If-None-Match'));
+  if (match?.status === 304 && primary.status === 200) {
+    out.push(...notModifiedFindings(primary, match, 'If-None-Match'));
+  }
   const ims = responseOf(rec.probes.ims);
   const lastModified = field(primary.headers, 'last-modified');
   if (ims?.status === 200 && primary.status === 200 && lastModified !== undefined) {
@@ -248,7 +251,9 @@ function conditionalFindings(rec: Recording, primary: RecordedResponse): Finding
       ),
     );
   }
-  if (ims?.status === 304) out.push(...notModifiedFindings(primary, ims, 'If-Modified-Since'));
+  if (ims?.status === 304 && primary.status === 200) {
+    out.push(...notModifiedFindings(primary, ims, 'If-Modified-Since'));
+  }
   const wrong = responseOf(rec.probes['inm-wrong']);
   if (wrong?.status === 304) {
     out.push(
@@ -267,8 +272,10 @@ function conditionalFindings(rec: Recording, primary: RecordedResponse): Finding
 /** The identity length of the representation, when a probe without content coding shows it. */
 function identityLength(rec: Recording): number | undefined {
   for (const name of ['coding-identity', 'primary'] as const) {
-    const r = responseOf(rec.probes[name]);
-    if (r === undefined || r.status !== 200) continue;
+    const x = rec.probes[name];
+    const r = responseOf(x);
+    // A HEAD primary (--method HEAD) has no body to measure.
+    if (r === undefined || r.status !== 200 || x!.request.method !== 'GET') continue;
     const coding = field(r.headers, 'content-encoding');
     if (coding === undefined || coding.trim().toLowerCase() === 'identity') return r.bodyBytes;
   }
@@ -348,7 +355,12 @@ function ifRangeFindings(rec: Recording, sizeBytes: number | undefined): Finding
     );
   }
   const stale = responseOf(rec.probes['if-range-mismatch']);
-  const partial200 = stale?.status === 200 && sizeBytes !== undefined && stale.bodyBytes !== sizeBytes;
+  // A 200 that is a range after all: it carries a Content-Range, or only the 10 bytes asked for.
+  // (Not any length difference: a dynamic page may change size between two probes.)
+  const partial200 =
+    stale?.status === 200 &&
+    (field(stale.headers, 'content-range') !== undefined ||
+      (sizeBytes !== undefined && sizeBytes > RANGE_LAST + 1 && stale.bodyBytes <= RANGE_LAST + 1));
   if (stale?.status === 206 || partial200) {
     out.push(
       finding(

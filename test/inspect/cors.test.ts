@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkCors, corsCheckFailure, preflightFailure } from '../../src/inspect/checks/cors.js';
-import type { ProbeName } from '../../src/inspect/types.js';
+import type { Finding, ProbeName } from '../../src/inspect/types.js';
+import { forAll, type Gen, ITERATIONS } from '../helpers/random.js';
 import { type ExchangeSpec, recording, response } from '../helpers/recording.js';
 
 const ORIGIN = 'https://app.example';
@@ -362,4 +363,79 @@ describe('preflightFailure (Fetch §4.8)', () => {
       assert.equal(preflightFailure(response({ status, headers }), ORIGIN, credentials, method, names), want),
     );
   }
+});
+
+/** Pieces a hostile or broken site might send in cors fields. */
+const PIECES = [
+  '*',
+  'null',
+  'https://app.example',
+  'https://r4nd0m.example',
+  'true',
+  'TRUE',
+  ',',
+  ' ',
+  'Origin',
+  'authorization',
+  'content-type',
+  'POST',
+  'post',
+  '7200',
+  '99999999999999999999',
+  '-1',
+  '__proto__',
+];
+
+/** A field value: pieces, or any text a parser would let through (no CR, LF or NUL). */
+const hostileValue = (g: Gen): string =>
+  g.chance(0.7) ? g.string(PIECES, 6) : g.anyString(24).replace(/[\r\n\0]/g, '');
+
+function hostileExchange(g: Gen, names: readonly string[], url: string): ExchangeSpec {
+  const headers: [string, string][] = [];
+  for (const name of names) if (g.chance(0.6)) headers.push([name, hostileValue(g)]);
+  if (g.chance(0.2)) headers.push([g.pick(names), hostileValue(g)]); // a repeated field line
+  return {
+    url,
+    status: g.pick([200, 204, 206, 301, 302, 303, 304, 307, 308, 400, 404, 405, 500, 599]),
+    headers,
+    body: g.string(PIECES, 6),
+    requestHeaders: headers.length > 0 && g.chance(0.5) ? [headers[0]!] : [],
+  };
+}
+
+function assertWellFormed(findings: readonly Finding[], area: string): void {
+  for (const f of findings) {
+    assert.equal(f.area, area);
+    assert.ok(f.id.startsWith(`${area}.`), f.id);
+    assert.doesNotMatch(f.message, /[\r\n]/);
+    assert.doesNotMatch(f.evidence, /[\r\n]/);
+  }
+}
+
+describe('a hostile site cannot break the cors check', () => {
+  it('random CORS answers: no throw, well-formed findings', () => {
+    const names = [
+      'access-control-allow-origin',
+      'access-control-allow-credentials',
+      'access-control-allow-methods',
+      'access-control-allow-headers',
+      'access-control-max-age',
+      'vary',
+      'origin',
+      'access-control-request-headers',
+      'access-control-request-method',
+    ];
+    forAll(
+      0x16a6,
+      ITERATIONS / 10,
+      (g) => {
+        const probes: Partial<Record<ProbeName, ExchangeSpec>> = {};
+        for (const p of ['cors-simple', 'cors-random', 'cors-preflight'] as const) {
+          if (g.chance(0.9)) probes[p] = hostileExchange(g, names, 'https://h.example/');
+        }
+        return probes;
+      },
+      (probes) => assertWellFormed(checkCors(recording({ probes, origin: ORIGIN })), 'cors'),
+    );
+  });
 });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkJsonp } from '../../src/inspect/checks/jsonp.js';
-import { HOSTILE_CALLBACK, type ProbeName } from '../../src/inspect/types.js';
+import { type Finding, HOSTILE_CALLBACK, type ProbeName } from '../../src/inspect/types.js';
+import { forAll, type Gen, ITERATIONS } from '../helpers/random.js';
 import { type ExchangeSpec, recording } from '../helpers/recording.js';
 
 const URL_CB = 'https://site.example/api/data?callback=handle';
@@ -175,5 +176,73 @@ describe('jsonp checks (issue 16 item 7)', () => {
     });
     const f = checkJsonp(rec).find((x) => x.id === 'jsonp.callback-reflected');
     assert.ok(f?.evidence.includes('alert(document.domain)//<script>'), f?.evidence);
+  });
+});
+
+/** Pieces a hostile or broken site might send in jsonp fields. */
+const PIECES = [
+  'alert',
+  '(',
+  ')',
+  'document.domain',
+  '//',
+  '<script>',
+  '</script>',
+  'cb',
+  '{}',
+  'text/javascript',
+  'application/json',
+  ';',
+  'charset=utf-8',
+  'nosniff',
+  ',',
+  ' ',
+  '\\u2028',
+  '__proto__',
+];
+
+/** A field value: pieces, or any text a parser would let through (no CR, LF or NUL). */
+const hostileValue = (g: Gen): string =>
+  g.chance(0.7) ? g.string(PIECES, 6) : g.anyString(24).replace(/[\r\n\0]/g, '');
+
+function hostileExchange(g: Gen, names: readonly string[], url: string): ExchangeSpec {
+  const headers: [string, string][] = [];
+  for (const name of names) if (g.chance(0.6)) headers.push([name, hostileValue(g)]);
+  if (g.chance(0.2)) headers.push([g.pick(names), hostileValue(g)]); // a repeated field line
+  return {
+    url,
+    status: g.pick([200, 204, 206, 301, 302, 303, 304, 307, 308, 400, 404, 405, 500, 599]),
+    headers,
+    body: g.string(PIECES, 6),
+    requestHeaders: headers.length > 0 && g.chance(0.5) ? [headers[0]!] : [],
+  };
+}
+
+function assertWellFormed(findings: readonly Finding[], area: string): void {
+  for (const f of findings) {
+    assert.equal(f.area, area);
+    assert.ok(f.id.startsWith(`${area}.`), f.id);
+    assert.doesNotMatch(f.message, /[\r\n]/);
+    assert.doesNotMatch(f.evidence, /[\r\n]/);
+  }
+}
+
+describe('a hostile site cannot break the jsonp check', () => {
+  it('random JSONP answers: no throw, well-formed findings', () => {
+    const names = ['content-type', 'x-content-type-options'];
+    forAll(
+      0x16a7,
+      ITERATIONS / 10,
+      (g) => ({
+        primary: hostileExchange(
+          g,
+          names,
+          g.pick([URL_CB, 'https://site.example/api?callback', 'not a url']),
+        ),
+        'jsonp-hostile': hostileExchange(g, names, HOSTILE_URL),
+      }),
+      (probes) =>
+        assertWellFormed(checkJsonp(recording({ url: URL_CB, probes, jsonpParam: 'callback' })), 'jsonp'),
+    );
   });
 });

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkRedirects, resolveRedirectTarget } from '../../src/inspect/checks/redirects.js';
+import type { Finding } from '../../src/inspect/types.js';
+import { forAll, type Gen, ITERATIONS } from '../helpers/random.js';
 import { type ExchangeSpec, recording } from '../helpers/recording.js';
 
 const A = 'http://site.example/a';
@@ -261,4 +263,80 @@ describe('resolveRedirectTarget (RFC 9110 §10.2.2)', () => {
   for (const [name, location, want] of cases) {
     it(name, () => assert.equal(resolveRedirectTarget(location, B), want));
   }
+});
+
+/** Pieces a hostile or broken site might send in redirects fields. */
+const PIECES = [
+  '/',
+  '//',
+  'http://',
+  'https://',
+  'a',
+  '%',
+  '%2',
+  '%41',
+  ' ',
+  '#',
+  '?',
+  '\\\\',
+  ':',
+  '@',
+  '[::1]',
+  'max-age=',
+  's-maxage=',
+  'no-cache',
+  '99999999999999999999',
+  '0',
+  ',',
+  '"',
+  'Wed, 25 Nov 2026 12:00:00 GMT',
+  '__proto__',
+];
+
+/** A field value: pieces, or any text a parser would let through (no CR, LF or NUL). */
+const hostileValue = (g: Gen): string =>
+  g.chance(0.7) ? g.string(PIECES, 6) : g.anyString(24).replace(/[\r\n\0]/g, '');
+
+function hostileExchange(g: Gen, names: readonly string[], url: string): ExchangeSpec {
+  const headers: [string, string][] = [];
+  for (const name of names) if (g.chance(0.6)) headers.push([name, hostileValue(g)]);
+  if (g.chance(0.2)) headers.push([g.pick(names), hostileValue(g)]); // a repeated field line
+  return {
+    url,
+    status: g.pick([200, 204, 206, 301, 302, 303, 304, 307, 308, 400, 404, 405, 500, 599]),
+    headers,
+    body: g.string(PIECES, 6),
+    requestHeaders: headers.length > 0 && g.chance(0.5) ? [headers[0]!] : [],
+  };
+}
+
+function assertWellFormed(findings: readonly Finding[], area: string): void {
+  for (const f of findings) {
+    assert.equal(f.area, area);
+    assert.ok(f.id.startsWith(`${area}.`), f.id);
+    assert.doesNotMatch(f.message, /[\r\n]/);
+    assert.doesNotMatch(f.evidence, /[\r\n]/);
+  }
+}
+
+describe('a hostile site cannot break the redirects check', () => {
+  it('random chains: no throw, well-formed findings', () => {
+    forAll(
+      0x16a1,
+      ITERATIONS / 10,
+      (g) => {
+        const urls = [
+          'http://h.example/',
+          'https://h.example/a',
+          'https://h.example/b',
+          'http://h.example/c',
+        ];
+        return Array.from({ length: 1 + g.int(8) }, () =>
+          hostileExchange(g, ['location', 'cache-control', 'expires', 'date'], g.pick(urls)),
+        );
+      },
+      (chain) =>
+        assertWellFormed(checkRedirects(recording({ url: chain[0]!.url!, redirects: chain })), 'redirects'),
+    );
+  });
 });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkValidators } from '../../src/inspect/checks/validators.js';
-import { type ProbeName, STALE_IF_RANGE, WRONG_ETAG } from '../../src/inspect/types.js';
+import { type Finding, type ProbeName, STALE_IF_RANGE, WRONG_ETAG } from '../../src/inspect/types.js';
+import { forAll, type Gen, ITERATIONS } from '../helpers/random.js';
 import { type ExchangeSpec, recording } from '../helpers/recording.js';
 
 const BODY = 'x'.repeat(100);
@@ -459,5 +460,97 @@ describe('validators checks (issue 16 item 4)', () => {
   it('no primary response: nothing to say', () => {
     const rec = recording({ probes: { primary: { error: 'ECONNRESET' } } });
     assert.deepEqual(checkValidators(rec), []);
+  });
+});
+
+/** Pieces a hostile or broken site might send in validators fields. */
+const PIECES = [
+  '"',
+  'W/',
+  'w/',
+  'abc',
+  ',',
+  ' ',
+  '*',
+  'bytes',
+  ' 0-9/',
+  '0-9',
+  '/',
+  '100',
+  '99999999999999999999',
+  '-',
+  'max-age=',
+  'no-store',
+  'public',
+  'Accept-Encoding',
+  'Wed, 25 Nov 2026 12:00:00 GMT',
+  'gzip',
+  'identity',
+  '__proto__',
+];
+
+/** A field value: pieces, or any text a parser would let through (no CR, LF or NUL). */
+const hostileValue = (g: Gen): string =>
+  g.chance(0.7) ? g.string(PIECES, 6) : g.anyString(24).replace(/[\r\n\0]/g, '');
+
+function hostileExchange(g: Gen, names: readonly string[], url: string): ExchangeSpec {
+  const headers: [string, string][] = [];
+  for (const name of names) if (g.chance(0.6)) headers.push([name, hostileValue(g)]);
+  if (g.chance(0.2)) headers.push([g.pick(names), hostileValue(g)]); // a repeated field line
+  return {
+    url,
+    status: g.pick([200, 204, 206, 301, 302, 303, 304, 307, 308, 400, 404, 405, 500, 599]),
+    headers,
+    body: g.string(PIECES, 6),
+    requestHeaders: headers.length > 0 && g.chance(0.5) ? [headers[0]!] : [],
+  };
+}
+
+function assertWellFormed(findings: readonly Finding[], area: string): void {
+  for (const f of findings) {
+    assert.equal(f.area, area);
+    assert.ok(f.id.startsWith(`${area}.`), f.id);
+    assert.doesNotMatch(f.message, /[\r\n]/);
+    assert.doesNotMatch(f.evidence, /[\r\n]/);
+  }
+}
+
+describe('a hostile site cannot break the validators check', () => {
+  it('random probes: no throw, well-formed findings', () => {
+    const names = [
+      'etag',
+      'last-modified',
+      'cache-control',
+      'expires',
+      'vary',
+      'date',
+      'content-range',
+      'accept-ranges',
+      'content-encoding',
+      'content-location',
+      'if-range',
+    ];
+    const probeNames: ProbeName[] = [
+      'primary',
+      'repeat',
+      'inm-match',
+      'inm-wrong',
+      'ims',
+      'coding-identity',
+      'range',
+      'if-range-match',
+      'if-range-mismatch',
+    ];
+    forAll(
+      0x16a4,
+      ITERATIONS / 10,
+      (g) => {
+        const probes: Partial<Record<ProbeName, ExchangeSpec>> = {};
+        for (const p of probeNames)
+          if (g.chance(0.8)) probes[p] = hostileExchange(g, names, 'https://h.example/');
+        return probes;
+      },
+      (probes) => assertWellFormed(checkValidators(recording({ probes })), 'validators'),
+    );
   });
 });

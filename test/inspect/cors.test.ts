@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkCors, corsCheckFailure, preflightFailure } from '../../src/inspect/checks/cors.js';
+import { checkCors, corsCheckFailure, preflightFailure, verdict } from '../../src/inspect/checks/cors.js';
 import type { Finding, ProbeName } from '../../src/inspect/types.js';
 import { forAll, type Gen, ITERATIONS } from '../helpers/random.js';
 import { type ExchangeSpec, recording, response } from '../helpers/recording.js';
@@ -232,22 +232,40 @@ describe('cors checks (issue 16 item 6)', () => {
     const simpleMsg = got.find((f) => f.id === 'cors.browser-simple')!.message;
     assert.equal(
       simpleMsg,
-      `a fetch() GET from ${ORIGIN} reading this response: without credentials allowed, with credentials allowed`,
+      `a fetch() GET from ${ORIGIN} reading this response: allowed with or without credentials`,
     );
     const star = findings({ 'cors-simple': simple({ 'Access-Control-Allow-Origin': '*' }) });
     assert.match(
       star.find((f) => f.id === 'cors.browser-simple')!.message,
-      /without credentials allowed, with credentials blocked \(Access-Control-Allow-Origin is \*/,
+      /allowed without credentials, blocked with them \(Access-Control-Allow-Origin is \*/,
     );
     const pre = findings({
       'cors-preflight': preflight({ ...GOOD_PREFLIGHT, 'Access-Control-Allow-Headers': 'content-type' }),
     });
     assert.match(
       pre.find((f) => f.id === 'cors.browser-preflight')!.message,
-      /POST with authorization, content-type .* blocked \(Access-Control-Allow-Headers does not list authorization\)/,
+      /POST from https:\/\/app\.example with authorization, content-type, as far as the preflight decides: blocked: Access-Control-Allow-Headers does not list authorization$/,
     );
     assert.match(pre.find((f) => f.id === 'cors.preflight-disallows')!.message, /authorization/);
   });
+});
+
+describe('verdict (both credentials modes)', () => {
+  const cases: [string, string | null, string | null, string][] = [
+    ['both pass', null, null, 'allowed with or without credentials'],
+    ['both fail alike', 'x', 'x', 'blocked: x'],
+    ['both fail differently', 'x', 'y', 'blocked without credentials (x) and with them (y)'],
+    ['only credentialed fails', null, 'y', 'allowed without credentials, blocked with them (y)'],
+    ['only uncredentialed fails', 'x', null, 'allowed with credentials, blocked without them (x)'],
+  ];
+  for (const [name, without, withCreds, want] of cases) {
+    it(name, () =>
+      assert.equal(
+        verdict((c) => (c ? withCreds : without)),
+        want,
+      ),
+    );
+  }
 });
 
 describe('corsCheckFailure (Fetch §4.10)', () => {

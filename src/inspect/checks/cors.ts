@@ -198,12 +198,22 @@ function preflightFindings(x: Exchange, origin: string): Finding[] {
   return out;
 }
 
-/** "allowed" or "blocked because ..." for both credentials modes. */
-function verdict(fail: (credentials: boolean) => string | null): string {
+/**
+ * The browser's answer in both credentials modes (`credentials: 'omit'`/`'same-origin'` vs
+ * `'include'`): `allowed with or without credentials`, `blocked: why`, or one of each.
+ */
+export function verdict(fail: (credentials: boolean) => string | null): string {
   const without = fail(false);
   const withCreds = fail(true);
-  const say = (f: string | null): string => (f === null ? 'allowed' : `blocked (${f})`);
-  return `without credentials ${say(without)}, with credentials ${say(withCreds)}`;
+  if (without === null && withCreds === null) return 'allowed with or without credentials';
+  if (without !== null && withCreds !== null) {
+    return without === withCreds
+      ? `blocked: ${without}`
+      : `blocked without credentials (${without}) and with them (${withCreds})`;
+  }
+  return without === null
+    ? `allowed without credentials, blocked with them (${withCreds})`
+    : `allowed with credentials, blocked without them (${without})`;
 }
 
 /** What the browser would do with the simple GET and the JSON POST with Authorization. */
@@ -232,7 +242,7 @@ function browserFindings(rec: Recording, origin: string): Finding[] {
       finding(
         'browser-preflight',
         'info',
-        `a fetch() ${method} with ${names.join(', ') || 'no extra headers'} from ${origin}, at the preflight: ${verdict((c) => preflightFailure(r, origin, c, method, names))}`,
+        `a fetch() ${method} from ${origin} with ${names.join(', ') || 'no extra headers'}, as far as the preflight decides: ${verdict((c) => preflightFailure(r, origin, c, method, names))}`,
         `OPTIONS -> ${r.status}; ${corsEvidence(r)}; ${evidenceOf(r.headers, 'access-control-allow-headers')}`,
         'Fetch §4.8',
       ),

@@ -24,7 +24,7 @@ import {
 /** The range probe asks for `bytes=0-9`. */
 const RANGE_LAST = 9;
 
-/** RFC 9110 §15.4.5: what a 304 must carry when the 200 would. Date is checked apart from the rest. */
+/** RFC 9110 §15.4.5: what a 304 must carry when the 200 would. Date only has to be there (time passes). */
 const NOT_MODIFIED_FIELDS = ['etag', 'cache-control', 'expires', 'vary', 'content-location', 'date'] as const;
 type NotModifiedField = (typeof NOT_MODIFIED_FIELDS)[number];
 
@@ -108,7 +108,7 @@ function notModifiedFindings(full: RecordedResponse, nm: RecordedResponse, probe
         finding(
           '304-drops-field',
           'error',
-          `the 304 to ${probe} lacks the ${name} the 200 carries, so caches keep or lose it unpredictably: send it on 304 too`,
+          `the 304 to ${probe} lacks the ${name} field the 200 carries, which a 304 must repeat: send it on 304 too`,
           evidence,
           'RFC 9110 §15.4.5',
         ),

@@ -2,6 +2,18 @@
 import type { Check } from '../types.js';
 import { checkCaching } from './caching.js';
 import { checkCoding } from './coding.js';
+import { checkCors } from './cors.js';
+import { checkJsonp } from './jsonp.js';
+import { checkRedirects } from './redirects.js';
 import { checkSecurity } from './security.js';
+import { checkValidators } from './validators.js';
 
-export const CHECKS: readonly Check[] = [checkCaching, checkCoding, checkSecurity];
+export const CHECKS: readonly Check[] = [
+  checkRedirects,
+  checkCaching,
+  checkValidators,
+  checkCoding,
+  checkCors,
+  checkJsonp,
+  checkSecurity,
+];

@@ -1,0 +1,248 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { checkJsonp } from '../../src/inspect/checks/jsonp.js';
+import { type Finding, HOSTILE_CALLBACK, type ProbeName } from '../../src/inspect/types.js';
+import { forAll, type Gen, ITERATIONS } from '../helpers/random.js';
+import { type ExchangeSpec, recording } from '../helpers/recording.js';
+
+const URL_CB = 'https://site.example/api/data?callback=handle';
+const SCRIPT = { 'Content-Type': 'text/javascript; charset=utf-8', 'X-Content-Type-Options': 'nosniff' };
+const HOSTILE_URL = `https://site.example/api/data?callback=${encodeURIComponent(HOSTILE_CALLBACK)}`;
+
+/** What Gatehouse sends: the script for a valid callback, 400 problem+json for the hostile one. */
+const GOOD: Partial<Record<ProbeName, ExchangeSpec>> = {
+  primary: { url: URL_CB, headers: SCRIPT, body: '/**/ handle({"a":1});' },
+  'jsonp-hostile': {
+    url: HOSTILE_URL,
+    status: 400,
+    headers: { 'Content-Type': 'application/problem+json', 'X-Content-Type-Options': 'nosniff' },
+    body: '{"title":"Bad Request","detail":"it must be a JavaScript identifier"}',
+  },
+};
+
+type Probes = Partial<Record<ProbeName, ExchangeSpec | undefined>>;
+
+function ids(over: Probes, jsonpParam: string | null = 'callback'): string[] {
+  const probes: Partial<Record<ProbeName, ExchangeSpec>> = {};
+  for (const [name, x] of Object.entries({ ...GOOD, ...over })) {
+    if (x !== undefined) probes[name as ProbeName] = x;
+  }
+  const rec = recording({ url: URL_CB, probes, ...(jsonpParam === null ? {} : { jsonpParam }) });
+  return checkJsonp(rec).map((f) => `${f.id}:${f.severity}`);
+}
+
+const primary = (headers: Record<string, string>, url = URL_CB): ExchangeSpec => ({
+  url,
+  headers,
+  body: '/**/ handle({"a":1});',
+});
+const hostile = (status: number, headers: Record<string, string>, body: string): ExchangeSpec => ({
+  url: HOSTILE_URL,
+  status,
+  headers,
+  body,
+});
+
+interface Case {
+  name: string;
+  probes: Probes;
+}
+
+// [id, fires on, quiet on]
+const cases: [string, Case, Case][] = [
+  [
+    'jsonp.content-type:error',
+    {
+      name: 'application/json',
+      probes: {
+        primary: primary({ 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' }),
+      },
+    },
+    {
+      name: 'application/javascript (a JavaScript MIME type too)',
+      probes: {
+        primary: primary({ 'Content-Type': 'Application/JavaScript', 'X-Content-Type-Options': 'nosniff' }),
+      },
+    },
+  ],
+  [
+    'jsonp.content-type:error',
+    { name: 'no Content-Type', probes: { primary: primary({ 'X-Content-Type-Options': 'nosniff' }) } },
+    {
+      name: 'application/json on a URL without the callback (plain JSON)',
+      probes: {
+        primary: primary(
+          { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' },
+          'https://site.example/api/data',
+        ),
+      },
+    },
+  ],
+  [
+    'jsonp.nosniff-missing:error',
+    {
+      name: 'no X-Content-Type-Options',
+      probes: { primary: primary({ 'Content-Type': 'text/javascript' }) },
+    },
+    {
+      name: 'X-Content-Type-Options: NoSniff',
+      probes: {
+        primary: primary({ 'Content-Type': 'text/javascript', 'X-Content-Type-Options': 'NoSniff' }),
+      },
+    },
+  ],
+  [
+    'jsonp.nosniff-missing:error',
+    {
+      name: 'X-Content-Type-Options: sniff-please',
+      probes: {
+        primary: primary({ 'Content-Type': 'text/javascript', 'X-Content-Type-Options': 'sniff-please' }),
+      },
+    },
+    {
+      name: 'a 400 to the primary (callback refused)',
+      probes: { primary: { url: URL_CB, status: 400, headers: { 'Content-Type': 'text/html' } } },
+    },
+  ],
+  [
+    'jsonp.callback-reflected:error',
+    {
+      name: 'the hostile callback echoed whole',
+      probes: { 'jsonp-hostile': hostile(200, SCRIPT, `/**/ ${HOSTILE_CALLBACK}({"a":1});`) },
+    },
+    { name: 'the hostile callback refused with 400', probes: {} },
+  ],
+  [
+    'jsonp.callback-reflected:error',
+    {
+      name: 'only < and > stripped: the call survives',
+      probes: { 'jsonp-hostile': hostile(200, SCRIPT, 'alert(document.domain)//script({"a":1});') },
+    },
+    {
+      name: 'every non-identifier character stripped',
+      probes: { 'jsonp-hostile': hostile(200, SCRIPT, 'alertdocumentdomainscript({"a":1});') },
+    },
+  ],
+  [
+    'jsonp.callback-reflected:error',
+    {
+      name: 'parentheses stripped but <script> kept, no nosniff',
+      probes: {
+        'jsonp-hostile': hostile(
+          200,
+          { 'Content-Type': 'text/javascript' },
+          'alertdocument.domain//<script>({});',
+        ),
+      },
+    },
+    {
+      name: 'the name quoted inside JSON served with nosniff',
+      probes: {
+        'jsonp-hostile': hostile(
+          200,
+          { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' },
+          `{"error":"bad callback ${HOSTILE_CALLBACK}"}`,
+        ),
+      },
+    },
+  ],
+];
+
+describe('jsonp checks (issue 16 item 7)', () => {
+  it('Gatehouse-style JSONP gives no finding', () => {
+    assert.deepEqual(ids({}), []);
+  });
+
+  it('without a callback parameter nothing is said', () => {
+    assert.deepEqual(ids({ primary: primary({}) }, null), []);
+  });
+
+  for (const [id, fire, quiet] of cases) {
+    it(`${id}: fires on ${fire.name}`, () => {
+      const got = ids(fire.probes);
+      assert.ok(got.includes(id), got.join(' '));
+    });
+    it(`${id}: quiet on ${quiet.name}`, () => {
+      const got = ids(quiet.probes);
+      assert.ok(!got.includes(id), got.join(' '));
+    });
+  }
+
+  it('the reflection evidence shows the reflected text', () => {
+    const rec = recording({
+      url: URL_CB,
+      jsonpParam: 'callback',
+      probes: { ...GOOD, 'jsonp-hostile': hostile(200, SCRIPT, `/**/ ${HOSTILE_CALLBACK}({});`) },
+    });
+    const f = checkJsonp(rec).find((x) => x.id === 'jsonp.callback-reflected');
+    assert.ok(f?.evidence.includes('alert(document.domain)//<script>'), f?.evidence);
+  });
+});
+
+/** Pieces a hostile or broken site might send in jsonp fields. */
+const PIECES = [
+  'alert',
+  '(',
+  ')',
+  'document.domain',
+  '//',
+  '<script>',
+  '</script>',
+  'cb',
+  '{}',
+  'text/javascript',
+  'application/json',
+  ';',
+  'charset=utf-8',
+  'nosniff',
+  ',',
+  ' ',
+  '\\u2028',
+  '__proto__',
+];
+
+/** A field value: pieces, or any text a parser would let through (no CR, LF or NUL). */
+const hostileValue = (g: Gen): string =>
+  g.chance(0.7) ? g.string(PIECES, 6) : g.anyString(24).replace(/[\r\n\0]/g, '');
+
+function hostileExchange(g: Gen, names: readonly string[], url: string): ExchangeSpec {
+  const headers: [string, string][] = [];
+  for (const name of names) if (g.chance(0.6)) headers.push([name, hostileValue(g)]);
+  if (g.chance(0.2)) headers.push([g.pick(names), hostileValue(g)]); // a repeated field line
+  return {
+    url,
+    status: g.pick([200, 204, 206, 301, 302, 303, 304, 307, 308, 400, 404, 405, 500, 599]),
+    headers,
+    body: g.string(PIECES, 6),
+    requestHeaders: headers.length > 0 && g.chance(0.5) ? [headers[0]!] : [],
+  };
+}
+
+function assertWellFormed(findings: readonly Finding[], area: string): void {
+  for (const f of findings) {
+    assert.equal(f.area, area);
+    assert.ok(f.id.startsWith(`${area}.`), f.id);
+    assert.doesNotMatch(f.message, /[\r\n]/);
+    assert.doesNotMatch(f.evidence, /[\r\n]/);
+  }
+}
+
+describe('a hostile site cannot break the jsonp check', () => {
+  it('random JSONP answers: no throw, well-formed findings', () => {
+    const names = ['content-type', 'x-content-type-options'];
+    forAll(
+      0x16a7,
+      ITERATIONS / 10,
+      (g) => ({
+        primary: hostileExchange(
+          g,
+          names,
+          g.pick([URL_CB, 'https://site.example/api?callback', 'not a url']),
+        ),
+        'jsonp-hostile': hostileExchange(g, names, HOSTILE_URL),
+      }),
+      (probes) =>
+        assertWellFormed(checkJsonp(recording({ url: URL_CB, probes, jsonpParam: 'callback' })), 'jsonp'),
+    );
+  });
+});

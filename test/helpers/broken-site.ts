@@ -197,14 +197,15 @@ function rangeCapable(
   headers: Record<string, string>,
 ): void {
   if (range === 'bytes=0-9') {
-    return send(
+    send(
       res,
       206,
       { ...headers, 'content-type': 'text/plain', 'content-range': `bytes 0-9/${body.length}` },
       body.slice(0, 10),
     );
+    return;
   }
-  return send(res, 200, { ...headers, 'content-type': 'text/plain' }, body);
+  send(res, 200, { ...headers, 'content-type': 'text/plain' }, body);
 }
 
 export interface BrokenSite {

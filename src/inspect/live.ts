@@ -224,13 +224,15 @@ class Connections {
       signal,
     };
     return new Promise((resolve, reject) => {
+      let answered = false;
       const req = (isHttps ? https : http).request(options, (res) => {
+        answered = true;
         const receivedAtMs = Date.now();
         const lines: FieldLine[] = [];
         for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
           lines.push([(res.rawHeaders[i] as string).toLowerCase(), res.rawHeaders[i + 1] as string]);
         }
-        readBody(res, (body) =>
+        readBody(res, signal, (body) =>
           resolve({
             response: { status: res.statusCode ?? 0, httpVersion: res.httpVersion, headers: lines, ...body },
             receivedAtMs,
@@ -238,7 +240,10 @@ class Connections {
           }),
         );
       });
-      req.once('error', reject);
+      // After the head, the body reader reports a failure (with what was read).
+      req.on('error', (e) => {
+        if (!answered) reject(e);
+      });
       req.end();
     });
   }
@@ -255,15 +260,19 @@ class Connections {
     }
     return new Promise((resolve, reject) => {
       const stream = session.request(headers, { endStream: true, signal });
-      stream.once('error', reject);
+      let answered = false;
+      stream.on('error', (e) => {
+        if (!answered) reject(e);
+      });
       stream.once('response', (h) => {
+        answered = true;
         const receivedAtMs = Date.now();
         const lines: FieldLine[] = [];
         for (const [n, v] of Object.entries(h)) {
           if (n.startsWith(':') || v === undefined) continue;
           for (const one of Array.isArray(v) ? v : [String(v)]) lines.push([n, one]);
         }
-        readBody(stream, (body) =>
+        readBody(stream, signal, (body) =>
           resolve({
             response: { status: Number(h[':status']), httpVersion: '2', headers: lines, ...body },
             receivedAtMs,
@@ -284,7 +293,11 @@ interface Received {
 type Body = Pick<RecordedResponse, 'bodyBytes' | 'bodySha256' | 'bodySample'> & { error?: string };
 
 /** Reads up to MAX_BODY_BYTES, hashing as it goes; a larger body is cut there (bodyBytes says how much was read). */
-function readBody(stream: NodeJS.ReadableStream & { destroy(): void }, done: (b: Body) => void): void {
+function readBody(
+  stream: NodeJS.ReadableStream & { destroy(): void },
+  signal: AbortSignal,
+  done: (b: Body) => void,
+): void {
   const hash = createHash('sha256');
   const sample: Buffer[] = [];
   let sampleBytes = 0;
@@ -309,14 +322,19 @@ function readBody(stream: NodeJS.ReadableStream & { destroy(): void }, done: (b:
       sample.push(s);
       sampleBytes += s.length;
     }
-    if (bodyBytes >= MAX_BODY_BYTES) {
+    if (bodyBytes >= MAX_BODY_BYTES && !finished) {
       finish();
       stream.destroy();
     }
   });
+  // A deadline or a reset mid-body keeps what was read, with the reason.
+  const cut = (e?: unknown) =>
+    finish(
+      `body: ${signal.aborted ? describeError(signal.reason) : e === undefined ? 'connection closed before the end' : describeError(e)}`,
+    );
   stream.once('end', () => finish());
-  stream.once('error', (e) => finish(`body: ${describeError(e)}`));
-  stream.once('close', () => finish());
+  stream.once('error', cut);
+  stream.once('close', () => cut());
 }
 
 const ERRORS: Record<string, string> = {

@@ -212,17 +212,22 @@ export interface BrokenSite {
   /** http://127.0.0.1:PORT (no trailing slash). */
   base: string;
   url(path: BrokenPath | string): string;
+  /** TCP connections accepted so far (connection reuse). */
+  connections(): number;
   close(): Promise<void>;
 }
 
 /** Starts the broken site on 127.0.0.1:0. */
 export async function startBrokenSite(): Promise<BrokenSite> {
   const server: Server = createServer(handler());
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     base,
     url: (path) => `${base}${path}`,
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -265,6 +265,13 @@ describe('record: the broken site, each mistake in the recording', () => {
     assert.equal(rec.probes.primary?.response?.bodySample, 'landed\n');
   });
 
+  it('one keep-alive connection carries the redirect chain and every probe', async () => {
+    const before = site.connections();
+    const rec = await record(site.url('/moved'), { ...FAST, origin: 'https://app.example' });
+    assert.ok(Object.keys(rec.probes).length >= 10);
+    assert.equal(site.connections() - before, 1);
+  });
+
   it('no validators: no conditional probes, but coding, range and If-Range mismatch are sent', async () => {
     const rec = await record(site.url('/html-cached-a-year'), FAST);
     for (const p of ['inm-match', 'inm-wrong', 'ims', 'if-range-match'] as const) {

@@ -52,8 +52,10 @@ const BASE_HEADERS: readonly FieldLine[] = [
   ['user-agent', 'gatehouse-check'],
 ];
 
-/** The check could not start: the URL given is not one we can request. */
-export class CheckUsageError extends Error {}
+/** The check could not start: the URL or an option is not one it can use. */
+export class CheckUsageError extends Error {
+  readonly code = 'GATEHOUSE_CHECK_USAGE';
+}
 
 /** Hop-by-hop and HTTP/2-forbidden names a user may not set (RFC 9110 §7.6.1, RFC 9113 §8.2.2). */
 const FORBIDDEN_USER_HEADERS = new Set([

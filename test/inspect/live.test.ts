@@ -465,3 +465,22 @@ describe('record: nginx with a hand-written config', {
     assert.equal(status(rec, 'range'), 206);
   });
 });
+
+describe('checkUrl: errors carry stable codes', () => {
+  it('a URL it cannot use -> GATEHOUSE_CHECK_USAGE', async () => {
+    await assert.rejects(checkUrl('ftp://a.example/'), { code: 'GATEHOUSE_CHECK_USAGE' });
+    await assert.rejects(checkUrl('http://a.example/', { headers: { Host: 'b.example' } }), {
+      code: 'GATEHOUSE_CHECK_USAGE',
+    });
+  });
+
+  it('nothing listening -> GATEHOUSE_CHECK_UNREACHABLE naming the URL', async () => {
+    const s = createHttpServer();
+    const base = await listen(s);
+    await stop(s);
+    await assert.rejects(checkUrl(`${base}/x`, FAST), {
+      code: 'GATEHOUSE_CHECK_UNREACHABLE',
+      message: `${base}/x: connection refused`,
+    });
+  });
+});

@@ -7,7 +7,7 @@ import http2 from 'node:http2';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import tls from 'node:tls';
-import { inspectLive } from '../server/tls/inspect.js';
+import { inspectLive, parsePemCertificates } from '../server/tls/inspect.js';
 import { field } from './exchange.js';
 import {
   type Exchange,
@@ -486,99 +486,145 @@ async function tlsRecord(url: URL, o: CheckOptions, timeoutMs: number): Promise<
   };
 }
 
+type HeadersFor = (u: URL, own?: readonly FieldLine[]) => FieldLine[];
+
+/** Follows the chain from `start` (RFC 9110 §15.4): every hop recorded, a repeat or hop 11 stops it. */
+async function followRedirects(
+  conns: Connections,
+  start: URL,
+  headersFor: HeadersFor,
+): Promise<{ redirects: Exchange[]; final: URL | undefined; last: URL }> {
+  const redirects: Exchange[] = [];
+  const seen = new Set<string>();
+  let current = start;
+  for (;;) {
+    if (seen.has(current.href)) {
+      redirects.push(stopped(current.href, `redirect loop: ${current.href} was already requested`));
+      return { redirects, final: undefined, last: current };
+    }
+    if (redirects.length > MAX_REDIRECTS) {
+      redirects.push(stopped(current.href, `more than ${MAX_REDIRECTS} redirects`));
+      return { redirects, final: undefined, last: current };
+    }
+    seen.add(current.href);
+    const x = await conns.send({ method: 'GET', url: current, headers: headersFor(current) });
+    redirects.push(x);
+    if (x.response === undefined) return { redirects, final: undefined, last: current };
+    const next = nextHop(current, x);
+    if (next.kind === 'done') return { redirects, final: current, last: current };
+    if (next.kind === 'bad') {
+      redirects.push(stopped(current.href, next.why));
+      return { redirects, final: undefined, last: current };
+    }
+    current = next.url;
+  }
+}
+
+/** Primary, the planned probes, If-Range (it needs coding-identity's ETag), then the repeat. */
+async function sendProbes(
+  conns: Connections,
+  target: URL,
+  options: CheckOptions & { method: string },
+  jsonp: string | undefined,
+  headersFor: HeadersFor,
+): Promise<Recording['probes']> {
+  const probes: Recording['probes'] = {};
+  const get = (own: readonly FieldLine[] = []) =>
+    conns.send({ method: 'GET', url: target, headers: headersFor(target, own) });
+  probes.primary = await conns.send({ method: options.method, url: target, headers: headersFor(target) });
+  const primary = probes.primary.response;
+  if (primary === undefined) return probes;
+  const pause = new Promise((r) => setTimeout(r, options.repeatDelayMs ?? 1000));
+  for (const p of planProbes(target, primary, options, jsonp)) {
+    const u = p.url ?? target;
+    probes[p.name] = await conns.send({
+      method: p.method ?? 'GET',
+      url: u,
+      headers: headersFor(u, p.headers),
+    });
+  }
+  const range: FieldLine[] = [
+    ['accept-encoding', 'identity'],
+    ['range', 'bytes=0-9'],
+  ];
+  const ifRangeTag = field(probes['coding-identity']?.response?.headers ?? [], 'etag');
+  if (ifRangeTag !== undefined) probes['if-range-match'] = await get([...range, ['if-range', ifRangeTag]]);
+  probes['if-range-mismatch'] = await get([...range, ['if-range', STALE_IF_RANGE]]);
+  await pause;
+  probes.repeat = await get();
+  return probes;
+}
+
+/** `--origin`: scheme://host[:port] and nothing more (RFC 6454 §7). */
+export function parseOrigin(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new CheckUsageError(`--origin: not an origin: ${raw}`);
+  }
+  if (u.origin === 'null' || raw.replace(/\/$/, '') !== u.origin) {
+    throw new CheckUsageError(`--origin: expected scheme://host[:port], got ${raw}`);
+  }
+  return u.origin;
+}
+
+/** Validates the URL and options (no I/O): a CheckUsageError names the option at fault. */
+export function checkOptions(url: string, options: CheckOptions) {
+  const start = parseTargetUrl(url);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new CheckUsageError('--timeout: expected ms >= 1');
+  const method = (options.method ?? 'GET').toUpperCase();
+  // CONNECT asks for a tunnel, not a response to check (RFC 9110 §9.3.6).
+  if (!/^[!#$%&'*+.^_`|~0-9A-Z-]+$/.test(method) || method === 'CONNECT') {
+    throw new CheckUsageError(`--method: not a method to check: ${method}`);
+  }
+  const origin = options.origin === undefined ? undefined : parseOrigin(options.origin);
+  const user = userHeaders(options.headers);
+  const jsonp = jsonpParamOf(start, options.jsonp);
+  if (jsonp !== undefined && !/^[\w.$-]{1,64}$/.test(jsonp)) {
+    throw new CheckUsageError(`--jsonp: not a parameter name: ${jsonp}`);
+  }
+  if (options.ca !== undefined) {
+    try {
+      parsePemCertificates(options.ca, '--ca');
+    } catch (err) {
+      throw new CheckUsageError((err as Error).message);
+    }
+  }
+  return { start, timeoutMs, method, origin, user, jsonp };
+}
+
 /**
  * Requests `url`, follows its redirects (at most MAX_REDIRECTS, a loop stops the chain) and sends the
  * probes to the final URL. A failed probe is recorded with its `error`; it never throws for the network.
  */
 export async function record(url: string, options: CheckOptions = {}): Promise<Recording> {
-  const start = parseTargetUrl(url);
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new CheckUsageError('--timeout: expected ms >= 1');
-  const method = (options.method ?? 'GET').toUpperCase();
-  if (!/^[!#$%&'*+.^_`|~0-9A-Z-]+$/.test(method))
-    throw new CheckUsageError(`--method: not a method: ${method}`);
-  const user = userHeaders(options.headers);
-  const jsonp = jsonpParamOf(start, options.jsonp);
+  const { start, timeoutMs, method, origin, user, jsonp } = checkOptions(url, options);
   const conns = new Connections({ timeoutMs, insecure: options.insecure === true, ca: options.ca });
   // The user's headers (credentials, often) go to the origin given only, as curl does without --location-trusted.
-  const headersFor = (u: URL, own: readonly FieldLine[] = []) =>
+  const headersFor: HeadersFor = (u, own = []) =>
     mergeHeaders(BASE_HEADERS, u.origin === start.origin ? user : [], own);
   try {
-    const redirects: Exchange[] = [];
-    const seen = new Set<string>();
-    let current = start;
-    let final: URL | undefined;
-    for (;;) {
-      if (seen.has(current.href)) {
-        redirects.push(stopped(current.href, `redirect loop: ${current.href} was already requested`));
-        break;
-      }
-      if (redirects.length > MAX_REDIRECTS) {
-        redirects.push(stopped(current.href, `more than ${MAX_REDIRECTS} redirects`));
-        break;
-      }
-      seen.add(current.href);
-      const x = await conns.send({ method: 'GET', url: current, headers: headersFor(current) });
-      redirects.push(x);
-      const next = nextHop(current, x);
-      if (x.response === undefined || next.kind === 'done') {
-        if (x.response !== undefined) final = current;
-        break;
-      }
-      if (next.kind === 'bad') {
-        redirects.push(stopped(current.href, next.why));
-        break;
-      }
-      current = next.url;
-    }
-    const probes: Recording['probes'] = {};
-    let tlsFacts: TlsRecord | undefined;
-    if (final !== undefined) {
-      const target = final;
-      probes.primary = await conns.send({ method, url: target, headers: headersFor(target) });
-      const primary = probes.primary.response;
-      if (primary !== undefined) {
-        const pause = new Promise((r) => setTimeout(r, options.repeatDelayMs ?? 1000));
-        for (const p of planProbes(target, primary, options, jsonp)) {
-          const u = p.url ?? target;
-          probes[p.name] = await conns.send({
-            method: p.method ?? 'GET',
-            url: u,
-            headers: headersFor(u, p.headers),
-          });
-        }
-        const ifRangeTag = field(probes['coding-identity']?.response?.headers ?? [], 'etag');
-        const range: FieldLine[] = [
-          ['accept-encoding', 'identity'],
-          ['range', 'bytes=0-9'],
-        ];
-        if (ifRangeTag !== undefined) {
-          probes['if-range-match'] = await conns.send({
-            method: 'GET',
-            url: target,
-            headers: headersFor(target, [...range, ['if-range', ifRangeTag]]),
-          });
-        }
-        probes['if-range-mismatch'] = await conns.send({
-          method: 'GET',
-          url: target,
-          headers: headersFor(target, [...range, ['if-range', STALE_IF_RANGE]]),
-        });
-        await pause;
-        probes.repeat = await conns.send({ method: 'GET', url: target, headers: headersFor(target) });
-        tlsFacts = await tlsRecord(target, options, timeoutMs);
-      }
-    }
+    const { redirects, final, last } = await followRedirects(conns, start, headersFor);
+    const probes =
+      final === undefined
+        ? {}
+        : await sendProbes(conns, final, { ...options, origin, method }, jsonp, headersFor);
+    const tlsFacts =
+      final !== undefined && probes.primary?.response !== undefined
+        ? await tlsRecord(final, options, timeoutMs)
+        : undefined;
     return {
       url: start.href,
-      finalUrl: (final ?? current).href,
+      finalUrl: (final ?? last).href,
       nowMs: Date.now(),
       redirects,
       probes,
       ...(tlsFacts === undefined ? {} : { tls: tlsFacts }),
       options: {
         method,
-        ...(options.origin === undefined ? {} : { origin: options.origin }),
+        ...(origin === undefined ? {} : { origin }),
         ...(jsonp === undefined ? {} : { jsonpParam: jsonp }),
       },
     };

@@ -24,6 +24,10 @@ before(async () => {
   site = await startBrokenSite();
   const files = await testTls();
   caPath = join(dir, 'root.pem');
+  writeFileSync(
+    join(dir, 'junk.pem'),
+    '-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n',
+  );
   writeFileSync(caPath, files.caPem);
   const app = createServer({
     root: join(REPO_ROOT, 'examples/site'),
@@ -74,6 +78,8 @@ describe('gatehouse check: usage errors exit 2 naming the flag', () => {
     ['--header with a CR', ['http://a.example/', '--header', 'X-A: 1\r\nX-B: 2'], /--header/],
     ['--method with a space', ['http://a.example/', '--method', 'GE T'], /--method/],
     ['--ca missing file', ['http://a.example/', '--ca', 'nope.pem'], /--ca: cannot read nope\.pem/],
+    ['--method CONNECT', ['http://a.example/', '--method', 'CONNECT'], /--method: not a method to check/],
+    ['--ca not a PEM', ['http://a.example/', '--ca', 'junk.pem'], /--ca/],
     ['--jsonp with a space', ['http://a.example/', '--jsonp', 'a b'], /--jsonp/],
   ];
   for (const [name, args, message] of cases) {

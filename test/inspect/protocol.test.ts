@@ -196,6 +196,11 @@ describe('checkProtocol: severities and wording', () => {
     assert.equal(f?.rfc, 'RFC 9112 §2.3');
   });
 
+  it('https without TLS facts: does not claim "no TLS"', () => {
+    const [f] = checkProtocol(recording({ url: 'https://site.example/' }));
+    assert.equal(f?.evidence, 'HTTP/1.1, TLS, handshake facts not recorded');
+  });
+
   it('every finding: area protocol, one line, an RFC', () => {
     const all = checkProtocol(
       recording({

@@ -16,7 +16,15 @@ function isLoopback(hostname: string): boolean {
 function httpVersion(rec: Recording): Finding[] {
   const r = rec.probes.primary?.response;
   if (r === undefined) return [];
-  const alpn = rec.tls === undefined ? 'no TLS' : rec.tls.alpn === false ? 'no ALPN' : `ALPN ${rec.tls.alpn}`;
+  const https = rec.finalUrl.startsWith('https:');
+  const alpn =
+    rec.tls === undefined
+      ? https
+        ? 'TLS, handshake facts not recorded'
+        : 'no TLS'
+      : rec.tls.alpn === false
+        ? 'no ALPN'
+        : `ALPN ${rec.tls.alpn}`;
   const version = r.httpVersion === '2' ? 'HTTP/2' : `HTTP/${r.httpVersion}`;
   const hint =
     rec.tls !== undefined && r.httpVersion !== '2' ? '; offering h2 in ALPN would allow HTTP/2' : '';

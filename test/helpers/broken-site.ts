@@ -18,6 +18,7 @@ export const BROKEN_PATHS = {
   '/gzip-no-vary': 'gzip when asked, without Vary: Accept-Encoding, same ETag on every coding',
   '/loop-a': 'a redirect loop: /loop-a -> /loop-b -> /loop-a (302s)',
   '/moved': 'a 301 to a 302: /moved -> /moved-again -> /landing',
+  '/endless/1': 'an endless redirect chain: /endless/N -> /endless/N+1 (302s)',
   '/weak-etag-ranges': 'a weak ETag on a resource that sends Accept-Ranges: bytes',
   '/wrong-content-range': 'Range: bytes=0-9 answered 206 with Content-Range: bytes 0-99/N',
   '/if-range-ignored': 'a 206 even when If-Range names another representation',
@@ -184,6 +185,9 @@ function handler(): (req: IncomingMessage, res: ServerResponse) => void {
           HTML,
         );
       default:
+        if (/^\/endless\/\d+$/.test(path)) {
+          return send(res, 302, { location: `/endless/${Number(path.slice(9)) + 1}` });
+        }
         return send(res, 404, { 'content-type': 'text/plain' }, 'not found\n');
     }
   };

@@ -265,6 +265,27 @@ describe('record: the broken site, each mistake in the recording', () => {
     assert.equal(rec.probes.primary?.response?.bodySample, 'landed\n');
   });
 
+  it('/endless/1: 10 redirects followed, then the chain stops without a final response', async () => {
+    const rec = await record(site.url('/endless/1'), FAST);
+    assert.equal(rec.redirects.length, 12);
+    assert.ok(rec.redirects.slice(0, 11).every((x) => x.response?.status === 302));
+    assert.equal(rec.redirects[11]?.error, 'more than 10 redirects');
+    assert.equal(rec.redirects[11]?.request.url, site.url('/endless/12'));
+    assert.deepEqual(rec.probes, {});
+  });
+
+  it('repeat: sent at least repeatDelayMs after the primary answered', async () => {
+    const rec = await record(site.url('/etag-per-request'), { repeatDelayMs: 150 });
+    const gap = rec.probes.repeat!.sentAtMs - rec.probes.primary!.receivedAtMs;
+    assert.ok(gap >= 150, `gap ${gap} ms`);
+  });
+
+  it('cb= in the URL: the JSONP probe uses cb', async () => {
+    const rec = await record(site.url('/jsonp?cb=x'), FAST);
+    assert.equal(rec.options.jsonpParam, 'cb');
+    assert.equal(new URL(rec.probes['jsonp-hostile']!.request.url).searchParams.get('cb'), HOSTILE_CALLBACK);
+  });
+
   it('one keep-alive connection carries the redirect chain and every probe', async () => {
     const before = site.connections();
     const rec = await record(site.url('/moved'), { ...FAST, origin: 'https://app.example' });
@@ -390,10 +411,15 @@ describe('record: Gatehouse itself (examples/site, defaults)', () => {
       log: { format: 'off' },
       tls: { cert: files.cert, key: files.key },
     });
+    let handshakes = 0;
+    app.server.on('secureConnection', () => handshakes++);
     const { port } = await app.listen();
     try {
       const url = `https://localhost:${port}/`;
       const rec = await record(url, { ...FAST, ca: files.caPem, origin: 'https://app.example' });
+      // One for every request (one HTTP/2 session), one for the certificate inspection (which may
+      // close before the server reports it): 15 requests on their own connections would be 16.
+      assert.ok(handshakes >= 1 && handshakes <= 2, `${handshakes} TLS handshakes`);
       assert.equal(rec.probes.primary?.response?.httpVersion, '2');
       assert.equal(rec.probes['cors-preflight']?.response?.httpVersion, '2');
       assert.equal(rec.tls?.alpn, 'h2');
@@ -407,6 +433,36 @@ describe('record: Gatehouse itself (examples/site, defaults)', () => {
       assert.equal(report.summary.errors, 0, JSON.stringify(report.findings));
       assert.ok(report.findings.some((f) => f.id === 'protocol.http-version'));
     } finally {
+      await app.close();
+    }
+  });
+
+  it('http -> https redirect: the chain crosses schemes, TLS facts are of the final URL', async () => {
+    const files = await testTls();
+    const app = createServer({
+      root: SITE,
+      listen: { host: '127.0.0.1', port: 0 },
+      log: { format: 'off' },
+      tls: { cert: files.cert, key: files.key },
+    });
+    const { port } = await app.listen();
+    const plain = createHttpServer((req, res) => {
+      res.writeHead(308, { location: `https://localhost:${port}${req.url}` });
+      res.end();
+    });
+    const base = await listen(plain);
+    try {
+      const rec = await record(`${base}/`, { ...FAST, ca: files.caPem });
+      assert.deepEqual(
+        rec.redirects.map((x) => x.response?.status),
+        [308, 200],
+      );
+      assert.equal(rec.finalUrl, `https://localhost:${port}/`);
+      assert.equal(rec.tls?.certificate?.checks.trusted, true);
+      const ids = buildReport(rec).findings.map((f) => f.id);
+      assert.ok(!ids.includes('protocol.no-https-redirect'));
+    } finally {
+      await stop(plain);
       await app.close();
     }
   });

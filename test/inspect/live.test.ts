@@ -2,7 +2,9 @@
 // deliberately broken site (each mistake is in the recording), Gatehouse itself over HTTP/1.1 and
 // over HTTPS with HTTP/2, nginx with a hand-written config when installed, and servers that fail.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
+import { createSecureServer, constants as http2Constants } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -353,6 +355,28 @@ describe('record: failures are recorded, not thrown', () => {
     assert.equal(rec.probes.range?.response, undefined);
     assert.equal(rec.probes['coding-gzip']?.response?.status, 200);
     assert.equal(rec.probes.repeat?.response?.status, 200);
+  });
+
+  it('HTTP/2: a stream reset for one probe is recorded alone; the session serves the rest', async () => {
+    const files = await testTls();
+    const server = createSecureServer({ cert: readFileSync(files.cert), key: readFileSync(files.key) });
+    server.on('stream', (stream, headers) => {
+      stream.on('error', () => undefined); // the refused stream's own error, server side
+      if (headers.range !== undefined) return stream.close(http2Constants.NGHTTP2_REFUSED_STREAM);
+      stream.respond({ ':status': 200, 'content-type': 'text/plain' });
+      stream.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const rec = await record(`https://localhost:${port}/`, { ...FAST, ca: files.caPem });
+      assert.match(rec.probes.range?.error ?? '', /REFUSED_STREAM|stream/i);
+      assert.equal(rec.probes['if-range-mismatch']?.response, undefined);
+      assert.equal(rec.probes['coding-br']?.response?.httpVersion, '2');
+      assert.equal(rec.probes.repeat?.response?.status, 200);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('a silent site: checkUrl rejects naming the timeout', async () => {

@@ -8,6 +8,7 @@ import { createGatehouse, type Gatehouse, type GatehouseDeps } from './server/ap
 export { ConfigError, loadConfig, parseConfig } from './config/load.js';
 export type { GatehouseConfig, GatehouseConfigInput } from './config/schema.js';
 export { configSchema } from './config/schema.js';
+export type { CheckOptions, Finding, Report } from './inspect/index.js';
 export type { Gatehouse, GatehouseDeps } from './server/app.js';
 export { type DiskTier, type DiskTierOptions, diskTier } from './server/disk-tier.js';
 export { createLogger } from './server/log.js';
@@ -32,6 +33,7 @@ export { createWebSocketEndpoints, WebSocketConfigError } from './server/websock
 // The certificate tools load @peculiar/x509 when first called, not with the server (~16 MB, ~0.1 s).
 type Dev = typeof import('./server/tls/dev-ca.js');
 type Inspect = typeof import('./server/tls/inspect.js');
+type Check = typeof import('./inspect/index.js');
 type X509 = typeof import('./server/tls/x509.js');
 
 /** A certificate (ECDSA P-256 by default), self-signed or from `issuer` (tls/x509.ts). */
@@ -61,4 +63,8 @@ export async function inspectLive(
   ...a: Parameters<Inspect['inspectLive']>
 ): ReturnType<Inspect['inspectLive']> {
   return (await import('./server/tls/inspect.js')).inspectLive(...a);
+}
+/** `gatehouse check URL` as a library: requests the site and returns the report (src/inspect). */
+export async function checkUrl(...a: Parameters<Check['checkUrl']>): ReturnType<Check['checkUrl']> {
+  return (await import('./inspect/index.js')).checkUrl(...a);
 }

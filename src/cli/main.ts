@@ -1,4 +1,4 @@
-// gatehouse CLI: serve (default), precompress, hash, hash-password, sw-manifest, cert. Flags become the same config a file would.
+// gatehouse CLI: serve (default), precompress, hash, hash-password, sw-manifest, cert, check. Flags become the same config a file would.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
@@ -18,6 +18,8 @@ const HELP = `Usage: gatehouse [serve] [ROOT] [options]
        gatehouse sw-manifest DIR [--out FILE] [--include GLOB]... [--exclude GLOB]...
        gatehouse cert TARGET [--ca FILE] [--servername NAME] [--warn-days N] [--json]
        gatehouse cert --ca-path
+       gatehouse check URL [--origin ORIGIN] [--method M] [--header 'Name: value']... [--jsonp NAME]
+                       [--json] [--no-color] [--timeout MS] [--insecure] [--ca FILE]
 
 serve options:
   --port N          port to listen on (default 8080; 0 picks a free one)
@@ -46,6 +48,8 @@ serve options:
 
 hash prints one URL per FILE, /path?v=<10 characters of its sha256> relative to --root (default .),
 which the server caches for a year (gatehouse hash --help).
+check audits a site's redirects, TLS, caching, validators, coding, CORS, JSONP and security headers,
+with the RFC section of each finding; exit 1 on any error, for CI (gatehouse check --help).
 cert checks a server's certificate or a PEM file: trusted, in date, names the host (gatehouse cert --help).
 sw-manifest writes the precache list of a build folder for gatehouse-http/sw (gatehouse sw-manifest --help).
 `;
@@ -268,6 +272,15 @@ export async function main(argv: string[]): Promise<number> {
     if (first === 'cert') {
       const { certCommand } = await import('./cert.js');
       return await certCommand(rest, { cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr });
+    }
+    if (first === 'check') {
+      const { checkCommand } = await import('./check.js');
+      return await checkCommand(rest, {
+        cwd: process.cwd(),
+        stdout: process.stdout,
+        stderr: process.stderr,
+        color: process.stdout.isTTY === true && (process.env.NO_COLOR ?? '') === '',
+      });
     }
     if (first === 'serve') return await serve(rest);
     return await serve(argv);

@@ -149,21 +149,23 @@ describe('the package as a user gets it (npm pack, then an offline install into 
   }, async (t) => {
     writeFileSync(
       join(packed.app, 'check.mjs'),
-      `import { createServer } from 'gatehouse-http';
+      `import { checkUrl, createServer } from 'gatehouse-http';
 import schema from 'gatehouse-http/schema.json' with { type: 'json' };
 import { onMessageFrom, ReconnectingWebSocket } from 'gatehouse-http/client';
 if (typeof ReconnectingWebSocket !== 'function' || typeof onMessageFrom !== 'function') process.exit(3);
 const app = createServer({ root: 'site', log: { format: 'off' }, listen: { host: '127.0.0.1', port: 0 } });
 const { url } = await app.listen();
 const res = await fetch(url + '/hello.txt');
-console.log(res.status, schema.$id);
+const report = await checkUrl(url + '/hello.txt', { repeatDelayMs: 0 });
+const told = report.findings.some((f) => f.id === 'protocol.http-version');
+console.log(res.status, schema.$id, report.finalUrl === url + '/hello.txt' && told);
 await app.close();
 `,
     );
     const r = await run(process.execPath, ['check.mjs'], packed.app);
     t.diagnostic(`$ node check.mjs\n${r.stdout.trim()}\n(exit ${r.status})`);
     assert.equal(r.status, 0, r.stderr);
-    assert.equal(r.stdout, '200 https://unpkg.com/gatehouse-http/schema.json\n');
+    assert.equal(r.stdout, '200 https://unpkg.com/gatehouse-http/schema.json true\n');
     assert.ok(existsSync(join(packed.app, 'node_modules/gatehouse-http/schema.json')));
   });
 });

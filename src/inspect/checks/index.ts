@@ -4,12 +4,14 @@ import { checkCaching } from './caching.js';
 import { checkCoding } from './coding.js';
 import { checkCors } from './cors.js';
 import { checkJsonp } from './jsonp.js';
+import { checkProtocol } from './protocol.js';
 import { checkRedirects } from './redirects.js';
 import { checkSecurity } from './security.js';
 import { checkValidators } from './validators.js';
 
 export const CHECKS: readonly Check[] = [
   checkRedirects,
+  checkProtocol,
   checkCaching,
   checkValidators,
   checkCoding,

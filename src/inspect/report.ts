@@ -1,0 +1,98 @@
+// The report of `gatehouse check`: the checks' findings in area order with their counts, as JSON
+// (DESIGN: { url, finalUrl, findings: [{ id, severity, message, evidence, rfc }], summary }) or as text.
+import { CHECKS } from './checks/index.js';
+import type { Area, Check, Finding, Recording, Report, Severity } from './types.js';
+
+export const AREAS: readonly Area[] = [
+  'redirects',
+  'protocol',
+  'caching',
+  'validators',
+  'coding',
+  'cors',
+  'jsonp',
+  'security',
+];
+
+export const AREA_TITLES: Readonly<Record<Area, string>> = {
+  redirects: 'Redirects',
+  protocol: 'Protocol and TLS',
+  caching: 'Caching',
+  validators: 'Validators',
+  coding: 'Content coding',
+  cors: 'CORS',
+  jsonp: 'JSONP',
+  security: 'Security headers',
+};
+
+const SEVERITY_ORDER: Readonly<Record<Severity, number>> = { error: 0, warning: 1, info: 2 };
+
+/** Runs the checks; findings sorted by area (stable within one: the check's own order). */
+export function buildReport(rec: Recording, checks: readonly Check[] = CHECKS): Report {
+  const findings = checks.flatMap((check) => check(rec));
+  const rank = (f: Finding) => AREAS.indexOf(f.area);
+  const ordered = findings
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
+    .map(({ f }) => f);
+  return { url: rec.url, finalUrl: rec.finalUrl, findings: ordered, summary: summarize(ordered) };
+}
+
+export function summarize(findings: readonly Finding[]): Report['summary'] {
+  const summary = { errors: 0, warnings: 0, infos: 0 };
+  for (const f of findings) {
+    if (f.severity === 'error') summary.errors++;
+    else if (f.severity === 'warning') summary.warnings++;
+    else summary.infos++;
+  }
+  return summary;
+}
+
+/** The JSON form: the Report itself, `area` kept on each finding (an addition to the DESIGN shape). */
+export function renderJson(report: Report): string {
+  return `${JSON.stringify(report, null, 2)}\n`;
+}
+
+/** Control characters from a hostile server (an ANSI escape in a header) never reach the terminal. */
+export function printable(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16)}`;
+  });
+}
+
+const MARKS: Readonly<Record<Severity, string>> = { error: 'ERROR', warning: 'WARN ', info: 'info ' };
+const COLORS: Readonly<Record<Severity, string>> = { error: '31', warning: '33', info: '36' };
+
+export interface TextOptions {
+  color: boolean;
+}
+
+/**
+ * The readable report: a heading per area that has findings, one line per finding (mark, message,
+ * id), its evidence and RFC on an indented second line, and `N errors, N warnings, N infos` last.
+ */
+export function renderText(report: Report, o: TextOptions = { color: false }): string {
+  const paint = (code: string, s: string) => (o.color ? `\u001b[${code}m${s}\u001b[0m` : s);
+  const out: string[] = [`gatehouse check ${printable(report.url)}`];
+  if (report.finalUrl !== report.url) out.push(`final URL ${printable(report.finalUrl)}`);
+  for (const area of AREAS) {
+    const inArea = report.findings.filter((f) => f.area === area);
+    if (inArea.length === 0) continue;
+    inArea.sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity]);
+    out.push('', paint('1', AREA_TITLES[area]));
+    for (const f of inArea) {
+      out.push(`  ${paint(COLORS[f.severity], MARKS[f.severity])} ${printable(f.message)} [${f.id}]`);
+      const second = [f.evidence, f.rfc]
+        .filter((s) => s !== '')
+        .map(printable)
+        .join(' | ');
+      if (second !== '') out.push(`        ${paint('2', second)}`);
+    }
+  }
+  const s = report.summary;
+  // Always this form (scripts match it): `1 errors` reads oddly but parses the same as `2 errors`.
+  const line = `${s.errors} errors, ${s.warnings} warnings, ${s.infos} infos`;
+  out.push('', s.errors > 0 ? paint('31;1', line) : line);
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,118 @@
+// The report of gatehouse check: findings in area order, the summary counts, the JSON shape of
+// DESIGN.md, and the text form (headings, marks, second line, colour only when asked, escapes).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { buildReport, renderJson, renderText } from '../../src/inspect/report.js';
+import type { Area, Check, Finding, Severity } from '../../src/inspect/types.js';
+import { recording } from '../helpers/recording.js';
+
+const f = (area: Area, severity: Severity, name: string, message = `${name} message`): Finding => ({
+  id: `${area}.${name}`,
+  area,
+  severity,
+  message,
+  evidence: `x-${name}: 1`,
+  rfc: 'RFC 9111 §4.2.1',
+});
+const checkOf =
+  (...fs: Finding[]): Check =>
+  () =>
+    fs;
+
+describe('buildReport', () => {
+  it('findings from several checks come out in area order, in check order within an area', () => {
+    const report = buildReport(recording(), [
+      checkOf(f('security', 'info', 'c'), f('caching', 'error', 'a')),
+      checkOf(f('redirects', 'warning', 'r'), f('caching', 'info', 'b')),
+    ]);
+    assert.deepEqual(
+      report.findings.map((x) => x.id),
+      ['redirects.r', 'caching.a', 'caching.b', 'security.c'],
+    );
+  });
+
+  it('summary counts each severity', () => {
+    const report = buildReport(recording(), [
+      checkOf(
+        f('caching', 'error', 'a'),
+        f('caching', 'error', 'b'),
+        f('cors', 'warning', 'c'),
+        f('jsonp', 'info', 'd'),
+      ),
+    ]);
+    assert.deepEqual(report.summary, { errors: 2, warnings: 1, infos: 1 });
+  });
+
+  it('url and finalUrl come from the recording', () => {
+    const report = buildReport(recording({ url: 'http://a.example/', finalUrl: 'https://a.example/' }), []);
+    assert.equal(report.url, 'http://a.example/');
+    assert.equal(report.finalUrl, 'https://a.example/');
+    assert.deepEqual(report.summary, { errors: 0, warnings: 0, infos: 0 });
+  });
+
+  it('default checks: the protocol check runs (http-version on any answered site)', () => {
+    const report = buildReport(recording());
+    assert.ok(report.findings.some((x) => x.id === 'protocol.http-version'));
+  });
+});
+
+describe('renderJson: the DESIGN shape', () => {
+  it('url, finalUrl, findings with id, severity, message, evidence, rfc (and area), summary', () => {
+    const report = buildReport(recording(), [checkOf(f('cors', 'error', 'star'))]);
+    const json = JSON.parse(renderJson(report)) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(json), ['url', 'finalUrl', 'findings', 'summary']);
+    assert.deepEqual(json.findings, [
+      {
+        id: 'cors.star',
+        area: 'cors',
+        severity: 'error',
+        message: 'star message',
+        evidence: 'x-star: 1',
+        rfc: 'RFC 9111 §4.2.1',
+      },
+    ]);
+    assert.deepEqual(json.summary, { errors: 1, warnings: 0, infos: 0 });
+  });
+});
+
+describe('renderText', () => {
+  const report = buildReport(recording({ url: 'http://a.example/', finalUrl: 'https://a.example/' }), [
+    checkOf(f('caching', 'info', 'i'), f('caching', 'error', 'e'), f('cors', 'warning', 'w')),
+  ]);
+
+  it('headings per area with findings, errors first, evidence and RFC on an indented second line', () => {
+    const text = renderText(report, { color: false });
+    const lines = text.split('\n');
+    assert.equal(lines[0], 'gatehouse check http://a.example/');
+    assert.equal(lines[1], 'final URL https://a.example/');
+    const caching = lines.indexOf('Caching');
+    assert.ok(caching > 0);
+    assert.equal(lines[caching + 1], '  ERROR e message [caching.e]');
+    assert.equal(lines[caching + 2], '        x-e: 1 | RFC 9111 §4.2.1');
+    assert.equal(lines[caching + 3], '  info  i message [caching.i]');
+    assert.ok(lines.indexOf('CORS') > caching);
+    assert.ok(!lines.includes('Redirects'), 'an area without findings has no heading');
+  });
+
+  it('one summary line at the end', () => {
+    const text = renderText(report, { color: false });
+    assert.ok(text.endsWith('\n1 errors, 1 warnings, 1 infos\n'));
+  });
+
+  it('no colour unless asked; with colour, ANSI marks', () => {
+    assert.doesNotMatch(renderText(report, { color: false }), /\u001b\[/);
+    assert.match(renderText(report, { color: true }), /\u001b\[31mERROR\u001b\[0m/);
+  });
+
+  it('attack: an ANSI escape or newline in a server header is shown escaped, never sent raw', () => {
+    const hostile = buildReport(recording(), [
+      checkOf({
+        ...f('security', 'info', 'leak'),
+        evidence: 'server: \u001b[2J\u001b[31mpwned\r\nfake: line',
+      }),
+    ]);
+    const text = renderText(hostile, { color: false });
+    assert.doesNotMatch(text, /\u001b|\r/);
+    assert.match(text, /server: \\x1b\[2J\\x1b\[31mpwned\\x0d\\x0afake: line/);
+  });
+});

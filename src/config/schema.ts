@@ -141,6 +141,14 @@ const staticSchema = z
           '?v=-verified CSS, JS, fonts and images the page references, to HTTP/2 and to HTTP/1.1 browser ' +
           'navigations. true/false, or { enabled, max }.',
       ),
+    htmlSecurityHeaders: z
+      .boolean()
+      .default(true)
+      .describe(
+        'On HTML files: X-Frame-Options: SAMEORIGIN (RFC 7034: no framing by other sites, clickjacking) ' +
+          "and Referrer-Policy: strict-origin-when-cross-origin (the browsers' default, made explicit). " +
+          'Header rules still override them; false sends neither (a page meant to be framed by other sites).',
+      ),
   })
   .describe('The static file handler.');
 

@@ -8,6 +8,7 @@ import { createClientAddress, createTrustedPeer } from './client-address.js';
 import { handleClientError } from './client-error.js';
 import type { StepContext } from './context.js';
 import { createEntry } from './entry.js';
+import { namesInRules } from './headers.js';
 import { http1ServerOptions } from './limits.js';
 import { accessLogger, createLogger, type Logger } from './log.js';
 import type { ServerOptions } from './options.js';
@@ -48,7 +49,8 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
   const limits = options.limits;
   const staticHandler = createStaticHandler({
     root: options.root,
-    static: options.static,
+    // The HTML security defaults yield to header rules that name the same fields (files.ts).
+    static: { ...options.static, htmlHeadersRuled: namesInRules(options.headers) },
     cachePolicy: options.cachePolicy,
     onError: (err, req: IncomingMessage) =>
       logger.error({ err, method: req.method, url: req.url }, 'request failed'),

@@ -157,6 +157,21 @@ export function compileGlobs(
 type Entry = { name: string; value: string | string[] };
 type HeaderList = readonly (readonly [string, OutgoingHttpHeader])[];
 
+/** Lower-cased field names the rules set, append or remove (a preset counts as setting its fields). */
+export function namesInRules(rules: readonly HeaderRule[]): Set<string> {
+  const out = new Set<string>();
+  for (const r of rules) {
+    const names = [
+      ...(r.preset === 'security' ? Object.keys(SECURITY_PRESET) : []),
+      ...Object.keys(r.set ?? {}),
+      ...Object.keys(r.append ?? {}),
+      ...(r.remove ?? []),
+    ];
+    for (const n of names) out.add(n.toLowerCase());
+  }
+  return out;
+}
+
 interface CompiledRule {
   readonly match: ((path: string) => boolean) | undefined;
   readonly apply: (headers: Map<string, Entry>) => void;

@@ -2,7 +2,7 @@
 // deliberately broken site (each mistake is in the recording), Gatehouse itself over HTTP/1.1 and
 // over HTTPS with HTTP/2, nginx with a hand-written config when installed, and servers that fail.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createSecureServer, constants as http2Constants } from 'node:http2';
 import type { AddressInfo } from 'node:net';
@@ -408,7 +408,7 @@ describe('record: failures are recorded, not thrown', () => {
 describe('record: Gatehouse itself (examples/site, defaults)', () => {
   const SITE = join(REPO_ROOT, 'examples/site');
 
-  it('plain HTTP/1.1: the check runs end to end and the report has zero errors', async () => {
+  it('plain HTTP/1.1: the check runs end to end; zero errors and zero warnings on pages and assets', async () => {
     const app = createServer({ root: SITE, listen: { host: '127.0.0.1', port: 0 }, log: { format: 'off' } });
     const { url } = await app.listen();
     try {
@@ -419,9 +419,19 @@ describe('record: Gatehouse itself (examples/site, defaults)', () => {
       assert.equal(rec.tls, undefined);
       const report = buildReport(rec);
       assert.deepEqual(
-        report.findings.filter((f) => f.severity === 'error'),
+        report.findings.filter((f) => f.severity !== 'info'),
         [],
       );
+      // Issue 16: Gatehouse's defaults give no error and no warning on the example site.
+      const asset = readdirSync(join(SITE, 'assets')).find((n) => n.endsWith('.js'))!;
+      for (const path of ['/index.html', `/assets/${asset}`, '/robots.txt', '/no-such-page']) {
+        const r = await checkUrl(`${url}${path}`, { ...FAST, origin: 'https://app.example' });
+        assert.deepEqual(
+          r.findings.filter((f) => f.severity !== 'info'),
+          [],
+          path,
+        );
+      }
     } finally {
       await app.close();
     }
@@ -455,6 +465,11 @@ describe('record: Gatehouse itself (examples/site, defaults)', () => {
       });
       const report = await checkUrl(url, { ...FAST, ca: files.caPem });
       assert.equal(report.summary.errors, 0, JSON.stringify(report.findings));
+      // HSTS stays opt-in (issue 15): its absence is the one warning over HTTPS.
+      assert.deepEqual(
+        report.findings.filter((f) => f.severity === 'warning').map((f) => f.id),
+        ['security.hsts-missing'],
+      );
       assert.ok(report.findings.some((f) => f.id === 'protocol.http-version'));
     } finally {
       await app.close();
@@ -514,7 +529,8 @@ describe('record: Gatehouse itself (examples/site, defaults)', () => {
 });
 
 describe('record: nginx with a hand-written config', {
-  skip: !nginxAvailable() && 'no /usr/sbin/nginx',
+  // CI installs nginx (.ci/run): there a missing one fails instead of leaving the cases out.
+  skip: !nginxAvailable() && process.env.CI !== 'true' && 'no /usr/sbin/nginx',
 }, () => {
   let nginx: NginxSite;
   before(async () => {

@@ -35,7 +35,21 @@ export interface StaticOptions {
   versionParam: string;
   /** 103 Early Hints before HTML pages (server/static/early-hints.ts); max Link values per page. */
   earlyHints: { enabled: boolean; max: number };
+  /** X-Frame-Options and Referrer-Policy on HTML files (see HTML_SECURITY_HEADERS). */
+  htmlSecurityHeaders: boolean;
+  /** Lower-cased names the header rules set, append or remove: the rules decide those (no default). */
+  htmlHeadersRuled?: ReadonlySet<string>;
 }
+
+/**
+ * On the site's own pages by default: RFC 7034 frame protection (SAMEORIGIN: the site may frame
+ * itself; CSP frame-ancestors needs a site-specific policy) and the W3C Referrer Policy default, sent
+ * explicitly (§3). nosniff goes on every file already.
+ */
+const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'X-Frame-Options': 'SAMEORIGIN',
+  'Referrer-Policy': 'strict-origin-when-cross-origin',
+};
 
 export type Coding = 'br' | 'gzip';
 const CODING_EXT: Record<Coding, string> = { br: '.br', gzip: '.gz' };
@@ -434,7 +448,14 @@ export class FileView {
         'X-Content-Type-Options': 'nosniff',
       };
       if (coding !== 'identity') headers['Content-Encoding'] = coding;
-      return { headers, headers304: v304 };
+      if (this.opts.htmlSecurityHeaders && isHtml(contentType.split(';', 1)[0]!.trim())) {
+        const ruled = this.opts.htmlHeadersRuled;
+        for (const [name, value] of Object.entries(HTML_SECURITY_HEADERS))
+          if (ruled?.has(name.toLowerCase()) !== true) headers[name] = value;
+      }
+      // Shared by every response of this version: frozen, so an adapter may keep what it derives
+      // from them (tls/h2-exchange.ts) and no handler can change them for the next request.
+      return { headers: Object.freeze(headers), headers304: Object.freeze(v304) };
     };
     const normal = build(policy);
     const versioned = versionedPolicy === policy ? undefined : build(versionedPolicy);

@@ -222,9 +222,14 @@ export class H2Response extends Stream {
 
   /** HEADERS: the set fields, then the writeHead ones (which win, as in node:http). */
   #respond(h: HeadFields | undefined, endStream: boolean): void {
-    const out: OutgoingHttpHeaders = { ':status': this.statusCode };
-    if (this.#fields !== undefined) Object.assign(out, this.#fields);
-    if (h !== undefined) addFields(out, h, this.#fields !== undefined);
+    let out: OutgoingHttpHeaders;
+    if (this.#fields === undefined && h !== undefined && Object.isFrozen(h)) {
+      out = frozenFields(this.statusCode, h);
+    } else {
+      out = { ':status': this.statusCode };
+      if (this.#fields !== undefined) Object.assign(out, this.#fields);
+      if (h !== undefined) addFields(out, h, this.#fields !== undefined);
+    }
     const wantTrailers = this.#wantsTrailers && !endStream;
     if (wantTrailers) this.stream.once('wantTrailers', () => this.stream.sendTrailers(this.#trailers ?? {}));
     // Node's Http2Stream options: Date unless sendDate is off (RFC 9110 §6.6.1).
@@ -332,6 +337,20 @@ export class H2Response extends Stream {
     if (this.#ending && !reset) this.emit('finish');
     this.emit('close');
   }
+}
+
+/** HTTP/2 fields of frozen writeHead objects (the static handler's per-version ones), by status. */
+const FROZEN = new WeakMap<object, OutgoingHttpHeaders>();
+
+/** The fields of a frozen header object, converted and checked once: Node copies what it is given
+ *  (processHeaders), so one frozen object serves every response with that status. */
+function frozenFields(status: number, h: HeadFields): OutgoingHttpHeaders {
+  const known = FROZEN.get(h);
+  if (known !== undefined && known[':status'] === status) return known;
+  const out: OutgoingHttpHeaders = { ':status': status };
+  addFields(out, h, false);
+  FROZEN.set(h, Object.freeze(out));
+  return out;
 }
 
 function headersSentError(): Error {

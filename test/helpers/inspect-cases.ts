@@ -1,6 +1,8 @@
-// Shared by the inspector's area tests (test/inspect/): the seeded hostile-site fuzz helpers.
+// Shared by the inspector's area tests (test/inspect/): the seeded hostile-site fuzz helpers and
+// the finding table harness.
 import assert from 'node:assert/strict';
-import type { Finding } from '../../src/inspect/types.js';
+import { it } from 'node:test';
+import type { Area, Finding, Recording, Severity } from '../../src/inspect/types.js';
 import type { Gen } from './random.js';
 import type { ExchangeSpec } from './recording.js';
 
@@ -34,4 +36,65 @@ export function assertWellFormed(findings: readonly Finding[], area: string): vo
     assert.doesNotMatch(f.message, /[\r\n]/);
     assert.doesNotMatch(f.evidence, /[\r\n]/);
   }
+}
+
+/** [condition, recording, id, fires, severity when not the table's]. */
+export type FindingCase = [
+  condition: string,
+  rec: Recording,
+  id: string,
+  fires: boolean,
+  severity?: Severity,
+];
+
+export interface FindingTable {
+  area: Area;
+  check: (rec: Recording) => Finding[];
+  cases: readonly FindingCase[];
+  /** Every finding id of the area with its usual severity. */
+  severity: Record<string, Severity>;
+  /** What `rfc` must match (default: an RFC section). */
+  rfc?: RegExp;
+  /** Also assert that every id the cases give is in `severity`. */
+  allIdsListed?: boolean;
+}
+
+/**
+ * Adds to the current describe: one test per case (a firing case also checks severity, area, a
+ * one-line message without a period, evidence and rfc), and one that each id fires and stays quiet.
+ */
+export function findingTableTests(t: FindingTable): void {
+  const rfc = t.rfc ?? /^RFC \d+ §/;
+  for (const [condition, rec, id, fires, severity] of t.cases) {
+    it(`${condition} -> ${fires ? '' : 'no '}${id}${severity ? ` (${severity})` : ''}`, () => {
+      const findings = t.check(rec);
+      const f = findings.find((x) => x.id === id);
+      if (!fires) {
+        assert.equal(f, undefined, `unexpected ${id}: ${f?.message}`);
+        return;
+      }
+      assert.ok(f, `expected ${id}, got ${findings.map((x) => x.id).join(', ')}`);
+      assert.equal(f.severity, severity ?? t.severity[id]);
+      assert.equal(f.area, t.area);
+      assert.ok(f.message.length > 0 && !f.message.includes('\n') && !f.message.endsWith('.'));
+      assert.ok(f.evidence.length > 0);
+      assert.match(f.rfc, rfc);
+    });
+  }
+
+  it('every finding id has a case that fires it and one that keeps it quiet', () => {
+    for (const id of Object.keys(t.severity)) {
+      assert.ok(
+        t.cases.some((c) => c[2] === id && c[3]),
+        `${id} never fires`,
+      );
+      assert.ok(
+        t.cases.some((c) => c[2] === id && !c[3]),
+        `${id} never stays quiet`,
+      );
+    }
+    if (!t.allIdsListed) return;
+    const emitted = new Set(t.cases.flatMap((c) => t.check(c[1]).map((f) => f.id)));
+    for (const id of emitted) assert.ok(id in t.severity, `${id} has no severity in the table`);
+  });
 }

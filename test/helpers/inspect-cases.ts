@@ -1,8 +1,8 @@
-// Shared by the inspector's area tests (test/inspect/): the seeded hostile-site fuzz helpers and
-// the finding table harness.
+// Shared by the inspector's area tests (test/inspect/): the seeded hostile-site fuzz helpers, the
+// finding table harness and the fires-and-stays-quiet pairs over a good recording.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { Area, Finding, Recording, Severity } from '../../src/inspect/types.js';
+import type { Area, Finding, ProbeName, Recording, Severity } from '../../src/inspect/types.js';
 import type { Gen } from './random.js';
 import type { ExchangeSpec } from './recording.js';
 
@@ -97,4 +97,38 @@ export function findingTableTests(t: FindingTable): void {
     const emitted = new Set(t.cases.flatMap((c) => t.check(c[1]).map((f) => f.id)));
     for (const id of emitted) assert.ok(id in t.severity, `${id} has no severity in the table`);
   });
+}
+
+/** Probes to lay over an area's good recording (undefined: not sent). */
+export type Probes = Partial<Record<ProbeName, ExchangeSpec | undefined>>;
+
+/** `good` with the probes of `over` in place, those set to undefined left out. */
+export function withProbes(good: Probes, over: Probes): Partial<Record<ProbeName, ExchangeSpec>> {
+  const probes: Partial<Record<ProbeName, ExchangeSpec>> = {};
+  for (const [name, x] of Object.entries({ ...good, ...over })) {
+    if (x !== undefined) probes[name as ProbeName] = x;
+  }
+  return probes;
+}
+
+export interface ProbesCase {
+  name: string;
+  probes: Probes;
+}
+
+/** [id, fires on, quiet on]; ids are `area.name:severity`. */
+export type FiresAndQuiet = [id: string, fire: ProbesCase, quiet: ProbesCase];
+
+/** Adds two tests per id: the firing probes give it, the quiet ones do not. */
+export function firesAndQuietTests(cases: readonly FiresAndQuiet[], ids: (probes: Probes) => string[]): void {
+  for (const [id, fire, quiet] of cases) {
+    it(`${id}: fires on ${fire.name}`, () => {
+      const got = ids(fire.probes);
+      assert.ok(got.includes(id), got.join(' '));
+    });
+    it(`${id}: quiet on ${quiet.name}`, () => {
+      const got = ids(quiet.probes);
+      assert.ok(!got.includes(id), got.join(' '));
+    });
+  }
 }

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkCors, corsCheckFailure, preflightFailure, verdict } from '../../src/inspect/checks/cors.js';
 import type { ProbeName } from '../../src/inspect/types.js';
-import { assertWellFormed, hostileFuzz } from '../helpers/inspect-cases.js';
+import {
+  assertWellFormed,
+  type FiresAndQuiet,
+  firesAndQuietTests,
+  hostileFuzz,
+  type Probes,
+  withProbes,
+} from '../helpers/inspect-cases.js';
 import { forAll, ITERATIONS } from '../helpers/random.js';
 import { type ExchangeSpec, recording, response } from '../helpers/recording.js';
 
@@ -39,15 +46,11 @@ const GOOD: Partial<Record<ProbeName, ExchangeSpec>> = {
   },
 };
 
-type Probes = Partial<Record<ProbeName, ExchangeSpec | undefined>>;
 type H = Record<string, string>;
 
 /** `origin` null: no --origin given. */
 function findings(over: Probes, origin: string | null = ORIGIN) {
-  const probes: Partial<Record<ProbeName, ExchangeSpec>> = {};
-  for (const [name, x] of Object.entries({ ...GOOD, ...over })) {
-    if (x !== undefined) probes[name as ProbeName] = x;
-  }
+  const probes = withProbes(GOOD, over);
   return checkCors(recording({ probes, ...(origin === null ? {} : { origin }) }));
 }
 const ids = (over: Probes, origin: string | null = ORIGIN) =>
@@ -62,13 +65,8 @@ const preflight = (headers: H, status = 204): ExchangeSpec => ({
 });
 const GOOD_PREFLIGHT = GOOD['cors-preflight']!.headers as H;
 
-interface Case {
-  name: string;
-  probes: Probes;
-}
-
 // [id, fires on, quiet on]
-const cases: [string, Case, Case][] = [
+const cases: FiresAndQuiet[] = [
   [
     'cors.wildcard-credentials:error',
     {
@@ -217,16 +215,7 @@ describe('cors checks (issue 16 item 6)', () => {
     assert.deepEqual(ids({}, null), []);
   });
 
-  for (const [id, fire, quiet] of cases) {
-    it(`${id}: fires on ${fire.name}`, () => {
-      const got = ids(fire.probes);
-      assert.ok(got.includes(id), got.join(' '));
-    });
-    it(`${id}: quiet on ${quiet.name}`, () => {
-      const got = ids(quiet.probes);
-      assert.ok(!got.includes(id), got.join(' '));
-    });
-  }
+  firesAndQuietTests(cases, ids);
 
   it('the browser verdicts name the origin and both credentials modes', () => {
     const got = findings({});

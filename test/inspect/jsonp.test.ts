@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkJsonp } from '../../src/inspect/checks/jsonp.js';
 import { HOSTILE_CALLBACK, type ProbeName } from '../../src/inspect/types.js';
-import { assertWellFormed, hostileFuzz } from '../helpers/inspect-cases.js';
+import {
+  assertWellFormed,
+  type FiresAndQuiet,
+  firesAndQuietTests,
+  hostileFuzz,
+  type Probes,
+  withProbes,
+} from '../helpers/inspect-cases.js';
 import { forAll, ITERATIONS } from '../helpers/random.js';
 import { type ExchangeSpec, recording } from '../helpers/recording.js';
 
@@ -21,13 +28,8 @@ const GOOD: Partial<Record<ProbeName, ExchangeSpec>> = {
   },
 };
 
-type Probes = Partial<Record<ProbeName, ExchangeSpec | undefined>>;
-
 function ids(over: Probes, jsonpParam: string | null = 'callback'): string[] {
-  const probes: Partial<Record<ProbeName, ExchangeSpec>> = {};
-  for (const [name, x] of Object.entries({ ...GOOD, ...over })) {
-    if (x !== undefined) probes[name as ProbeName] = x;
-  }
+  const probes = withProbes(GOOD, over);
   const rec = recording({ url: URL_CB, probes, ...(jsonpParam === null ? {} : { jsonpParam }) });
   return checkJsonp(rec).map((f) => `${f.id}:${f.severity}`);
 }
@@ -44,13 +46,8 @@ const hostile = (status: number, headers: Record<string, string>, body: string):
   body,
 });
 
-interface Case {
-  name: string;
-  probes: Probes;
-}
-
 // [id, fires on, quiet on]
-const cases: [string, Case, Case][] = [
+const cases: FiresAndQuiet[] = [
   [
     'jsonp.content-type:error',
     {
@@ -158,16 +155,7 @@ describe('jsonp checks (issue 16 item 7)', () => {
     assert.deepEqual(ids({ primary: primary({}) }, null), []);
   });
 
-  for (const [id, fire, quiet] of cases) {
-    it(`${id}: fires on ${fire.name}`, () => {
-      const got = ids(fire.probes);
-      assert.ok(got.includes(id), got.join(' '));
-    });
-    it(`${id}: quiet on ${quiet.name}`, () => {
-      const got = ids(quiet.probes);
-      assert.ok(!got.includes(id), got.join(' '));
-    });
-  }
+  firesAndQuietTests(cases, ids);
 
   it('the reflection evidence shows the reflected text', () => {
     const rec = recording({

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkValidators } from '../../src/inspect/checks/validators.js';
 import { type ProbeName, STALE_IF_RANGE, WRONG_ETAG } from '../../src/inspect/types.js';
-import { assertWellFormed, hostileFuzz } from '../helpers/inspect-cases.js';
+import {
+  assertWellFormed,
+  type FiresAndQuiet,
+  firesAndQuietTests,
+  hostileFuzz,
+  type Probes,
+  withProbes,
+} from '../helpers/inspect-cases.js';
 import { forAll, ITERATIONS } from '../helpers/random.js';
 import { type ExchangeSpec, recording } from '../helpers/recording.js';
 
@@ -55,14 +62,9 @@ const GOOD: Partial<Record<ProbeName, ExchangeSpec>> = {
   },
 };
 
-type Probes = Partial<Record<ProbeName, ExchangeSpec | undefined>>;
-
 /** The good recording with some probes replaced (undefined: not sent). */
 function ids(over: Probes): string[] {
-  const probes: Partial<Record<ProbeName, ExchangeSpec>> = {};
-  for (const [name, x] of Object.entries({ ...GOOD, ...over })) {
-    if (x !== undefined) probes[name as ProbeName] = x;
-  }
+  const probes = withProbes(GOOD, over);
   return checkValidators(recording({ probes })).map((f) => `${f.id}:${f.severity}`);
 }
 
@@ -73,13 +75,8 @@ const partial = (contentRange: string | undefined, body: string): ExchangeSpec =
   body,
 });
 
-interface Case {
-  name: string;
-  probes: Probes;
-}
-
 // [id, fires on, quiet on]
-const cases: [string, Case, Case][] = [
+const cases: FiresAndQuiet[] = [
   [
     'validators.etag-invalid:error',
     { name: 'an unquoted ETag', probes: { primary: { headers: with_({ ETag: 'abc123' }), body: BODY } } },
@@ -435,16 +432,7 @@ describe('validators checks (issue 16 item 4)', () => {
     assert.deepEqual(ids({}), []);
   });
 
-  for (const [id, fire, quiet] of cases) {
-    it(`${id}: fires on ${fire.name}`, () => {
-      const got = ids(fire.probes);
-      assert.ok(got.includes(id), got.join(' '));
-    });
-    it(`${id}: quiet on ${quiet.name}`, () => {
-      const got = ids(quiet.probes);
-      assert.ok(!got.includes(id), got.join(' '));
-    });
-  }
+  firesAndQuietTests(cases, ids);
 
   it('one 304 finding per dropped field, naming it', () => {
     const got = checkValidators(

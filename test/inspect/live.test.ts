@@ -21,7 +21,7 @@ import {
   WRONG_ETAG,
 } from '../../src/inspect/types.js';
 import { type BROKEN_PATHS, type BrokenSite, startBrokenSite } from '../helpers/broken-site.js';
-import { type NginxSite, nginxAvailable, startNginxSite } from '../helpers/nginx-site.js';
+import { NGINX_SUITE, type NginxSite, startNginxSite } from '../helpers/nginx-site.js';
 import { REPO_ROOT } from '../helpers/page-server.js';
 import { testTls } from '../helpers/tls.js';
 
@@ -521,10 +521,7 @@ describe('record: Gatehouse itself (examples/site, defaults)', () => {
   });
 });
 
-describe('record: nginx with a hand-written config', {
-  // CI installs nginx (.ci/run): there a missing one fails instead of leaving the cases out.
-  skip: !nginxAvailable() && process.env.CI !== 'true' && 'no /usr/sbin/nginx',
-}, () => {
+describe('record: nginx with a hand-written config', NGINX_SUITE, () => {
   let nginx: NginxSite;
   before(async () => {
     nginx = await startNginxSite();

@@ -21,6 +21,9 @@ export function nginxAvailable(): boolean {
   return existsSync(NGINX);
 }
 
+/** describe() options: skipped without nginx, except under CI (.ci/run installs it; there it must run). */
+export const NGINX_SUITE = { skip: !nginxAvailable() && process.env.CI !== 'true' && 'no /usr/sbin/nginx' };
+
 const CSS = 'body { margin: 0; padding: 0; color: #222; }\n'.repeat(200);
 
 function config(prefix: string, port: number): string {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkCaching } from '../../src/inspect/checks/caching.js';
-import type { Finding, Recording, Severity } from '../../src/inspect/types.js';
+import type { Recording, Severity } from '../../src/inspect/types.js';
+import { type FindingCase, findingTableTests } from '../helpers/inspect-cases.js';
 import { type ExchangeSpec, type Fields, NOW_MS, recording } from '../helpers/recording.js';
 
 const at = (offsetSec: number): string => new Date(NOW_MS + offsetSec * 1000).toUTCString();
@@ -44,9 +45,7 @@ const SEVERITY: Record<string, Severity> = {
   'caching.api-shared-with-credentials': 'error',
 };
 
-type Case = [condition: string, rec: Recording, id: string, fires: boolean];
-
-const CASES: Case[] = [
+const CASES: FindingCase[] = [
   ['any response -> who may store it', primary({ 'cache-control': 'no-store' }), 'caching.storable', true],
   [
     'primary failed -> nothing',
@@ -371,41 +370,13 @@ const CASES: Case[] = [
   ],
 ];
 
-function find(findings: Finding[], id: string): Finding | undefined {
-  return findings.find((f) => f.id === id);
-}
-
 describe('caching checks (issue 16 item 3)', () => {
-  for (const [condition, rec, id, fires] of CASES) {
-    it(`${condition} -> ${fires ? '' : 'no '}${id}`, () => {
-      const findings = checkCaching(rec);
-      const f = find(findings, id);
-      if (!fires) {
-        assert.equal(f, undefined, `unexpected ${id}: ${f?.message}`);
-        return;
-      }
-      assert.ok(f, `expected ${id}, got ${findings.map((x) => x.id).join(', ')}`);
-      assert.equal(f.severity, SEVERITY[id]);
-      assert.equal(f.area, 'caching');
-      assert.ok(f.message.length > 0 && !f.message.includes('\n') && !f.message.endsWith('.'));
-      assert.ok(f.evidence.length > 0);
-      assert.match(f.rfc, /^RFC \d+ §/);
-    });
-  }
-
-  it('every finding id has a case that fires it and one that keeps it quiet', () => {
-    for (const id of Object.keys(SEVERITY)) {
-      assert.ok(
-        CASES.some((c) => c[2] === id && c[3]),
-        `${id} never fires`,
-      );
-      assert.ok(
-        CASES.some((c) => c[2] === id && !c[3]),
-        `${id} never stays quiet`,
-      );
-    }
-    const emitted = new Set(CASES.flatMap((c) => checkCaching(c[1]).map((f) => f.id)));
-    for (const id of emitted) assert.ok(id in SEVERITY, `${id} has no severity in the table`);
+  findingTableTests({
+    area: 'caching',
+    check: checkCaching,
+    cases: CASES,
+    severity: SEVERITY,
+    allIdsListed: true,
   });
 });
 
@@ -506,7 +477,7 @@ describe('caching explanations say what the cache engine decided', () => {
   ];
   for (const [condition, rec, id, says] of cases) {
     it(`${condition} -> ${id} says ${says}`, () => {
-      const f = find(checkCaching(rec), id);
+      const f = checkCaching(rec).find((x) => x.id === id);
       assert.ok(f, `expected ${id}`);
       assert.match(f.message, says);
     });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { acceptsCoding, checkCoding, isCompressibleText } from '../../src/inspect/checks/coding.js';
-import type { Finding, ProbeName, Recording, Severity } from '../../src/inspect/types.js';
+import type { ProbeName, Recording, Severity } from '../../src/inspect/types.js';
+import { type FindingCase, findingTableTests } from '../helpers/inspect-cases.js';
 import { type ExchangeSpec, NOW_MS, recording } from '../helpers/recording.js';
 
 const DATE = new Date(NOW_MS).toUTCString();
@@ -50,9 +51,7 @@ const SEVERITY: Record<string, Severity> = {
   'coding.same-etag': 'error',
 };
 
-type Case = [condition: string, rec: Recording, id: string, fires: boolean, severity?: Severity];
-
-const CASES: Case[] = [
+const CASES: FindingCase[] = [
   [
     'br to a request that offered only gzip',
     probes({ 'coding-gzip': answer('br', 100, VARY) }),
@@ -238,40 +237,8 @@ const CASES: Case[] = [
   ],
 ];
 
-function find(findings: Finding[], id: string): Finding | undefined {
-  return findings.find((f) => f.id === id);
-}
-
 describe('coding checks (issue 16 item 5)', () => {
-  for (const [condition, rec, id, fires, severity] of CASES) {
-    it(`${condition} -> ${fires ? '' : 'no '}${id}${severity ? ` (${severity})` : ''}`, () => {
-      const findings = checkCoding(rec);
-      const f = find(findings, id);
-      if (!fires) {
-        assert.equal(f, undefined, `unexpected ${id}: ${f?.message}`);
-        return;
-      }
-      assert.ok(f, `expected ${id}, got ${findings.map((x) => x.id).join(', ')}`);
-      assert.equal(f.severity, severity ?? SEVERITY[id]);
-      assert.equal(f.area, 'coding');
-      assert.ok(f.message.length > 0 && !f.message.includes('\n') && !f.message.endsWith('.'));
-      assert.ok(f.evidence.length > 0);
-      assert.match(f.rfc, /^RFC \d+ §/);
-    });
-  }
-
-  it('every finding id has a case that fires it and one that keeps it quiet', () => {
-    for (const id of Object.keys(SEVERITY)) {
-      assert.ok(
-        CASES.some((c) => c[2] === id && c[3]),
-        `${id} never fires`,
-      );
-      assert.ok(
-        CASES.some((c) => c[2] === id && !c[3]),
-        `${id} never stays quiet`,
-      );
-    }
-  });
+  findingTableTests({ area: 'coding', check: checkCoding, cases: CASES, severity: SEVERITY });
 
   it('no coding probe answered -> nothing', () => {
     const rec = recording({ probes: { primary: { error: 'ECONNRESET' }, 'coding-gzip': { status: 304 } } });
@@ -284,7 +251,7 @@ describe('coding checks (issue 16 item 5)', () => {
       'coding-gzip': answer('gzip', 3000, TEXT),
       'coding-br': answer('br', 2500, TEXT),
     });
-    const f = find(checkCoding(rec), 'coding.saving');
+    const f = checkCoding(rec).find((x) => x.id === 'coding.saving');
     assert.equal(f?.message, 'identity 10000 B; gzip 3000 B (70% smaller); br 2500 B (75% smaller)');
   });
 

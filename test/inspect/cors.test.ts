@@ -1,8 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkCors, corsCheckFailure, preflightFailure, verdict } from '../../src/inspect/checks/cors.js';
-import type { Finding, ProbeName } from '../../src/inspect/types.js';
-import { forAll, type Gen, ITERATIONS } from '../helpers/random.js';
+import type { ProbeName } from '../../src/inspect/types.js';
+import {
+  assertWellFormed,
+  type FiresAndQuiet,
+  firesAndQuietTests,
+  hostileFuzz,
+  type Probes,
+  withProbes,
+} from '../helpers/inspect-cases.js';
+import { forAll, ITERATIONS } from '../helpers/random.js';
 import { type ExchangeSpec, recording, response } from '../helpers/recording.js';
 
 const ORIGIN = 'https://app.example';
@@ -38,15 +46,11 @@ const GOOD: Partial<Record<ProbeName, ExchangeSpec>> = {
   },
 };
 
-type Probes = Partial<Record<ProbeName, ExchangeSpec | undefined>>;
 type H = Record<string, string>;
 
 /** `origin` null: no --origin given. */
 function findings(over: Probes, origin: string | null = ORIGIN) {
-  const probes: Partial<Record<ProbeName, ExchangeSpec>> = {};
-  for (const [name, x] of Object.entries({ ...GOOD, ...over })) {
-    if (x !== undefined) probes[name as ProbeName] = x;
-  }
+  const probes = withProbes(GOOD, over);
   return checkCors(recording({ probes, ...(origin === null ? {} : { origin }) }));
 }
 const ids = (over: Probes, origin: string | null = ORIGIN) =>
@@ -61,13 +65,8 @@ const preflight = (headers: H, status = 204): ExchangeSpec => ({
 });
 const GOOD_PREFLIGHT = GOOD['cors-preflight']!.headers as H;
 
-interface Case {
-  name: string;
-  probes: Probes;
-}
-
 // [id, fires on, quiet on]
-const cases: [string, Case, Case][] = [
+const cases: FiresAndQuiet[] = [
   [
     'cors.wildcard-credentials:error',
     {
@@ -216,16 +215,7 @@ describe('cors checks (issue 16 item 6)', () => {
     assert.deepEqual(ids({}, null), []);
   });
 
-  for (const [id, fire, quiet] of cases) {
-    it(`${id}: fires on ${fire.name}`, () => {
-      const got = ids(fire.probes);
-      assert.ok(got.includes(id), got.join(' '));
-    });
-    it(`${id}: quiet on ${quiet.name}`, () => {
-      const got = ids(quiet.probes);
-      assert.ok(!got.includes(id), got.join(' '));
-    });
-  }
+  firesAndQuietTests(cases, ids);
 
   it('the browser verdicts name the origin and both credentials modes', () => {
     const got = findings({});
@@ -404,31 +394,7 @@ const PIECES = [
   '__proto__',
 ];
 
-/** A field value: pieces, or any text a parser would let through (no CR, LF or NUL). */
-const hostileValue = (g: Gen): string =>
-  g.chance(0.7) ? g.string(PIECES, 6) : g.anyString(24).replace(/[\r\n\0]/g, '');
-
-function hostileExchange(g: Gen, names: readonly string[], url: string): ExchangeSpec {
-  const headers: [string, string][] = [];
-  for (const name of names) if (g.chance(0.6)) headers.push([name, hostileValue(g)]);
-  if (g.chance(0.2)) headers.push([g.pick(names), hostileValue(g)]); // a repeated field line
-  return {
-    url,
-    status: g.pick([200, 204, 206, 301, 302, 303, 304, 307, 308, 400, 404, 405, 500, 599]),
-    headers,
-    body: g.string(PIECES, 6),
-    requestHeaders: headers.length > 0 && g.chance(0.5) ? [headers[0]!] : [],
-  };
-}
-
-function assertWellFormed(findings: readonly Finding[], area: string): void {
-  for (const f of findings) {
-    assert.equal(f.area, area);
-    assert.ok(f.id.startsWith(`${area}.`), f.id);
-    assert.doesNotMatch(f.message, /[\r\n]/);
-    assert.doesNotMatch(f.evidence, /[\r\n]/);
-  }
-}
+const { hostileExchange } = hostileFuzz(PIECES);
 
 describe('a hostile site cannot break the cors check', () => {
   it('random CORS answers: no throw, well-formed findings', () => {

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { checkUrl } from '../../src/inspect/index.js';
 import type { Report } from '../../src/inspect/types.js';
 import { BROKEN_PATHS, type BrokenPath, type BrokenSite, startBrokenSite } from '../helpers/broken-site.js';
-import { NGINX_MISTAKES, type NginxSite, nginxAvailable, startNginxSite } from '../helpers/nginx-site.js';
+import { NGINX_MISTAKES, NGINX_SUITE, type NginxSite, startNginxSite } from '../helpers/nginx-site.js';
 
 const FAST = { repeatDelayMs: 0 };
 const ORIGIN = 'https://app.example';
@@ -76,10 +76,7 @@ describe('gatehouse check catches each mistake of the broken site', () => {
   }
 });
 
-describe('gatehouse check catches the hand-written nginx config mistakes', {
-  // CI installs nginx (.ci/run): there a missing one fails instead of leaving the cases out.
-  skip: !nginxAvailable() && process.env.CI !== 'true' && 'no /usr/sbin/nginx',
-}, () => {
+describe('gatehouse check catches the hand-written nginx config mistakes', NGINX_SUITE, () => {
   let nginx: NginxSite;
   before(async () => {
     nginx = await startNginxSite();

@@ -1,8 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkJsonp } from '../../src/inspect/checks/jsonp.js';
-import { type Finding, HOSTILE_CALLBACK, type ProbeName } from '../../src/inspect/types.js';
-import { forAll, type Gen, ITERATIONS } from '../helpers/random.js';
+import { HOSTILE_CALLBACK, type ProbeName } from '../../src/inspect/types.js';
+import {
+  assertWellFormed,
+  type FiresAndQuiet,
+  firesAndQuietTests,
+  hostileFuzz,
+  type Probes,
+  withProbes,
+} from '../helpers/inspect-cases.js';
+import { forAll, ITERATIONS } from '../helpers/random.js';
 import { type ExchangeSpec, recording } from '../helpers/recording.js';
 
 const URL_CB = 'https://site.example/api/data?callback=handle';
@@ -20,13 +28,8 @@ const GOOD: Partial<Record<ProbeName, ExchangeSpec>> = {
   },
 };
 
-type Probes = Partial<Record<ProbeName, ExchangeSpec | undefined>>;
-
 function ids(over: Probes, jsonpParam: string | null = 'callback'): string[] {
-  const probes: Partial<Record<ProbeName, ExchangeSpec>> = {};
-  for (const [name, x] of Object.entries({ ...GOOD, ...over })) {
-    if (x !== undefined) probes[name as ProbeName] = x;
-  }
+  const probes = withProbes(GOOD, over);
   const rec = recording({ url: URL_CB, probes, ...(jsonpParam === null ? {} : { jsonpParam }) });
   return checkJsonp(rec).map((f) => `${f.id}:${f.severity}`);
 }
@@ -43,13 +46,8 @@ const hostile = (status: number, headers: Record<string, string>, body: string):
   body,
 });
 
-interface Case {
-  name: string;
-  probes: Probes;
-}
-
 // [id, fires on, quiet on]
-const cases: [string, Case, Case][] = [
+const cases: FiresAndQuiet[] = [
   [
     'jsonp.content-type:error',
     {
@@ -157,16 +155,7 @@ describe('jsonp checks (issue 16 item 7)', () => {
     assert.deepEqual(ids({ primary: primary({}) }, null), []);
   });
 
-  for (const [id, fire, quiet] of cases) {
-    it(`${id}: fires on ${fire.name}`, () => {
-      const got = ids(fire.probes);
-      assert.ok(got.includes(id), got.join(' '));
-    });
-    it(`${id}: quiet on ${quiet.name}`, () => {
-      const got = ids(quiet.probes);
-      assert.ok(!got.includes(id), got.join(' '));
-    });
-  }
+  firesAndQuietTests(cases, ids);
 
   it('the reflection evidence shows the reflected text', () => {
     const rec = recording({
@@ -201,31 +190,7 @@ const PIECES = [
   '__proto__',
 ];
 
-/** A field value: pieces, or any text a parser would let through (no CR, LF or NUL). */
-const hostileValue = (g: Gen): string =>
-  g.chance(0.7) ? g.string(PIECES, 6) : g.anyString(24).replace(/[\r\n\0]/g, '');
-
-function hostileExchange(g: Gen, names: readonly string[], url: string): ExchangeSpec {
-  const headers: [string, string][] = [];
-  for (const name of names) if (g.chance(0.6)) headers.push([name, hostileValue(g)]);
-  if (g.chance(0.2)) headers.push([g.pick(names), hostileValue(g)]); // a repeated field line
-  return {
-    url,
-    status: g.pick([200, 204, 206, 301, 302, 303, 304, 307, 308, 400, 404, 405, 500, 599]),
-    headers,
-    body: g.string(PIECES, 6),
-    requestHeaders: headers.length > 0 && g.chance(0.5) ? [headers[0]!] : [],
-  };
-}
-
-function assertWellFormed(findings: readonly Finding[], area: string): void {
-  for (const f of findings) {
-    assert.equal(f.area, area);
-    assert.ok(f.id.startsWith(`${area}.`), f.id);
-    assert.doesNotMatch(f.message, /[\r\n]/);
-    assert.doesNotMatch(f.evidence, /[\r\n]/);
-  }
-}
+const { hostileExchange } = hostileFuzz(PIECES);
 
 describe('a hostile site cannot break the jsonp check', () => {
   it('random JSONP answers: no throw, well-formed findings', () => {

@@ -21,7 +21,7 @@ import {
   WRONG_ETAG,
 } from '../../src/inspect/types.js';
 import { type BROKEN_PATHS, type BrokenSite, startBrokenSite } from '../helpers/broken-site.js';
-import { type NginxSite, nginxAvailable, startNginxSite } from '../helpers/nginx-site.js';
+import { NGINX_SUITE, type NginxSite, startNginxSite } from '../helpers/nginx-site.js';
 import { REPO_ROOT } from '../helpers/page-server.js';
 import { testTls } from '../helpers/tls.js';
 
@@ -407,6 +407,17 @@ describe('record: failures are recorded, not thrown', () => {
 
 describe('record: Gatehouse itself (examples/site, defaults)', () => {
   const SITE = join(REPO_ROOT, 'examples/site');
+  /** Gatehouse on the example site over HTTPS with the test PKI, not yet listening. */
+  const tlsApp = async () => {
+    const files = await testTls();
+    const app = createServer({
+      root: SITE,
+      listen: { host: '127.0.0.1', port: 0 },
+      log: { format: 'off' },
+      tls: { cert: files.cert, key: files.key },
+    });
+    return { files, app };
+  };
 
   it('plain HTTP/1.1: the check runs end to end; zero errors and zero warnings on pages and assets', async () => {
     const app = createServer({ root: SITE, listen: { host: '127.0.0.1', port: 0 }, log: { format: 'off' } });
@@ -438,13 +449,7 @@ describe('record: Gatehouse itself (examples/site, defaults)', () => {
   });
 
   it('HTTPS with the test PKI: HTTP/2 by ALPN, one connection, the certificate trusted', async () => {
-    const files = await testTls();
-    const app = createServer({
-      root: SITE,
-      listen: { host: '127.0.0.1', port: 0 },
-      log: { format: 'off' },
-      tls: { cert: files.cert, key: files.key },
-    });
+    const { files, app } = await tlsApp();
     let handshakes = 0;
     app.server.on('secureConnection', () => handshakes++);
     const { port } = await app.listen();
@@ -477,13 +482,7 @@ describe('record: Gatehouse itself (examples/site, defaults)', () => {
   });
 
   it('http -> https redirect: the chain crosses schemes, TLS facts are of the final URL', async () => {
-    const files = await testTls();
-    const app = createServer({
-      root: SITE,
-      listen: { host: '127.0.0.1', port: 0 },
-      log: { format: 'off' },
-      tls: { cert: files.cert, key: files.key },
-    });
+    const { files, app } = await tlsApp();
     const { port } = await app.listen();
     const plain = createHttpServer((req, res) => {
       res.writeHead(308, { location: `https://localhost:${port}${req.url}` });
@@ -507,13 +506,7 @@ describe('record: Gatehouse itself (examples/site, defaults)', () => {
   });
 
   it('HTTPS, CA not given: unreachable naming the certificate; --insecure records it untrusted', async () => {
-    const files = await testTls();
-    const app = createServer({
-      root: SITE,
-      listen: { host: '127.0.0.1', port: 0 },
-      log: { format: 'off' },
-      tls: { cert: files.cert, key: files.key },
-    });
+    const { app } = await tlsApp();
     const { port } = await app.listen();
     try {
       const url = `https://localhost:${port}/`;
@@ -528,10 +521,7 @@ describe('record: Gatehouse itself (examples/site, defaults)', () => {
   });
 });
 
-describe('record: nginx with a hand-written config', {
-  // CI installs nginx (.ci/run): there a missing one fails instead of leaving the cases out.
-  skip: !nginxAvailable() && process.env.CI !== 'true' && 'no /usr/sbin/nginx',
-}, () => {
+describe('record: nginx with a hand-written config', NGINX_SUITE, () => {
   let nginx: NginxSite;
   before(async () => {
     nginx = await startNginxSite();

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkRedirects, resolveRedirectTarget } from '../../src/inspect/checks/redirects.js';
-import type { Finding } from '../../src/inspect/types.js';
-import { forAll, type Gen, ITERATIONS } from '../helpers/random.js';
+import { assertWellFormed, hostileFuzz } from '../helpers/inspect-cases.js';
+import { forAll, ITERATIONS } from '../helpers/random.js';
 import { type ExchangeSpec, recording } from '../helpers/recording.js';
 
 const A = 'http://site.example/a';
@@ -293,31 +293,7 @@ const PIECES = [
   '__proto__',
 ];
 
-/** A field value: pieces, or any text a parser would let through (no CR, LF or NUL). */
-const hostileValue = (g: Gen): string =>
-  g.chance(0.7) ? g.string(PIECES, 6) : g.anyString(24).replace(/[\r\n\0]/g, '');
-
-function hostileExchange(g: Gen, names: readonly string[], url: string): ExchangeSpec {
-  const headers: [string, string][] = [];
-  for (const name of names) if (g.chance(0.6)) headers.push([name, hostileValue(g)]);
-  if (g.chance(0.2)) headers.push([g.pick(names), hostileValue(g)]); // a repeated field line
-  return {
-    url,
-    status: g.pick([200, 204, 206, 301, 302, 303, 304, 307, 308, 400, 404, 405, 500, 599]),
-    headers,
-    body: g.string(PIECES, 6),
-    requestHeaders: headers.length > 0 && g.chance(0.5) ? [headers[0]!] : [],
-  };
-}
-
-function assertWellFormed(findings: readonly Finding[], area: string): void {
-  for (const f of findings) {
-    assert.equal(f.area, area);
-    assert.ok(f.id.startsWith(`${area}.`), f.id);
-    assert.doesNotMatch(f.message, /[\r\n]/);
-    assert.doesNotMatch(f.evidence, /[\r\n]/);
-  }
-}
+const { hostileExchange } = hostileFuzz(PIECES);
 
 describe('a hostile site cannot break the redirects check', () => {
   it('random chains: no throw, well-formed findings', () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkSecurity, type Hsts, parseHsts } from '../../src/inspect/checks/security.js';
-import type { Finding, Recording, Severity } from '../../src/inspect/types.js';
+import type { Recording, Severity } from '../../src/inspect/types.js';
+import { type FindingCase, findingTableTests } from '../helpers/inspect-cases.js';
 import { type ExchangeSpec, recording } from '../helpers/recording.js';
 
 const HTTPS = 'https://site.example/';
@@ -33,9 +34,7 @@ const SEVERITY: Record<string, Severity> = {
   'security.version-leak': 'info',
 };
 
-type Case = [condition: string, rec: Recording, id: string, fires: boolean];
-
-const CASES: Case[] = [
+const CASES: FindingCase[] = [
   ['no X-Content-Type-Options', at(HTTP, {}), 'security.nosniff-missing', true],
   [
     'X-Content-Type-Options: sniff',
@@ -182,40 +181,8 @@ const CASES: Case[] = [
   ],
 ];
 
-function find(findings: Finding[], id: string): Finding | undefined {
-  return findings.find((f) => f.id === id);
-}
-
 describe('security header checks (issue 16 item 8)', () => {
-  for (const [condition, rec, id, fires] of CASES) {
-    it(`${condition} -> ${fires ? '' : 'no '}${id}`, () => {
-      const findings = checkSecurity(rec);
-      const f = find(findings, id);
-      if (!fires) {
-        assert.equal(f, undefined, `unexpected ${id}: ${f?.message}`);
-        return;
-      }
-      assert.ok(f, `expected ${id}, got ${findings.map((x) => x.id).join(', ')}`);
-      assert.equal(f.severity, SEVERITY[id]);
-      assert.equal(f.area, 'security');
-      assert.ok(f.message.length > 0 && !f.message.includes('\n') && !f.message.endsWith('.'));
-      assert.ok(f.evidence.length > 0);
-      assert.ok(f.rfc.length > 0);
-    });
-  }
-
-  it('every finding id has a case that fires it and one that keeps it quiet', () => {
-    for (const id of Object.keys(SEVERITY)) {
-      assert.ok(
-        CASES.some((c) => c[2] === id && c[3]),
-        `${id} never fires`,
-      );
-      assert.ok(
-        CASES.some((c) => c[2] === id && !c[3]),
-        `${id} never stays quiet`,
-      );
-    }
-  });
+  findingTableTests({ area: 'security', check: checkSecurity, cases: CASES, severity: SEVERITY, rfc: /./s });
 
   it('primary failed -> nothing', () => {
     assert.deepEqual(checkSecurity(recording({ probes: { primary: { error: 'ECONNREFUSED' } } })), []);

@@ -6,6 +6,7 @@ import { authSchema, headersSchema, rateLimitSchema, trustProxySchema } from './
 import { corsSchema } from './cors.js';
 import { jsonpSchema, redirectsSchema } from './jsonp.js';
 import { proxySchema } from './proxy.js';
+import { redisSchema } from './redis.js';
 import { tlsSchema } from './tls.js';
 import { websocketSchema } from './websocket.js';
 
@@ -286,6 +287,7 @@ export const configSchema = z
     headers: headersSchema.default([]),
     trustProxy: trustProxySchema.default([]),
     tls: tlsSchema.optional(),
+    redis: redisSchema.optional(),
   })
   .describe('Gatehouse configuration (gatehouse.config.json).');
 

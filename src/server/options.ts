@@ -8,6 +8,7 @@ import type { LimitsOptions } from './limits.js';
 import type { LogOptions } from './log.js';
 import type { ProxyRouteOptions } from './proxy/handler.js';
 import type { RedirectRule } from './redirects.js';
+import type { RedisOptions } from './redis/connection.js';
 import type { StaticOptions } from './static/files.js';
 import type { CacheRule } from './static/policy.js';
 import type { TlsOptions } from './tls/options.js';
@@ -43,4 +44,6 @@ export interface ServerOptions {
   trustProxy: string[];
   /** HTTPS (and HTTP/2) on the main listener. */
   tls?: TlsOptions | undefined;
+  /** The Redis server instances share (redis/connection.ts). */
+  redis?: RedisOptions | undefined;
 }

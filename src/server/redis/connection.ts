@@ -1,0 +1,110 @@
+// The Redis connection features share (issue 17), on ioredis (loaded only when a feature uses Redis).
+// Commands fail at once while Redis is unreachable (no offline queue), so every caller has its own
+// fallback (a cache miss, the rate limit's failOpen, local-only fan-out); the client reconnects on
+// its own. An outage is logged once when it starts and once when it ends, never per request.
+import { createRequire } from 'node:module';
+import type { RedisOptions as IoRedisOptions, Redis as RedisClient } from 'ioredis';
+import type { Logger } from '../log.js';
+
+export interface RedisOptions {
+  url: string;
+  keyPrefix: string;
+}
+
+export interface RedisConnection {
+  /** For commands (GET, SET, EVALSHA, PUBLISH ...). */
+  readonly client: RedisClient;
+  /** A second connection for SUBSCRIBE (a subscribed connection takes no other commands), made on first use. */
+  subscriber(): RedisClient;
+  /** `keyPrefix` + the parts joined with ':'; the same for channel names. */
+  key(...parts: string[]): string;
+  /** True while the command connection is ready. */
+  isUp(): boolean;
+  /** Calls `fn(up)` on every change between reachable and unreachable. */
+  onStateChange(fn: (up: boolean) => void): () => void;
+  close(): Promise<void>;
+}
+
+/** How long a connect attempt may take, and the reconnect backoff's steps and cap. */
+const CONNECT_TIMEOUT_MS = 2000;
+const RETRY_STEP_MS = 100;
+const RETRY_CAP_MS = 2000;
+
+// biome-ignore lint/suspicious/noExplicitAny: ioredis's CommonJS export shape
+const loadIoRedis = (): any => createRequire(import.meta.url)('ioredis');
+
+function clientOptions(): IoRedisOptions {
+  return {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    retryStrategy: (times) => Math.min(times * RETRY_STEP_MS, RETRY_CAP_MS),
+    // A Redis that restarts loses its scripts: callers use EVALSHA with an EVAL fallback.
+    lazyConnect: false,
+  };
+}
+
+export function connectRedis(o: RedisOptions & { logger: Logger }): RedisConnection {
+  const IoRedis = loadIoRedis();
+  const Ctor = (IoRedis.default ?? IoRedis.Redis ?? IoRedis) as new (
+    url: string,
+    opts: IoRedisOptions,
+  ) => RedisClient;
+  const client = new Ctor(o.url, clientOptions());
+  let sub: RedisClient | undefined;
+  let up = false;
+  let everUp = false;
+  const listeners = new Set<(up: boolean) => void>();
+  const where = redactedUrl(o.url);
+  const set = (next: boolean, reason?: string) => {
+    if (next === up) return;
+    up = next;
+    if (next) {
+      if (everUp) o.logger.info({ redis: where }, 'redis: reachable again');
+      everUp = true;
+    } else {
+      o.logger.warn({ redis: where, reason }, 'redis: unreachable; features fall back until it returns');
+    }
+    for (const fn of listeners) fn(next);
+  };
+  client.on('ready', () => set(true));
+  // 'error' is emitted on every failed reconnect: only the transition is logged.
+  client.on('error', (err: Error) => set(false, err.message));
+  client.on('end', () => set(false, 'connection closed'));
+  client.on('close', () => {
+    if (up) set(false, 'connection closed');
+  });
+  return {
+    client,
+    subscriber() {
+      if (sub === undefined) {
+        sub = new Ctor(o.url, { ...clientOptions(), enableOfflineQueue: true });
+        sub.on('error', () => {});
+      }
+      return sub;
+    },
+    key: (...parts) => o.keyPrefix + parts.join(':'),
+    isUp: () => up,
+    onStateChange(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    async close() {
+      listeners.clear();
+      await Promise.allSettled([client.quit(), sub?.quit()]);
+      client.disconnect();
+      sub?.disconnect();
+    },
+  };
+}
+
+/** The URL without its password, for logs. */
+export function redactedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return 'redis://(unparsable url)';
+  }
+}

@@ -1,0 +1,60 @@
+// The shared Redis connection against a real redis-server: commands, key prefix, and an outage
+// logged once when it starts and once when it ends (not per failed command), with recovery.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { connectRedis, type RedisConnection, redactedUrl } from '../../src/server/redis/connection.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
+import { waitUntil } from '../helpers/wait.js';
+
+function memoryLogger() {
+  const lines: { level: string; msg: string }[] = [];
+  const at = (level: string) => (o: object | string, msg?: string) =>
+    lines.push({ level, msg: typeof o === 'string' ? o : (msg ?? '') });
+  return {
+    lines,
+    logger: { info: at('info'), warn: at('warn'), error: at('error'), isLevelEnabled: () => true },
+  };
+}
+
+describe('redis connection (real redis-server)', () => {
+  let redis: TestRedis;
+  let conn: RedisConnection;
+  const log = memoryLogger();
+  before(async () => {
+    redis = await startRedis();
+    conn = connectRedis({ url: redis.url, keyPrefix: 'gh-test:', logger: log.logger });
+    await waitUntil('connected', () => conn.isUp());
+  });
+  after(async () => {
+    await conn.close();
+    await redis.close();
+  });
+
+  it('runs commands; key() prefixes', async () => {
+    assert.equal(conn.key('cache', 'x'), 'gh-test:cache:x');
+    await conn.client.set(conn.key('k'), 'v');
+    assert.equal(await conn.client.get('gh-test:k'), 'v');
+  });
+
+  it('outage: commands fail at once, one warn line; recovery: one info line', async () => {
+    const changes: boolean[] = [];
+    conn.onStateChange((up) => changes.push(up));
+    await redis.stop();
+    await waitUntil('seen down', () => !conn.isUp());
+    for (let i = 0; i < 20; i++) await assert.rejects(conn.client.get(conn.key('k')));
+    await redis.start();
+    await waitUntil('seen up', () => conn.isUp());
+    assert.deepEqual(changes, [false, true]);
+    assert.equal(log.lines.filter((l) => l.level === 'warn').length, 1);
+    assert.deepEqual(
+      log.lines.filter((l) => l.level === 'info').map((l) => l.msg),
+      ['redis: reachable again'],
+    );
+    await conn.client.set(conn.key('k2'), 'v2');
+    assert.equal(await conn.client.get(conn.key('k2')), 'v2');
+  });
+
+  it('redactedUrl hides the password', () => {
+    assert.equal(redactedUrl('redis://user:secret@127.0.0.1:6379/0'), 'redis://user:***@127.0.0.1:6379/0');
+  });
+});

@@ -14,6 +14,7 @@ import { accessLogger, createLogger, type Logger } from './log.js';
 import type { ServerOptions } from './options.js';
 import { limitPipelining } from './pipelining.js';
 import { createProxy } from './proxy/handler.js';
+import { createRedisPool } from './redis/pool.js';
 import { refuseBadHead } from './request-head.js';
 import type { Route } from './routes.js';
 import { createStaticHandler, type StaticHandler } from './static/handler.js';
@@ -55,7 +56,8 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     onError: (err, req: IncomingMessage) =>
       logger.error({ err, method: req.method, url: req.url }, 'request failed'),
   });
-  const ctx: StepContext = { logger, clientAddress: createClientAddress(options.trustProxy) };
+  const redis = createRedisPool(options.redis, logger);
+  const ctx: StepContext = { logger, clientAddress: createClientAddress(options.trustProxy), redis };
   const proxy = createProxy(options.proxy, {
     ctx,
     cachePolicy: options.cachePolicy,
@@ -124,6 +126,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     websocket,
     pipelined,
     tls,
+    redis,
     connections: connectionsOf(server),
     redirectListener: (httpsPort, before) =>
       createRedirectListener(options, { logger, httpsPort, before, onError: internalErrorHandler(logger) }),

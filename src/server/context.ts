@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from './log.js';
+import type { RedisPool } from './redis/pool.js';
 
 /** A request step: true when it has taken the request (answered it or is answering it); false
  *  passes it on. Sync steps cost no promise. */
@@ -30,6 +31,8 @@ export interface StepContext {
   /** The client address that counts for this request (the socket peer, or X-Forwarded-For /
    *  Forwarded from a trusted proxy). */
   readonly clientAddress: (req: IncomingMessage) => string;
+  /** Shared Redis connections (issue 17); set by createGatehouse, absent in contexts tests build by hand. */
+  readonly redis?: RedisPool;
 }
 
 /** Facts that earlier steps establish about one request and later steps read. */

@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import type { ServerOptions } from '../options.js';
 import type { PipeliningTracker } from '../pipelining.js';
 import type { Proxy as ReverseProxy } from '../proxy/handler.js';
+import type { RedisPool } from '../redis/pool.js';
 import type { AcmeForServer } from '../tls/acme-server.js';
 import type { TlsListener, TlsServer } from '../tls/listener.js';
 import type { WebSocketEndpoints } from '../websocket.js';
@@ -65,6 +66,8 @@ export interface ServerParts {
   readonly websocket: WebSocketEndpoints;
   readonly pipelined: PipeliningTracker;
   readonly tls: TlsListener | undefined;
+  /** Redis connections the features opened (closed last). */
+  readonly redis: RedisPool;
   readonly connections: Connections;
   /** The plain-HTTP listener beside the TLS one (listen.httpPort), made once the HTTPS port is known. */
   readonly redirectListener: (httpsPort: number, before: readonly Step[]) => Server;
@@ -148,8 +151,10 @@ export async function listen(
  * whose close rejects is logged and does not stop the others or the shutdown: close() always resolves.
  */
 async function closeParts(p: ServerParts, wsClosed: Promise<void>): Promise<void> {
-  const parts = ['websocket', 'proxy'] as const;
+  const parts = ['websocket', 'proxy', 'redis'] as const;
+  // Redis last: the proxy and the endpoints may still publish or store while they close.
   const results = await Promise.allSettled([wsClosed, p.proxy.close()]);
+  results.push(...(await Promise.allSettled([p.redis.close()])));
   for (const [i, r] of results.entries()) {
     if (r.status === 'rejected') p.logger.error({ err: r.reason, part: parts[i] }, 'shutdown: close failed');
   }

@@ -1,0 +1,35 @@
+// One Redis connection per server address for every feature of one Gatehouse (issue 17): the
+// top-level `redis`, or a feature's own `redis: { url }` override. Connected on first use; closed
+// with the server.
+import type { Logger } from '../log.js';
+import { connectRedis, type RedisConnection, type RedisOptions } from './connection.js';
+
+export interface RedisPool {
+  /** The connection for the top-level `redis`, or for a feature's override of it. */
+  get(override?: Partial<RedisOptions>): RedisConnection;
+  close(): Promise<void>;
+}
+
+export function createRedisPool(base: RedisOptions | undefined, logger: Logger): RedisPool {
+  const open = new Map<string, RedisConnection>();
+  return {
+    get(override) {
+      const url = override?.url ?? base?.url;
+      if (url === undefined)
+        throw new TypeError('a feature is set to Redis but no top-level redis.url is configured');
+      const keyPrefix = override?.keyPrefix ?? base?.keyPrefix ?? 'gatehouse:';
+      const id = `${url} ${keyPrefix}`;
+      let c = open.get(id);
+      if (c === undefined) {
+        c = connectRedis({ url, keyPrefix, logger });
+        open.set(id, c);
+      }
+      return c;
+    },
+    async close() {
+      const all = [...open.values()];
+      open.clear();
+      await Promise.allSettled(all.map((c) => c.close()));
+    },
+  };
+}

@@ -105,3 +105,15 @@ export function refuseBadHead(req: IncomingMessage): EntryRefusal | undefined {
   if (head.kind === 'ok') return undefined;
   return { entry: ERRORS.badRequest, detail: head.detail, headers: { Connection: 'close' } };
 }
+
+/**
+ * Whether the request has content to read. RFC 9112 §6.3: in HTTP/1.1 only Transfer-Encoding or a
+ * Content-Length above 0 announce it. RFC 9113 §8.1: in HTTP/2 a request has content unless its
+ * HEADERS frame ended the stream (Content-Length is optional there; 0 still means none).
+ */
+export function requestHasContent(req: IncomingMessage): boolean {
+  const cl = req.headers['content-length'];
+  if (req.httpVersionMajor === 2)
+    return (req as { endedWithHead?: boolean }).endedWithHead !== true && cl !== '0';
+  return req.headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0');
+}

@@ -11,6 +11,7 @@ import { ERRORS, type ErrorEntry, sendError } from './errors.js';
 import { compileJsonp, type JsonpOptions, queryOf } from './jsonp.js';
 import type { LimitsOptions } from './limits.js';
 import { planAnswer } from './reply.js';
+import { requestHasContent } from './request-head.js';
 import { targetPath } from './static/path.js';
 import { writeHeadMerged } from './vary.js';
 
@@ -123,13 +124,12 @@ const ANSWERED: Body = Object.freeze({ kind: 'answered' });
  * Reads a JSON request body of at most `maxBytes`. Answers 413 (Content-Length over the limit, or
  * a chunked body growing past it: reading stops, the connection closes after the answer so the
  * rest is never read), 415 (not JSON, a charset other than UTF-8, or a content coding), 400 (not
- * UTF-8 or not JSON). A request without a body (no Content-Length or Transfer-Encoding, RFC 9112
- * §6.3, or zero bytes) gives `undefined`.
+ * UTF-8 or not JSON). A request without a body (requestHasContent: RFC 9112 §6.3, RFC 9113 §8.1,
+ * or zero bytes) gives `undefined`.
  */
 function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBytes: number): Body | Promise<Body> {
-  const te = req.headers['transfer-encoding'];
+  if (!requestHasContent(req)) return NO_BODY;
   const cl = req.headers['content-length'];
-  if (te === undefined && (cl === undefined || cl === '0')) return NO_BODY;
   // Answering before the body is read: close the connection when the unread rest may be large,
   // rather than letting node read and discard it to keep the connection alive.
   const close = { Connection: 'close' };

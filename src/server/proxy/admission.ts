@@ -2,6 +2,7 @@
 // then the exchange (forward.ts); the one retry of an idempotent request on a connect failure.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ERRORS, sendError } from '../errors.js';
+import { requestHasContent } from '../request-head.js';
 import { type ForwardHooks, setFields } from './cache.js';
 import { Exchange } from './forward.js';
 import { type Route, upstreamTarget } from './routes.js';
@@ -34,9 +35,8 @@ export function forward(
     return;
   }
   const o = route.o;
-  const te = req.headers['transfer-encoding'];
   const cl = req.headers['content-length'];
-  const hasBody = te !== undefined || (cl !== undefined && cl !== '0');
+  const hasBody = requestHasContent(req);
   if (o.maxBodyBytes !== undefined && cl !== undefined && Number(cl) > o.maxBodyBytes) {
     // Refused before the upstream is contacted; the unread body makes the connection unusable.
     sendError(req, res, ERRORS.contentTooLarge, 'The request body is larger than this route accepts.', {

@@ -41,6 +41,8 @@ export class H2Request extends Readable {
   method: string;
   url: string;
   aborted = false;
+  /** The HEADERS frame ended the stream: no content follows (request-head.ts requestHasContent). */
+  readonly endedWithHead: boolean;
   readonly trailers: IncomingHttpHeaders = {};
   readonly rawTrailers: string[] = [];
   #ended = false;
@@ -60,6 +62,7 @@ export class H2Request extends Readable {
     this.url = (headers[':path'] as string | undefined) ?? '';
     // RFC 9113 §8.1: a HEADERS frame with END_STREAM carries a request without content.
     this.#ended = endStream;
+    this.endedWithHead = endStream;
   }
 
   get connection(): TLSSocket {

@@ -35,13 +35,13 @@ export const groups = [
     name: 'https-h1',
     title: 'HTTPS over HTTP/1.1 (ALPN http/1.1): new connections and keep-alive 1 KB GETs',
     subject: 'gatehouse',
-    servers: ['gatehouse', 'node-https', 'nginx'],
+    servers: ['gatehouse', 'node-https', 'node-https-fields', 'nginx'],
   },
   {
     name: 'https-h2',
     title: 'HTTP/2 over TLS (ALPN h2): 1 KB GETs, many streams per connection',
     subject: 'gatehouse',
-    servers: ['gatehouse', 'node-http2', 'nginx'],
+    servers: ['gatehouse', 'node-http2', 'node-http2-fields', 'nginx'],
   },
 ];
 

@@ -7,7 +7,21 @@ import https from 'node:https';
 import { exitWithParent, requestedPort } from './runtime.mjs';
 
 const body = Buffer.alloc(1024, 'x');
-const headers = { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length) };
+// BENCH_TLS_FIELDS=gatehouse: the fields Gatehouse sends for the fixture's 1k.txt (validators, caching,
+// Vary, nosniff), so the row shows what those fields cost in Node apart from Gatehouse's own code.
+const headers =
+  process.env.BENCH_TLS_FIELDS === 'gatehouse'
+    ? {
+        'content-type': 'text/plain; charset=utf-8',
+        'content-length': String(body.length),
+        etag: '"SavWW79_fkDHBVCT7S4_118vYC8"',
+        'cache-control': 'no-cache',
+        'last-modified': 'Wed, 25 Nov 2026 01:49:35 GMT',
+        vary: 'Accept-Encoding',
+        'accept-ranges': 'bytes',
+        'x-content-type-options': 'nosniff',
+      }
+    : { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length) };
 const tls = {
   cert: readFileSync(process.env.BENCH_TLS_CERT),
   key: readFileSync(process.env.BENCH_TLS_KEY),

@@ -9,11 +9,17 @@ import { startServerProcess } from '../lib/proc.mjs';
 import { currentBuild, startGatehouse, unavailableFor } from './gatehouse.mjs';
 import { nginxUnavailable, startNginx } from './nginx.mjs';
 
-function startCeiling(mode, dir, tls) {
+function startCeiling(mode, dir, tls, fields = 'minimal') {
   return startServerProcess({
     cmd: process.execPath,
     args: [fileURLToPath(new URL('../children/node-tls-ceiling.mjs', import.meta.url)), dir],
-    env: { NODE_ENV: 'production', BENCH_TLS_MODE: mode, BENCH_TLS_CERT: tls.cert, BENCH_TLS_KEY: tls.key },
+    env: {
+      NODE_ENV: 'production',
+      BENCH_TLS_MODE: mode,
+      BENCH_TLS_CERT: tls.cert,
+      BENCH_TLS_KEY: tls.key,
+      BENCH_TLS_FIELDS: fields,
+    },
     readyLine: /listening on https:\/\/127\.0\.0\.1:(\d+)/,
     expectComm: 'node',
   });
@@ -38,6 +44,18 @@ export const httpsServers = [
   },
   { name: 'node-https', reference: true, start: (dir, tls) => startCeiling('https', dir, tls) },
   { name: 'node-http2', reference: true, start: (dir, tls) => startCeiling('h2', dir, tls) },
+  // The same servers sending Gatehouse's fields for 1k.txt: not a target, the part of the gap the
+  // fields themselves cost in Node (header validation and encoding, HPACK, more bytes to encrypt).
+  {
+    name: 'node-https-fields',
+    reference: true,
+    start: (dir, tls) => startCeiling('https', dir, tls, 'gatehouse'),
+  },
+  {
+    name: 'node-http2-fields',
+    reference: true,
+    start: (dir, tls) => startCeiling('h2', dir, tls, 'gatehouse'),
+  },
   {
     name: 'nginx',
     unavailable: nginxUnavailable,

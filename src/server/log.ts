@@ -82,7 +82,8 @@ export function logCacheStatus(res: ServerResponse, value: string): void {
 
 /**
  * Logs each request once it finished (or 499 when the client went away first): method, target,
- * status, bytes sent on the connection for it (head and body, like nginx's $bytes_sent), time, peer,
+ * status, bytes sent on the connection for it (head and body, like nginx's $bytes_sent; on HTTP/2 the
+ * stream's body bytes, like $body_bytes_sent, since streams share the connection), time, peer,
  * and `cache`, the Cache-Status of a proxy cache answer.
  */
 export function accessLogger(
@@ -96,11 +97,13 @@ export function accessLogger(
     res.once('close', () => {
       const status = res.writableFinished ? res.statusCode : 499;
       const cache = (res as Noted)[CACHE_STATUS];
+      // HTTP/2: the stream's own DATA bytes (tls/h2-exchange.ts); streams share the connection's counter.
+      const own = (res as { bytesSent?: number }).bytesSent;
       logger.info({
         method: req.method,
         url: req.url,
         status,
-        bytes: socket.bytesWritten - sentBefore,
+        bytes: own ?? socket.bytesWritten - sentBefore,
         ms: Math.round((performance.now() - start) * 10) / 10,
         remote: socket.remoteAddress,
         ...(cache === undefined ? {} : { cache }),

@@ -48,7 +48,7 @@ describe('HTTP/2 streams without the compatibility layer', () => {
   let app: Gatehouse;
   let session: ClientHttp2Session;
   let base: string;
-  const logged: { status?: number; url?: string }[] = [];
+  const logged: { status?: number; url?: string; bytes?: number }[] = [];
 
   before(async () => {
     dir = makeSite({
@@ -75,7 +75,8 @@ describe('HTTP/2 streams without the compatibility layer', () => {
     ];
     const logger: Logger = {
       info: (o: object | string) => {
-        if (typeof o === 'object' && 'status' in o) logged.push(o as { status?: number; url?: string });
+        if (typeof o === 'object' && 'status' in o)
+          logged.push(o as { status?: number; url?: string; bytes?: number });
       },
       warn() {},
       error() {},
@@ -156,12 +157,24 @@ describe('HTTP/2 streams without the compatibility layer', () => {
     assert.equal(r.body.length, 0);
   });
 
+  it("the access log's bytes are the stream's own, not the connection's, while another stream downloads", async () => {
+    const big = h2(session, { ':method': 'GET', ':path': '/big.bin', 'x-n': 'concurrent' });
+    const small = await h2(session, { ':method': 'GET', ':path': '/index.html' });
+    await big;
+    await waitUntil('logged', () => logged.filter((l) => l.url === '/index.html').length > 0);
+    const line = logged.filter((l) => l.url === '/index.html').at(-1)!;
+    assert.equal(line.bytes, small.body.length);
+    const bigLine = logged.filter((l) => l.url === '/big.bin').at(-1)!;
+    assert.equal(bigLine.bytes, 4 * 1024 * 1024);
+  });
+
   it('a stream reset mid-download -> the response closes without finishing; the server keeps serving', async () => {
+    const before = logged.length;
     const s = session.request({ ':method': 'GET', ':path': '/big.bin' });
     await new Promise<void>((resolve) => s.once('data', () => resolve()));
     s.close(constants.NGHTTP2_CANCEL);
-    await waitUntil('logged', () => logged.some((l) => l.url === '/big.bin'));
-    const line = logged.find((l) => l.url === '/big.bin')!;
+    await waitUntil('logged', () => logged.slice(before).some((l) => l.url === '/big.bin'));
+    const line = logged.slice(before).find((l) => l.url === '/big.bin')!;
     // The access log's status for a client that went away (DESIGN: 499 in logs only).
     assert.equal(line.status, 499);
     const r = await h2(session, { ':method': 'GET', ':path': '/index.html' });

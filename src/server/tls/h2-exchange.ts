@@ -117,6 +117,9 @@ export class H2Request extends Readable {
 /** The response side: writeHead goes straight to `stream.respond`, the body to the stream. */
 export class H2Response extends Stream {
   statusCode = 200;
+  /** DATA payload bytes handed to the stream: the access log's `bytes` on HTTP/2, where the
+   *  connection's counter mixes every concurrent stream. */
+  bytesSent = 0;
   sendDate = true;
   writable = true;
   #fields: Fields | undefined;
@@ -280,6 +283,7 @@ export class H2Response extends Stream {
       if (done !== undefined) process.nextTick(done);
       return true;
     }
+    this.bytesSent += typeof chunk === 'string' ? Buffer.byteLength(chunk, enc) : chunk.byteLength;
     const ok = enc === undefined ? stream.write(chunk, done) : stream.write(chunk, enc, done);
     if (!ok && !this.#drain) {
       this.#drain = true;
@@ -315,6 +319,7 @@ export class H2Response extends Stream {
     }
     this.#ending = true;
     if (stream.writableEnded) return this;
+    if (!empty) this.bytesSent += typeof body === 'string' ? Buffer.byteLength(body, enc) : body.byteLength;
     if (empty) stream.end();
     else if (enc === undefined) stream.end(body);
     else stream.end(body, enc);

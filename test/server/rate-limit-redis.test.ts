@@ -1,0 +1,215 @@
+// limits.rateLimit.store "redis" (issue 17) against a real redis-server: two Gatehouse instances on
+// one Redis count a client together with the same fields as the in-process store; Redis stopped ->
+// open or closed as configured, then recovery; a hung Redis (SIGSTOP) logged once each way; the
+// script survives SCRIPT FLUSH (EVALSHA falls back to EVAL); keys expire when the bucket is full again.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ConfigError, parseConfig } from '../../src/config/load.js';
+import { createRedisBucketStore } from '../../src/server/rate-limit-redis.js';
+import { connectRedis, type RedisConnection } from '../../src/server/redis/connection.js';
+import { get, makeSite, type Res, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
+import { waitUntil } from '../helpers/wait.js';
+
+// 0.1 tokens/s: nothing refills while a test runs, however slow the machine.
+const SLOW = { requestsPerSec: 0.1, burst: 3 };
+
+function memoryLogger() {
+  const lines: { level: string; msg: string }[] = [];
+  const at = (level: string) => (o: object | string, msg?: string) =>
+    lines.push({ level, msg: typeof o === 'string' ? o : (msg ?? '') });
+  return {
+    lines,
+    logger: { info: at('info'), warn: at('warn'), error: at('error'), isLevelEnabled: () => true },
+  };
+}
+
+const from = (localAddress: string) => ({ localAddress, headers: { accept: 'application/json' } });
+
+describe('rate limit store redis (real redis-server)', () => {
+  let redis: TestRedis;
+  let dir: string;
+  let a: TestServer;
+  let b: TestServer;
+  let closedA: TestServer;
+  let probe: RedisConnection;
+  before(async () => {
+    redis = await startRedis();
+    dir = makeSite({ 'index.html': '<!doctype html><title>x</title>' });
+    const config = (redisDown: 'open' | 'closed') => ({
+      redis: { url: redis.url },
+      limits: { rateLimit: { ...SLOW, store: 'redis' as const, redisDown } },
+    });
+    [a, b, closedA] = await Promise.all([
+      startServer(dir, config('open')),
+      startServer(dir, config('open')),
+      startServer(dir, config('closed')),
+    ]);
+    probe = connectRedis({ url: redis.url, keyPrefix: 'gatehouse:', logger: memoryLogger().logger });
+    await waitUntil('probe connected', () => probe.isUp());
+    // Every instance counts (its connection is up) before the tests run.
+    for (const s of [a, b, closedA])
+      await waitUntil(
+        'instance counting',
+        async () => (await get(s.url, '/', from('127.0.0.99'))).headers.ratelimit,
+      );
+  });
+  after(async () => {
+    await Promise.all([a?.close(), b?.close(), closedA?.close()]);
+    await probe?.close();
+    await redis?.close();
+    removeSite(dir);
+  });
+
+  it('two instances count together: the burst used through A and B, the next request on B -> 429', async () => {
+    const addr = '127.0.0.21';
+    const seen: Res[] = [];
+    for (const s of [a, b, a]) seen.push(await get(s.url, '/', from(addr)));
+    assert.deepEqual(
+      seen.map((r) => [
+        r.status,
+        String(r.headers.ratelimit).replace(/;t=\d+$/, ''),
+        r.headers['ratelimit-policy'],
+      ]),
+      [
+        [200, '"default";r=2', '"default";q=3;w=30'],
+        [200, '"default";r=1', '"default";q=3;w=30'],
+        [200, '"default";r=0', '"default";q=3;w=30'],
+      ],
+    );
+    const limited = await get(b.url, '/', from(addr));
+    assert.equal(limited.status, 429);
+    const retry = Number(limited.headers['retry-after']);
+    assert.ok(Number.isInteger(retry) && retry >= 1, `Retry-After ${retry}`);
+    // The same fields as the in-process store: r=0 and t equal to Retry-After on a refusal.
+    assert.equal(limited.headers.ratelimit, `"default";r=0;t=${retry}`);
+    assert.equal(limited.headers['ratelimit-policy'], '"default";q=3;w=30');
+    assert.equal(JSON.parse(limited.text).code, 'too_many_requests');
+    // Another client is not affected.
+    assert.equal((await get(a.url, '/', from('127.0.0.22'))).status, 200);
+  });
+
+  it('the bucket key expires when the bucket would be full again (no later than burst / rate)', async () => {
+    await get(a.url, '/', from('127.0.0.23'));
+    const ttlMs = await probe.client.pttl('gatehouse:rl:127.0.0.23');
+    // One token taken at 0.1/s: full again in 10 s.
+    assert.ok(ttlMs > 0 && ttlMs <= 10_000, `PTTL ${ttlMs}`);
+    const state = await probe.client.hgetall('gatehouse:rl:127.0.0.23');
+    assert.equal(Number(state.t), 2);
+  });
+
+  it('SCRIPT FLUSH (a restarted Redis has no scripts): EVALSHA falls back to EVAL, counting goes on', async () => {
+    await probe.client.script('FLUSH');
+    const r = await get(a.url, '/', from('127.0.0.24'));
+    assert.equal(r.status, 200);
+    assert.match(String(r.headers.ratelimit), /^"default";r=2;t=\d+$/);
+  });
+
+  it('Redis stopped: open lets every request through without fields, closed -> 503 Retry-After: 1; both recover', async () => {
+    await redis.stop();
+    const addr = '127.0.0.25';
+    // Open: the request is not counted and carries no rate-limit fields (nothing was decided).
+    await waitUntil(
+      'open while down',
+      async () => (await get(a.url, '/', from(addr))).headers.ratelimit === undefined,
+    );
+    for (let i = 0; i < 5; i++) {
+      const r = await get(a.url, '/', from(addr));
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.ratelimit, undefined);
+      assert.equal(r.headers['ratelimit-policy'], undefined);
+    }
+    // Closed: 503 (the server cannot check the limit; not the client's fault) with Retry-After.
+    const down = await waitUntil('closed while down', async () => {
+      const r = await get(closedA.url, '/', from(addr));
+      return r.status === 503 ? r : undefined;
+    });
+    assert.equal(down.headers['retry-after'], '1');
+    assert.equal(down.headers.ratelimit, undefined);
+    assert.equal(JSON.parse(down.text).code, 'service_unavailable');
+
+    await redis.start();
+    // Recovery: counted again (the restarted Redis is empty, so the bucket starts full).
+    await waitUntil(
+      'open counting again',
+      async () => (await get(a.url, '/', from('127.0.0.98'))).headers.ratelimit,
+    );
+    await waitUntil(
+      'closed counting again',
+      async () => (await get(closedA.url, '/', from('127.0.0.98'))).status === 200,
+    );
+    const after: number[] = [];
+    for (let i = 0; i < 4; i++)
+      after.push((await get(i % 2 ? b.url : closedA.url, '/', from('127.0.0.26'))).status);
+    assert.deepEqual(after, [200, 200, 200, 429]);
+  });
+});
+
+describe('redis bucket store: a hung Redis (SIGSTOP)', () => {
+  let redis: TestRedis;
+  let conn: RedisConnection;
+  const log = memoryLogger();
+  before(async () => {
+    redis = await startRedis();
+    conn = connectRedis({ url: redis.url, keyPrefix: 'gh-rl:', logger: log.logger });
+    await waitUntil('connected', () => conn.isUp());
+  });
+  after(async () => {
+    redis.resume();
+    await conn.close();
+    await redis.close();
+  });
+
+  it('calls time out (undefined: redisDown applies); logged once when it starts and once when it ends', async () => {
+    const store = createRedisBucketStore({
+      conn,
+      policy: { ratePerSec: 0.1, burst: 2 },
+      timeoutMs: 50,
+      logger: log.logger,
+    });
+    assert.equal((await store.take('192.0.2.1'))?.kind, 'allowed');
+    redis.pause();
+    for (let i = 0; i < 5; i++) assert.equal(await store.take('192.0.2.1'), undefined);
+    assert.deepEqual(
+      log.lines.filter((l) => l.level === 'warn').map((l) => l.msg),
+      ['rate limit: redis did not answer in time; redisDown applies until it does'],
+    );
+    redis.resume();
+    const r = await waitUntil('answering again', () => store.take('192.0.2.2'));
+    assert.equal(r.kind, 'allowed');
+    assert.deepEqual(
+      log.lines.filter((l) => l.level === 'info').map((l) => l.msg),
+      ['rate limit: redis answering in time again'],
+    );
+    assert.equal(log.lines.filter((l) => l.level === 'warn').length, 1);
+  });
+});
+
+describe('rate limit store redis: config', () => {
+  it('store redis without the top-level redis -> ConfigError naming the key', () => {
+    assert.throws(
+      () => parseConfig({ limits: { rateLimit: { ...SLOW, store: 'redis' } } }),
+      (e: Error) =>
+        e instanceof ConfigError &&
+        /limits\.rateLimit\.store: "redis" needs the top-level redis\.url/.test(e.message),
+    );
+  });
+
+  it('defaults: store memory, redisDown open, redisTimeoutMs 50', () => {
+    const c = parseConfig({ limits: { rateLimit: SLOW } });
+    assert.equal(c.limits.rateLimit?.store, 'memory');
+    assert.equal(c.limits.rateLimit?.redisDown, 'open');
+    assert.equal(c.limits.rateLimit?.redisTimeoutMs, 50);
+  });
+
+  it('redisDown other than open|closed -> an issue naming the key', () => {
+    assert.throws(
+      () =>
+        parseConfig({
+          redis: { url: 'redis://127.0.0.1:1' },
+          limits: { rateLimit: { ...SLOW, redisDown: 'maybe' } },
+        }),
+      /limits\.rateLimit\.redisDown/,
+    );
+  });
+});

@@ -4,10 +4,19 @@
 // script survives SCRIPT FLUSH (EVALSHA falls back to EVAL); keys expire when the bucket is full again.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { WebSocket } from 'ws';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
 import { createRedisBucketStore } from '../../src/server/rate-limit-redis.js';
 import { connectRedis, type RedisConnection } from '../../src/server/redis/connection.js';
-import { get, makeSite, type Res, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import {
+  get,
+  makeSite,
+  type Res,
+  removeSite,
+  startServer,
+  type TestServer,
+  wsTarget,
+} from '../helpers/http.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -142,6 +151,52 @@ describe('rate limit store redis (real redis-server)', () => {
     for (let i = 0; i < 4; i++)
       after.push((await get(i % 2 ? b.url : closedA.url, '/', from('127.0.0.26'))).status);
     assert.deepEqual(after, [200, 200, 200, 429]);
+  });
+});
+
+describe('rate limit store redis: WebSocket handshakes', () => {
+  let redis: TestRedis;
+  let dir: string;
+  let s: TestServer;
+  before(async () => {
+    redis = await startRedis();
+    dir = makeSite({ 'index.html': 'x' });
+    s = await startServer(dir, {
+      redis: { url: redis.url },
+      limits: { rateLimit: { ...SLOW, store: 'redis' } },
+      websocket: [{ path: '/ws', mode: 'echo' }],
+    });
+    await waitUntil('counting', async () => (await get(s.url, '/', from('127.0.0.97'))).headers.ratelimit);
+  });
+  after(async () => {
+    await s?.close();
+    await redis?.close();
+    removeSite(dir);
+  });
+
+  it('each handshake takes a token through the awaited Redis step; over the burst -> 429, the switch still works', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const { url, options } = wsTarget(s, '/ws');
+      const ws = new WebSocket(url, { ...options, localAddress: '127.0.0.41' });
+      statuses.push(
+        await new Promise<number>((resolve, reject) => {
+          ws.once('open', () => {
+            ws.send('hi');
+            ws.once('message', () => {
+              ws.close();
+              resolve(101);
+            });
+          });
+          ws.once('unexpected-response', (_req, res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          });
+          ws.once('error', reject);
+        }),
+      );
+    }
+    assert.deepEqual(statuses, [101, 101, 101, 429]);
   });
 });
 

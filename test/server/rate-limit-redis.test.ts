@@ -3,11 +3,16 @@
 // open or closed as configured, then recovery; a hung Redis (SIGSTOP) logged once each way; the
 // script survives SCRIPT FLUSH (EVALSHA falls back to EVAL); keys expire when the bucket is full again.
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
+import type { StepContext } from '../../src/server/context.js';
+import { createRateLimit, type LimitsOptions } from '../../src/server/limits.js';
 import { createRedisBucketStore } from '../../src/server/rate-limit-redis.js';
 import { connectRedis, type RedisConnection } from '../../src/server/redis/connection.js';
+import { createRedisPool, type RedisPool } from '../../src/server/redis/pool.js';
 import {
   get,
   makeSite,
@@ -197,6 +202,44 @@ describe('rate limit store redis: WebSocket handshakes', () => {
       );
     }
     assert.deepEqual(statuses, [101, 101, 101, 429]);
+  });
+});
+
+describe('rate limit store redis: skewed instance clocks', () => {
+  let redis: TestRedis;
+  let pool: RedisPool;
+  let server: Server;
+  let url: string;
+  before(async () => {
+    redis = await startRedis();
+    const logger = memoryLogger().logger;
+    pool = createRedisPool({ url: redis.url, keyPrefix: 'skew:' }, logger);
+    const ctx: StepContext = { logger, clientAddress: () => '192.0.2.50', redis: pool };
+    const limits = { rateLimit: { ...SLOW, store: 'redis' } } as LimitsOptions;
+    // Two instances whose clocks are two hours apart: were the local clock used, the one ahead
+    // would see a full bucket again on every request.
+    const steps = {
+      behind: createRateLimit(limits, ctx, { nowMs: () => Date.now() - 3_600_000 })!,
+      ahead: createRateLimit(limits, ctx, { nowMs: () => Date.now() + 3_600_000 })!,
+    };
+    server = createServer(async (req, res) => {
+      const step = req.url === '/ahead' ? steps.ahead : steps.behind;
+      if (!(await step(req, res))) res.end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await waitUntil('connected', () => pool.get().isUp());
+  });
+  after(async () => {
+    await new Promise((r) => server.close(r));
+    await pool.close();
+    await redis.close();
+  });
+
+  it('instances two hours apart share one bucket on the Redis clock: ahead, behind, ahead, behind -> 429 last', async () => {
+    const got: number[] = [];
+    for (const p of ['/ahead', '/behind', '/ahead', '/behind']) got.push((await get(url, p)).status);
+    assert.deepEqual(got, [200, 200, 200, 429]);
   });
 });
 

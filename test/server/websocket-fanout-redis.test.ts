@@ -160,6 +160,32 @@ describe('websocket fanout redis (two instances, real redis-server)', () => {
   });
 });
 
+describe('websocket fanout redis: shutdown while Redis is down', () => {
+  it('close() completes with Redis stopped and a room subscribed', async () => {
+    const redis = await startRedis();
+    const dir = makeSite({ 'index.html': 'x' });
+    try {
+      const s = await startServer(dir, {
+        redis: { url: redis.url },
+        websocket: [{ path: '/chat', mode: 'broadcast', fanout: 'redis' }],
+      });
+      const p = await open(s, '/chat');
+      p.ws.send(JSON.stringify({ type: 'join', room: 'r' }));
+      await waitUntil('joined', () => p.got.length > 0);
+      await redis.stop();
+      let closed = false;
+      const closing = s.close().then(() => {
+        closed = true;
+      });
+      await waitUntil('server closed', () => closed);
+      await closing;
+    } finally {
+      await redis.close();
+      removeSite(dir);
+    }
+  });
+});
+
 describe('websocket fanout redis: wire format and config', () => {
   it('decode(encode) round-trips the head and the bytes (a newline in the message included)', () => {
     const data = Buffer.from('a\nb{"i":"x"}\n');

@@ -82,7 +82,7 @@ export const websocketEndpointSchema = z
       .default('local')
       .describe(
         'broadcast mode: local delivers to the clients of this instance; redis also publishes every ' +
-          'broadcast on the top-level redis (channel <keyPrefix>ws:<path>[:<room>]) so the clients of ' +
+          'broadcast on the top-level redis (channel <keyPrefix>ws:<path>, or <keyPrefix>ws:<path>#<room> for a room) so the clients of ' +
           'every instance on it get it, once each. While Redis is down, local delivery continues.',
       ),
   })

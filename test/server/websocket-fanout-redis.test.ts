@@ -121,7 +121,7 @@ describe('websocket fanout redis (two instances, real redis-server)', () => {
     peers.push(a1, a2, b1, b2);
     for (const p of [a1, b1]) p.ws.send(JSON.stringify({ type: 'join', room: 'r:1' }));
     await waitUntil('joined', () => [a1, b1].every((p) => p.got.includes('{"type":"joined","room":"r:1"}')));
-    await waitUntil('room subscribed on both', async () => (await numsub('gatehouse:ws:/chat:r:1')) === 2);
+    await waitUntil('room subscribed on both', async () => (await numsub('gatehouse:ws:/chat#r:1')) === 2);
     const msg = JSON.stringify({ type: 'message', room: 'r:1', content: 'in the room' });
     a2.ws.send(msg);
     await markersFromBoth(a1, b1, [a1, a2, b1, b2], '3');
@@ -131,7 +131,7 @@ describe('websocket fanout redis (two instances, real redis-server)', () => {
     assert.equal(count(b2, msg), 0);
     // The last local member leaving unsubscribes that instance from the room's channel.
     b1.ws.send(JSON.stringify({ type: 'leave', room: 'r:1' }));
-    await waitUntil('B left the room channel', async () => (await numsub('gatehouse:ws:/chat:r:1')) === 1);
+    await waitUntil('B left the room channel', async () => (await numsub('gatehouse:ws:/chat#r:1')) === 1);
     for (const p of [a1, a2, b1, b2]) p.ws.close();
   });
 

@@ -4,8 +4,10 @@
 // No duplicates: the sending instance delivers to its own clients at once (broadcast.ts, as with
 // local fan-out, so its clients see no Redis latency and keep receiving while Redis is down) and
 // tags the publish with its instance id; the subscription skips messages carrying its own id.
-// Channels: key('ws', path) for messages to everyone on the path, key('ws', path, room) for a room,
-// subscribed only while this instance has a member in the room. While Redis is down local delivery
+// Channels: key('ws', path) for messages to everyone on the path, key('ws', path) + '#' + room for a
+// room, subscribed only while this instance has a member in the room. '#' and not ':': a path cannot
+// hold '#' (config), so no room channel of one endpoint is another endpoint's channel (room "admin"
+// on /chat would otherwise be /chat:admin's, and leaving it would unsubscribe that endpoint). While Redis is down local delivery
 // goes on (publishes are dropped; the connection logs the outage once each way) and ioredis
 // subscribes again when it returns.
 //
@@ -60,7 +62,7 @@ export function createRedisFanout(o: {
   const { conn, path } = o;
   const id = o.instanceId ?? randomUUID();
   const allChannel = conn.key('ws', path);
-  const roomChannel = (room: string) => conn.key('ws', path, room);
+  const roomChannel = (room: string) => `${allChannel}#${room}`;
   /** Channel -> the room it carries (undefined: everyone on the path). */
   const channels = new Map<string, string | undefined>([[allChannel, undefined]]);
   const sub = conn.subscriber();
@@ -71,7 +73,7 @@ export function createRedisFanout(o: {
     const m = decodeFanout(payload);
     if (m === undefined || m.head.i === id || m.head.p !== path) return;
     const room = channels.get(channel);
-    // The head must name the room of its channel (a path holding ':' could share a channel name).
+    // The head must name the path and room of its channel.
     if (m.head.r !== room) return;
     o.deliverLocal(room, m.data, m.head.b);
   };
@@ -87,13 +89,13 @@ export function createRedisFanout(o: {
     },
     roomOpened(room) {
       const channel = roomChannel(room);
-      if (channel === allChannel || channels.has(channel)) return;
+      if (channels.has(channel)) return;
       channels.set(channel, room);
       sub.subscribe(channel).catch(quiet);
     },
     roomClosed(room) {
       const channel = roomChannel(room);
-      if (channel === allChannel || channels.get(channel) !== room) return;
+      if (!channels.has(channel)) return;
       channels.delete(channel);
       sub.unsubscribe(channel).catch(quiet);
     },

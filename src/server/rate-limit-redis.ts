@@ -62,8 +62,11 @@ export function createRedisBucketStore(o: {
   }
   const run = client[COMMAND]!.bind(conn.client);
   // A hung Redis keeps its TCP connection, so the connection does not see an outage: the store logs
-  // the first call that timed out and the first that answered after it (once each way, not per request).
+  // the first call that timed out and the first that answered after it (once each way, not per
+  // request). While it is slow, one call at a time probes it and the others fall back at once, so a
+  // hung Redis neither piles up commands nor costs every request the timeout.
   let slow = false;
+  let probing = false;
   const call = (key: string): Promise<[number, string] | typeof TIMED_OUT> => {
     let timer: NodeJS.Timeout | undefined;
     const pending = run(key, policy.ratePerSec, policy.burst, 1);
@@ -78,12 +81,20 @@ export function createRedisBucketStore(o: {
       pending.catch(() => {});
     });
   };
+  const probe = async (key: string): Promise<[number, string] | typeof TIMED_OUT> => {
+    probing = true;
+    try {
+      return await call(key);
+    } finally {
+      probing = false;
+    }
+  };
   return {
     async take(clientKey) {
-      if (!conn.isUp()) return undefined;
+      if (!conn.isUp() || (slow && probing)) return undefined;
       let reply: [number, string] | typeof TIMED_OUT;
       try {
-        reply = await call(conn.key('rl', clientKey));
+        reply = await (slow ? probe : call)(conn.key('rl', clientKey));
       } catch {
         // Refused at once: the connection has just gone down and logs it.
         return undefined;

@@ -281,6 +281,31 @@ describe('redis bucket store: a hung Redis (SIGSTOP)', () => {
     );
     assert.equal(log.lines.filter((l) => l.level === 'warn').length, 1);
   });
+
+  it('while hung, one call probes and the others fall back at once: commands do not pile up per request', async () => {
+    const store = createRedisBucketStore({
+      conn,
+      policy: { ratePerSec: 0.1, burst: 2 },
+      timeoutMs: 50,
+      logger: log.logger,
+    });
+    assert.equal((await store.take('192.0.2.3'))?.kind, 'allowed');
+    redis.pause();
+    try {
+      assert.equal(await store.take('192.0.2.3'), undefined); // times out: now slow
+      const before = conn.client.commandQueue.length;
+      const many = await Promise.all(Array.from({ length: 200 }, (_, i) => store.take(`192.0.2.${i}`)));
+      assert.ok(many.every((r) => r === undefined));
+      // One probe at a time for 200 requests, not 200 commands sent into the hung server.
+      assert.ok(
+        conn.client.commandQueue.length - before <= 1,
+        `${conn.client.commandQueue.length - before} queued`,
+      );
+    } finally {
+      redis.resume();
+    }
+    await waitUntil('answering again', () => store.take('192.0.2.4'));
+  });
 });
 
 describe('rate limit store redis: config', () => {

@@ -1,6 +1,7 @@
 // Per-client rate limiting: a token bucket per client address (http/rate-limit.ts does the math),
 // kept in a bounded LRU, or shared by every instance in Redis (store "redis", rate-limit-redis.ts).
-// Over the limit: 429 with Retry-After and the RateLimit fields of draft-ietf-httpapi-ratelimit-headers-11; allowed responses carry RateLimit too. WebSocket
+// Over the limit: 429 with Retry-After and the RateLimit fields of
+// draft-ietf-httpapi-ratelimit-headers-11; allowed responses carry RateLimit too. WebSocket
 // handshakes run this step like any request (src/server/entry.ts), so each one costs a token.
 //
 // The other limits (URL, header block, timeouts, connections) are Node server options

@@ -62,6 +62,27 @@ export const rateLimitSchema = z
       .max(128)
       .default(RATE_LIMIT_DEFAULTS.ipv6PrefixLength)
       .describe('IPv6 clients share one bucket per prefix of this length (a host usually owns a /64).'),
+    store: z
+      .enum(['memory', 'redis'])
+      .default('memory')
+      .describe(
+        'Where the buckets live: memory (this process) or redis (the top-level redis, shared by every ' +
+          'instance on it: a client is counted once across all of them, on the Redis clock).',
+      ),
+    redisDown: z
+      .enum(['open', 'closed'])
+      .default('open')
+      .describe(
+        'With store redis, while Redis is down or slower than redisTimeoutMs: open lets requests ' +
+          'through without rate-limit fields; closed answers 503 with Retry-After: 1.',
+      ),
+    redisTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(RATE_LIMIT_DEFAULTS.redisTimeoutMs)
+      .describe('With store redis: a bucket call slower than this counts as Redis down (redisDown applies).'),
   })
   .describe(
     'Per-client rate limit: 429 with Retry-After beyond it; RateLimit and RateLimit-Policy fields ' +

@@ -62,6 +62,15 @@ export function parseConfig(input: unknown, source = 'config'): GatehouseConfig 
       `${source}: tls.acme: needs listen.httpPort (the HTTP-01 challenge is answered there; 80 in production)`,
     );
   }
+  // Issue 17: a feature set to Redis needs the shared connection.
+  if (c.limits.rateLimit?.store === 'redis' && c.redis === undefined) {
+    throw new ConfigError(`${source}: limits.rateLimit.store: "redis" needs the top-level redis.url`);
+  }
+  for (const [i, e] of c.websocket.entries()) {
+    if (e.fanout === 'redis' && c.redis === undefined) {
+      throw new ConfigError(`${source}: websocket[${i}].fanout: "redis" needs the top-level redis.url`);
+    }
+  }
   for (const [i, rule] of c.cachePolicy.entries()) {
     if (
       rule.glob === undefined &&

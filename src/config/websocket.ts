@@ -77,6 +77,14 @@ export const websocketEndpointSchema = z
         'Per-connection message rate limit, off when absent. A client over it is closed with 1008 ' +
           '(policy violation, RFC 6455 §7.4.1); the message over the limit is not delivered.',
       ),
+    fanout: z
+      .enum(['local', 'redis'])
+      .default('local')
+      .describe(
+        'broadcast mode: local delivers to the clients of this instance; redis also publishes every ' +
+          'broadcast on the top-level redis (channel <keyPrefix>ws:<path>, or <keyPrefix>ws:<path>#<room> for a room) so the clients of ' +
+          'every instance on it get it, once each. While Redis is down, local delivery continues.',
+      ),
   })
   .describe('One WebSocket endpoint.');
 
@@ -85,6 +93,13 @@ export const websocketSchema = z
   .superRefine((endpoints, ctx) => {
     const seen = new Map<string, number>();
     for (const [i, e] of endpoints.entries()) {
+      if (e.fanout === 'redis' && e.mode !== 'broadcast') {
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'fanout'],
+          message: `"redis" applies to mode "broadcast" only (this endpoint is "${e.mode}")`,
+        });
+      }
       const first = seen.get(e.path);
       if (first === undefined) seen.set(e.path, i);
       else {

@@ -68,6 +68,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
   const websocket = createWebSocketEndpoints(options.websocket, {
     originAllowed,
     handlers: deps.websocketHandlers,
+    redis,
     logger,
   });
   const { gate, handlers } = buildSteps(options, ctx, {

@@ -1,5 +1,6 @@
 // Per-client rate limiting: a token bucket per client address (http/rate-limit.ts does the math),
-// kept in a bounded LRU. Over the limit: 429 with Retry-After and the RateLimit fields of
+// kept in a bounded LRU, or shared by every instance in Redis (store "redis", rate-limit-redis.ts).
+// Over the limit: 429 with Retry-After and the RateLimit fields of
 // draft-ietf-httpapi-ratelimit-headers-11; allowed responses carry RateLimit too. WebSocket
 // handshakes run this step like any request (src/server/entry.ts), so each one costs a token.
 //
@@ -8,19 +9,21 @@
 // client-error.ts turns Node's refusals into proper 400/408/431 answers, and `maxConnections`
 // (server.maxConnections) makes Node drop sockets beyond the limit at accept time, without a response;
 // an upgraded (WebSocket) socket keeps its place until it closes.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import { formatIp, isIpv4Mapped, maskIp, parseIp } from '../http/ip.js';
 import {
   type BucketState,
   formatRateLimit,
   formatRateLimitPolicy,
+  type TakeResult,
   type TokenBucketPolicy,
   takeToken,
 } from '../http/rate-limit.js';
 import type { Step, StepContext } from './context.js';
 import { ERRORS, sendError } from './errors.js';
 import { compileGlobs, rulePath } from './headers.js';
+import { createRedisBucketStore, REDIS_RATE_LIMIT_TIMEOUT_MS } from './rate-limit-redis.js';
 
 /**
  * How often Node walks the connections that are mid-request for headersTimeout / requestTimeout: the
@@ -83,9 +86,22 @@ export interface RateLimitOptions {
   maxClients?: number | undefined;
   /** IPv6 clients share a bucket per prefix of this length (a host usually owns a whole /64). */
   ipv6PrefixLength?: number | undefined;
+  /** Where the buckets live: this process (default) or the shared Redis (rate-limit-redis.ts). */
+  store?: 'memory' | 'redis' | undefined;
+  /** With the Redis store, while Redis is down or slow: allow without rate-limit fields (open, the
+   *  default) or refuse with 503 and Retry-After (closed). */
+  redisDown?: 'open' | 'closed' | undefined;
+  /** With the Redis store: a bucket call slower than this counts as Redis down. */
+  redisTimeoutMs?: number | undefined;
 }
 
-export const RATE_LIMIT_DEFAULTS = { maxClients: 10_000, ipv6PrefixLength: 64 } as const;
+export const RATE_LIMIT_DEFAULTS = {
+  maxClients: 10_000,
+  ipv6PrefixLength: 64,
+  redisTimeoutMs: REDIS_RATE_LIMIT_TIMEOUT_MS,
+  /** Retry-After of the 503 a closed limit answers while Redis is down (its reconnects are <= 2 s apart). */
+  redisDownRetryAfterSec: 1,
+} as const;
 
 export interface RateLimitDeps {
   /** The clock; default Date.now. */
@@ -115,29 +131,82 @@ export function createRateLimit(
   const prefix = o.ipv6PrefixLength ?? RATE_LIMIT_DEFAULTS.ipv6PrefixLength;
   const now = deps.nowMs ?? Date.now;
   const matches = compileGlobs(o.paths);
-  const buckets = new LRUCache<string, BucketState>({ max: o.maxClients ?? RATE_LIMIT_DEFAULTS.maxClients });
   const counts = (req: IncomingMessage): boolean => {
     if (matches === undefined) return true;
     const path = rulePath(req.url);
     // An unresolvable path counts: it must not be a way around the limit.
     return path === null || matches(path);
   };
-
+  if (o.store === 'redis') return redisRateLimit(o, policy, policyField, counts, ctx);
+  const buckets = new LRUCache<string, BucketState>({ max: o.maxClients ?? RATE_LIMIT_DEFAULTS.maxClients });
   return (req, res) => {
     if (!counts(req)) return false;
     const key = bucketKey(ctx.clientAddress(req), prefix);
     const r = takeToken(buckets.get(key), policy, now());
     buckets.set(key, r.state);
-    res.setHeader('RateLimit-Policy', policyField);
-    if (r.kind === 'allowed') {
-      res.setHeader('RateLimit', formatRateLimit(r.remaining, r.resetSec));
-      return false;
-    }
-    const retryAfter = String(r.retryAfterSec);
-    sendError(req, res, ERRORS.tooManyRequests, `Too many requests; retry in ${retryAfter} s.`, {
-      'Retry-After': retryAfter,
-      RateLimit: formatRateLimit(0, r.retryAfterSec),
-    });
+    return applyDecision(req, res, r, policyField);
+  };
+}
+
+/** Sets the fields of a decision; on a refusal answers 429 (true). */
+function applyDecision(
+  req: IncomingMessage,
+  res: ServerResponse,
+  r: TakeResult,
+  policyField: string,
+): boolean {
+  res.setHeader('RateLimit-Policy', policyField);
+  if (r.kind === 'allowed') {
+    res.setHeader('RateLimit', formatRateLimit(r.remaining, r.resetSec));
+    return false;
+  }
+  const retryAfter = String(r.retryAfterSec);
+  sendError(req, res, ERRORS.tooManyRequests, `Too many requests; retry in ${retryAfter} s.`, {
+    'Retry-After': retryAfter,
+    RateLimit: formatRateLimit(0, r.retryAfterSec),
+  });
+  return true;
+}
+
+/**
+ * The step over the shared Redis buckets (issue 17). The connection opens with the server. While
+ * Redis is down or slower than redisTimeoutMs, `redisDown` decides: open lets the request through
+ * with no rate-limit fields (nothing was counted), closed answers 503 (the server cannot do its
+ * job; not 429, which would blame the client, RFC 9110 §15.6.4) with Retry-After.
+ */
+function redisRateLimit(
+  o: RateLimitOptions,
+  policy: TokenBucketPolicy,
+  policyField: string,
+  counts: (req: IncomingMessage) => boolean,
+  ctx: StepContext,
+): Step {
+  if (ctx.redis === undefined) {
+    throw new TypeError('limits.rateLimit.store: "redis" needs the top-level redis.url');
+  }
+  const store = createRedisBucketStore({
+    conn: ctx.redis.get(),
+    policy,
+    timeoutMs: o.redisTimeoutMs ?? RATE_LIMIT_DEFAULTS.redisTimeoutMs,
+    logger: ctx.logger,
+  });
+  const prefix = o.ipv6PrefixLength ?? RATE_LIMIT_DEFAULTS.ipv6PrefixLength;
+  const closed = o.redisDown === 'closed';
+  const retryAfter = String(RATE_LIMIT_DEFAULTS.redisDownRetryAfterSec);
+  return async (req, res) => {
+    if (!counts(req)) return false;
+    const r = await store.take(bucketKey(ctx.clientAddress(req), prefix));
+    if (r !== undefined) return applyDecision(req, res, r, policyField);
+    if (!closed) return false;
+    sendError(
+      req,
+      res,
+      ERRORS.serviceUnavailable,
+      'The rate limit cannot be checked right now; retry shortly.',
+      {
+        'Retry-After': retryAfter,
+      },
+    );
     return true;
   };
 }

@@ -13,10 +13,19 @@ import type { WebSocketServer } from 'ws';
 import type { Tunnel } from './context.js';
 import { ERRORS, sendError } from './errors.js';
 import { responseFields } from './response-headers.js';
+import { deliverLocal } from './websocket/broadcast.js';
 import { onConnection } from './websocket/connection.js';
 import { buildEndpoints, closeEndpoints } from './websocket/endpoints.js';
+import { createRedisFanout } from './websocket/fanout-redis.js';
 import { checkHandshake, isSameOrigin, switchFields } from './websocket/handshake.js';
-import type { WebSocketDeps, WebSocketEndpoint, WsState } from './websocket/types.js';
+import {
+  type Endpoint,
+  type Fanout,
+  WebSocketConfigError,
+  type WebSocketDeps,
+  type WebSocketEndpoint,
+  type WsState,
+} from './websocket/types.js';
 
 export type { Envelope } from './websocket/envelope.js';
 export { isAppPing, parseEnvelope } from './websocket/envelope.js';
@@ -53,7 +62,10 @@ export function createWebSocketEndpoints(
     byPath: buildEndpoints(endpoints, deps),
     closing: undefined,
   };
-  for (const ep of ws.byPath.values()) watchHandshakes(ep.wss);
+  for (const ep of ws.byPath.values()) {
+    watchHandshakes(ep.wss);
+    if (ep.config.fanout === 'redis') ep.fanout = redisFanout(ws, ep, deps);
+  }
   return {
     owns: (req) => ws.byPath.has(pathOf(req.url ?? '/')),
     size: ws.byPath.size,
@@ -61,6 +73,23 @@ export function createWebSocketEndpoints(
     close: () => closeEndpoints(ws),
     clients: (path) => ws.byPath.get(path)?.clients.size ?? 0,
   };
+}
+
+/** The fan-out of a broadcast endpoint with fanout "redis" (the connection opens with the server). */
+function redisFanout(ws: WsState, ep: Endpoint, deps: WebSocketDeps): Fanout {
+  const { path, mode } = ep.config;
+  if (mode !== 'broadcast') {
+    throw new WebSocketConfigError(`websocket ${path}: fanout "redis" applies to mode "broadcast" only`);
+  }
+  if (deps.redis === undefined) {
+    throw new WebSocketConfigError(`websocket ${path}: fanout "redis" needs the top-level redis.url`);
+  }
+  return createRedisFanout({
+    conn: deps.redis.get(),
+    path,
+    deliverLocal: (room, data, isBinary) => deliverLocal(ws, ep, room, data, isBinary),
+    logger: ws.logger,
+  });
 }
 
 function handleUpgrade(ws: WsState, req: IncomingMessage, res: ServerResponse, tunnel: Tunnel): boolean {

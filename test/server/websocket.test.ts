@@ -230,6 +230,7 @@ describe('websocket config', () => {
       maxBufferedBytes: 1024 * 1024,
       perMessageDeflate: false,
       subprotocols: [],
+      fanout: 'local',
     });
   });
 

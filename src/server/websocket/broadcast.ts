@@ -8,7 +8,7 @@ const MAX_ROOM_NAME_CHARS = 128;
 const MAX_ROOMS_PER_CLIENT = 64;
 const BAD_ROOM = `room must be a string of 1 to ${MAX_ROOM_NAME_CHARS} characters`;
 
-function isRoomName(v: unknown): v is string {
+export function isRoomName(v: unknown): v is string {
   return typeof v === 'string' && v.length > 0 && v.length <= MAX_ROOM_NAME_CHARS;
 }
 
@@ -43,17 +43,35 @@ export function onBroadcastMessage(
     const room = envelope.room;
     if (!isRoomName(room)) replyError(ws, client, 'bad_room', BAD_ROOM);
     else {
-      const members = ep.rooms.get(room);
-      if (members) for (const m of members) deliver(ws, m, data, false);
+      deliverLocal(ws, ep, room, data, false);
+      ep.fanout?.publish(room, data, false);
     }
   } else {
     broadcast(ws, ep, data, false);
   }
 }
 
-/** Everyone on the path, the sender included: every client sees the same order of messages. */
+/** Everyone on the path, the sender included: every client sees the same order of messages. The
+ *  local clients get it at once; the other instances' through the fan-out, when there is one. */
 function broadcast(ws: WsState, ep: Endpoint, data: Buffer, isBinary: boolean): void {
-  for (const c of ep.clients.values()) deliver(ws, c, data, isBinary);
+  deliverLocal(ws, ep, undefined, data, isBinary);
+  ep.fanout?.publish(undefined, data, isBinary);
+}
+
+/** To this instance's clients on the path, or in `room`: a local message or one from another instance. */
+export function deliverLocal(
+  ws: WsState,
+  ep: Endpoint,
+  room: string | undefined,
+  data: Buffer,
+  isBinary: boolean,
+): void {
+  if (room === undefined) {
+    for (const c of ep.clients.values()) deliver(ws, c, data, isBinary);
+    return;
+  }
+  const members = ep.rooms.get(room);
+  if (members) for (const m of members) deliver(ws, m, data, isBinary);
 }
 
 /** Adds `client` to `room`; false when it is in too many rooms already. */
@@ -62,7 +80,10 @@ function join(ep: Endpoint, client: Client, room: string): boolean {
   if ((client.rooms?.size ?? 0) >= MAX_ROOMS_PER_CLIENT) return false;
   (client.rooms ??= new Set()).add(room);
   let members = ep.rooms.get(room);
-  if (members === undefined) ep.rooms.set(room, (members = new Set()));
+  if (members === undefined) {
+    ep.rooms.set(room, (members = new Set()));
+    ep.fanout?.roomOpened(room);
+  }
   members.add(client);
   return true;
 }
@@ -72,7 +93,10 @@ export function leave(ep: Endpoint, client: Client, room: string): void {
   const members = ep.rooms.get(room);
   if (members === undefined) return;
   members.delete(client);
-  if (members.size === 0) ep.rooms.delete(room);
+  if (members.size === 0) {
+    ep.rooms.delete(room);
+    ep.fanout?.roomClosed(room);
+  }
 }
 
 function replyError(ws: WsState, client: Client, code: string, message: string): void {

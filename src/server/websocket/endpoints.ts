@@ -60,6 +60,7 @@ export function buildEndpoints(
       handler,
       timer: undefined,
       messagePolicy: rl ? { ratePerSec: rl.messagesPerSec, burst: rl.burst } : undefined,
+      fanout: undefined,
     };
     if (config.heartbeatIntervalMs > 0) {
       ep.timer = setInterval(() => heartbeat(ep), config.heartbeatIntervalMs);
@@ -104,6 +105,7 @@ export function closeEndpoints(ws: WsState): Promise<void> {
     }, ws.closeGraceMs);
     await Promise.all(waits);
     clearTimeout(grace);
+    await Promise.all([...byPath.values()].map((ep) => ep.fanout?.close()));
     await Promise.all([...byPath.values()].map((ep) => new Promise<void>((r) => ep.wss.close(() => r()))));
   })();
   return ws.closing;

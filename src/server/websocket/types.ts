@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { TokenBucketPolicy } from '../../http/rate-limit.js';
 import type { Logger } from '../log.js';
+import type { RedisPool } from '../redis/pool.js';
 
 /** One endpoint, defaults resolved (src/config/websocket.ts fills them in). */
 export interface WebSocketEndpoint {
@@ -24,6 +25,8 @@ export interface WebSocketEndpoint {
   subprotocols: string[];
   /** Per-connection message rate (token bucket); a client over it is closed with 1008. Off when absent. */
   rateLimit?: { messagesPerSec: number; burst: number } | undefined;
+  /** Broadcast mode: also through Redis pub/sub to the clients of every instance (websocket/fanout-redis.ts). */
+  fanout?: 'local' | 'redis' | undefined;
 }
 
 /** A `custom` endpoint's connection handler (the library onConnection API). */
@@ -39,6 +42,8 @@ export interface WebSocketDeps {
   closeGraceMs?: number;
   /** The clock of the message rate limit; default Date.now. */
   nowMs?: () => number;
+  /** Shared Redis connections, for endpoints with fanout "redis". */
+  redis?: RedisPool | undefined;
 }
 
 /** An endpoint list the server cannot run (a duplicate path, a custom endpoint without a handler).
@@ -84,6 +89,18 @@ export interface Endpoint {
   timer: NodeJS.Timeout | undefined;
   /** The per-connection message rate, when configured. */
   readonly messagePolicy: TokenBucketPolicy | undefined;
+  /** fanout "redis": the other instances' side of broadcasts (websocket/fanout-redis.ts). */
+  fanout: Fanout | undefined;
+}
+
+/** A broadcast endpoint's link to the other instances. */
+export interface Fanout {
+  /** Sends a message this instance already delivered locally to the other instances. */
+  publish(room: string | undefined, data: Buffer, isBinary: boolean): void;
+  /** The first local member joined `room` / its last local member left. */
+  roomOpened(room: string): void;
+  roomClosed(room: string): void;
+  close(): Promise<void>;
 }
 
 /** One per createWebSocketEndpoints call. */

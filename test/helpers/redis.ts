@@ -39,7 +39,18 @@ export interface TestRedis {
 }
 
 export async function startRedis(): Promise<TestRedis> {
-  const port = await freeLoopbackPort();
+  // A free port can be taken between the probe and redis-server's bind (other tests run at the same
+  // time): a bind failure tries another port.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRedisOn(await freeLoopbackPort());
+    } catch (err) {
+      if (attempt >= 5 || !/already in use|bind/i.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startRedisOn(port: number): Promise<TestRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-redis-'));
   let child: ChildProcess | undefined;
   const launch = () =>

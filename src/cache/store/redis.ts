@@ -41,6 +41,7 @@ export interface RedisLink {
   subscriber(): RedisClient;
   key(...parts: string[]): string;
   isUp(): boolean;
+  onStateChange?(fn: (up: boolean) => void): () => void;
 }
 
 export interface RedisStoreOptions extends StoreOptions {
@@ -155,6 +156,7 @@ class RedisStore implements CacheStore {
   }
 
   async start(): Promise<void> {
+    await this.#connected();
     if (this.#tier !== undefined) {
       const sub = this.#o.redis.subscriber();
       sub.on('message', this.#onMessage);
@@ -167,6 +169,23 @@ class RedisStore implements CacheStore {
     } catch {
       // Down at start: the size is learnt from the first write.
     }
+  }
+
+  /** At startup, waits (at most the command timeout) for a connection being made: the first requests hit it. */
+  #connected(): Promise<void> {
+    const { redis } = this.#o;
+    if (redis.isUp() || redis.onStateChange === undefined) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        stop?.();
+        resolve();
+      };
+      const timer = setTimeout(done, this.#timeoutMs);
+      const stop = redis.onStateChange?.((up) => {
+        if (up) done();
+      });
+    });
   }
 
   async #subscribe(): Promise<void> {
@@ -303,7 +322,7 @@ class RedisStore implements CacheStore {
           ? this.#o.redis.client.hmgetBuffer(`${this.#base}:e:${entry.id}`, 'k', 'b')
           : Promise.reject(new RedisUnavailable('redis is down')),
       );
-      if (k === null || b === null || k.toString() !== entry.key) return null;
+      if (!k || !b || k.toString() !== entry.key) return null;
       return wholeBody(b);
     } catch (err) {
       if (err instanceof RedisUnavailable) return null;

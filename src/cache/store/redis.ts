@@ -212,9 +212,12 @@ class RedisStore implements CacheStore {
     } catch {
       return;
     }
-    if (m.o === this.#origin) return; // applied locally already
+    // Anyone who can PUBLISH on the channel can send anything: only the shapes we publish count.
+    if (typeof m !== 'object' || m === null || m.o === this.#origin) return;
     this.#generation++;
-    const keys = Array.isArray(m.k) ? m.k : [];
+    const keys = Array.isArray(m.k) ? m.k.filter((k): k is string => typeof k === 'string') : [];
+    if (typeof m.tag !== 'string') delete m.tag;
+    if (typeof m.prefix !== 'string') delete m.prefix;
     if (m.a === 1) this.#tier?.clear();
     else for (const key of keys) this.#tier?.delete(key);
     if (m.i !== 1) return;

@@ -3,6 +3,7 @@
 // stopped or paused mid-run: both keep serving (misses go upstream), and the cache recovers by itself.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { connectRedis } from '../../src/server/redis/connection.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { type Origin, origin, text } from '../helpers/origin.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
@@ -10,6 +11,7 @@ import { waitUntil, waitUntilGone, waitUntilStored } from '../helpers/wait.js';
 
 // Behind a load balancer both instances see the same Host: the key (RFC 9111 §4) is the same.
 const HOST = { host: 'shared.test' };
+const quiet = { info() {}, warn() {}, error() {}, isLevelEnabled: () => false } as never;
 
 describe('proxy cache on redis: two instances', () => {
   let up: Origin;
@@ -57,6 +59,23 @@ describe('proxy cache on redis: two instances', () => {
     assert.equal(onB.text, 'fresh 1');
     assert.match(String(onB.headers['cache-status']), /^gatehouse; hit/);
     assert.equal(up.count('/fresh'), 1);
+  });
+
+  it('the stored entry expires in Redis after freshness plus the stale allowance (PEXPIRE)', async () => {
+    const c = connectRedis({ url: redis.url, keyPrefix: '', logger: quiet });
+    try {
+      await waitUntil('connected', () => c.isUp());
+      await get(a.url, '/fresh', { headers: HOST });
+      const entries = await c.client.keys('gh-proxy-test:cache:*:e:*');
+      assert.ok(entries.length > 0);
+      for (const k of entries) {
+        const ttlMs = await c.client.pttl(k);
+        // max-age=3600 plus staleIfUnreachableSec (300, the longest allowance here).
+        assert.ok(ttlMs > 3_000_000 && ttlMs <= 3_900_000, `${k}: ${ttlMs}`);
+      }
+    } finally {
+      await c.close();
+    }
   });
 
   it("a PURGE on B empties A, A's memory tier included", async () => {

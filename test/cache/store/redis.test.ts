@@ -132,3 +132,31 @@ describe('redis store: shared between instances', () => {
     }
   });
 });
+
+describe('redis store: outage', () => {
+  it('Redis stopped: lookups miss, puts resolve unavailable, delete resolves (nothing throws, so the proxy logs nothing); back: works again', async () => {
+    await ready;
+    const store = await openRedisStore({
+      maxSizeBytes: 1_000_000,
+      maxEntryBytes: 100_000,
+      redis: conn,
+      namespace: randomUUID(),
+    });
+    try {
+      assert.ok((await store.put(KEY, meta(), bytes(10))).stored);
+      await redis.stop();
+      await waitUntil('seen down', () => !conn.isUp());
+      assert.deepEqual(await store.getVariants(KEY), []);
+      assert.deepEqual(await store.put(KEY, meta(), bytes(10)), { stored: false, reason: 'unavailable' });
+      await store.delete(KEY);
+      assert.equal(await store.updateMeta(KEY, 'x', meta()), null);
+      await assert.rejects(store.purge({ all: true }), 'a purge must not look done');
+      await redis.start();
+      await waitUntil('back up', () => conn.isUp());
+      assert.ok((await store.put(KEY, meta(), bytes(10))).stored);
+      assert.equal((await store.getVariants(KEY)).length, 1);
+    } finally {
+      await store.close();
+    }
+  });
+});

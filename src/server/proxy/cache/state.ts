@@ -25,6 +25,7 @@ import {
   surrogateCapability,
   type TargetedOptions,
 } from '../../../cache/targeted.js';
+import { deltaSeconds, parseCacheControl } from '../../../http/cache-control.js';
 import { compileIpRanges, type IpBytes } from '../../../http/ip.js';
 import type { Logger } from '../../log.js';
 
@@ -293,6 +294,25 @@ export function invalidatedSince(s: CacheState, key: string, since: number): boo
 export function policyView(s: CacheState, r: StoredResponse): StoredResponse {
   const headers = policyHeaders(r.headers, s.targeted);
   return headers === r.headers ? r : { ...r, headers };
+}
+
+/**
+ * Redis store (issue 17): `{ discardAfterMs }`, when the entry stops being usable so Redis expires it:
+ * the end of freshness (RFC 9111 §4.2) plus the longest stale allowance (RFC 5861 stale-while-revalidate
+ * and stale-if-error, §4.2.4 staleIfUnreachableSec). Other stores keep entries until evicted: `{}`.
+ */
+export function discardField(s: CacheState, r: StoredResponse): { discardAfterMs?: number } {
+  if (s.o.store !== 'redis') return {};
+  const v = policyView(s, r);
+  const cc = parseCacheControl(getHeader(v.headers, 'cache-control'));
+  const staleSec = Math.max(
+    deltaSeconds(cc, 'stale-while-revalidate') ?? 0,
+    deltaSeconds(cc, 'stale-if-error') ?? 0,
+    s.disconnectedStaleSec,
+  );
+  const endMs = freshEndMs(v, true, s.freshness);
+  const at = (Number.isFinite(endMs) ? endMs : r.responseTimeMs) + staleSec * 1000;
+  return Number.isFinite(at) ? { discardAfterMs: at } : {};
 }
 
 /** The memoised Timing of a stored response. */

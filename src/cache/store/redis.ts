@@ -159,6 +159,8 @@ class RedisStore implements CacheStore {
     await this.#connected();
     if (this.#tier !== undefined) {
       const sub = this.#o.redis.subscriber();
+      // One store per cached route shares the subscriber: room for its three listeners.
+      sub.setMaxListeners(sub.getMaxListeners() + 3);
       sub.on('message', this.#onMessage);
       sub.on('close', this.#onSubscriberDown);
       sub.on('ready', this.#onSubscriberReady);
@@ -461,6 +463,7 @@ class RedisStore implements CacheStore {
       sub.off('message', this.#onMessage);
       sub.off('close', this.#onSubscriberDown);
       sub.off('ready', this.#onSubscriberReady);
+      sub.setMaxListeners(Math.max(10, sub.getMaxListeners() - 3));
       await this.#timed(sub.unsubscribe(this.#channel)).catch(() => {});
     }
   }

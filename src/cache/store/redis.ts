@@ -119,6 +119,8 @@ class RedisStore implements CacheStore {
   /** Bumped by every invalidation message: a lookup that started before one does not fill the tier. */
   #generation = 0;
   #subscribed = false;
+  /** After a timed-out call, Redis counts as down until then (performance.now()): a hung Redis costs one wait, not one per request. */
+  #hungUntil = 0;
   #sizeBytes = 0;
   #closed = false;
   readonly #onMessage = (channel: string, message: string) => {
@@ -232,7 +234,8 @@ class RedisStore implements CacheStore {
 
   /** Runs a script; rejects RedisUnavailable when Redis is down or slower than the timeout. */
   async #run(name: ScriptName, ...args: (string | number | Uint8Array)[]): Promise<unknown[]> {
-    if (!this.#o.redis.isUp()) throw new RedisUnavailable('redis is down');
+    if (!this.#o.redis.isUp() || performance.now() < this.#hungUntil)
+      throw new RedisUnavailable('redis is down');
     const fn = (this.#o.redis.client as unknown as Record<string, ScriptFn>)[`${name}Buffer`]!;
     const r = (await this.#timed(
       fn.call(this.#o.redis.client, this.#base, this.#origin, ...args),
@@ -244,7 +247,10 @@ class RedisStore implements CacheStore {
   #timed<T>(p: Promise<T>): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RedisUnavailable('redis timed out')), this.#timeoutMs);
+      timer = setTimeout(() => {
+        this.#hungUntil = performance.now() + this.#timeoutMs;
+        reject(new RedisUnavailable('redis timed out'));
+      }, this.#timeoutMs);
     });
     p.catch(() => {}); // a late rejection after the timeout
     return Promise.race([p, timeout]).then(
@@ -323,7 +329,7 @@ class RedisStore implements CacheStore {
     if (known !== undefined) return known;
     try {
       const [k, b] = await this.#timed(
-        this.#o.redis.isUp()
+        this.#o.redis.isUp() && performance.now() >= this.#hungUntil
           ? this.#o.redis.client.hmgetBuffer(`${this.#base}:e:${entry.id}`, 'k', 'b')
           : Promise.reject(new RedisUnavailable('redis is down')),
       );

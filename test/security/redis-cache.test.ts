@@ -85,6 +85,33 @@ describe('redis cache store attacks', () => {
     assert.equal(await conn.client.dbsize(), before);
   });
 
+  it('attack: many large Vary variants of one URL -> a lookup does not pull every body from Redis', async () => {
+    const big = await openRedisStore({
+      maxSizeBytes: 10_000_000,
+      maxEntryBytes: 1_000_000,
+      redis: conn,
+      namespace: randomUUID(),
+      memoryTierBytes: 0,
+    });
+    try {
+      const key = 'GET https://site.test/big';
+      for (const lang of ['en', 'fr', 'de']) {
+        const m = {
+          ...meta({ varyKey: lang }),
+          response: { ...meta().response, headers: { vary: 'accept-language' } },
+        };
+        assert.ok((await big.put(key, m, new Uint8Array(600_000).fill(0x61))).stored);
+      }
+      const variants = await big.getVariants(key);
+      assert.equal(variants.length, 3);
+      // 1.8 MB of bodies: the lookup read metadata only; a body is read when it is opened.
+      for (const v of variants) assert.equal(big.openBodySync?.(v), undefined);
+      assert.equal((await readBody(big, variants[0]!))?.byteLength, 600_000);
+    } finally {
+      await big.close();
+    }
+  });
+
   it('attack: forged or garbled invalidation messages are ignored without harm', async () => {
     assert.ok((await store.put(VICTIM, meta(), Buffer.from('victim'))).stored);
     const channels = (await conn.client.pubsub('CHANNELS', `${PREFIX}*`)) as string[];

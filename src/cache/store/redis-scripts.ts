@@ -30,17 +30,32 @@ local function unindex(id)
 end
 `;
 
-/** ARGV: key, nowMs. Returns [size, id, meta, body, id, meta, body, ...]; a lookup counts as a use. */
+/**
+ * ARGV: key, nowMs, inlineBytes. Returns [size, id, meta, body or nil, bodyBytes, ...]; a lookup counts
+ * as a use. Bodies come inline when the key has one variant or all of them together are at most
+ * inlineBytes: many large variants of one URL never make a lookup read them all.
+ */
 export const GET_SCRIPT = `${PRELUDE}
-local key, now = ARGV[3], tonumber(ARGV[4])
-local out = {}
+local key, now, inline = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local live, total = {}, 0
 for _, id in ipairs(redis.call('HVALS', B..':v:'..h(key))) do
   local d = redis.call('ZSCORE', B..':disc', id)
-  local e = redis.call('HMGET', B..':e:'..id, 'm', 'b')
-  if (not e[1]) or (d and now > tonumber(d)) then unindex(id)
-  else touch(id); out[#out + 1] = id; out[#out + 1] = e[1]; out[#out + 1] = e[2] end
+  local m = redis.call('HGET', B..':e:'..id, 'm')
+  if (not m) or (d and now > tonumber(d)) then unindex(id)
+  else
+    local n = redis.call('HSTRLEN', B..':e:'..id, 'b')
+    total = total + n
+    live[#live + 1] = {id, m, n}
+  end
 end
-table.insert(out, 1, size())
+local withBodies = #live == 1 or total <= inline
+local out = {size()}
+for _, v in ipairs(live) do
+  touch(v[1])
+  out[#out + 1] = v[1]; out[#out + 1] = v[2]
+  out[#out + 1] = withBodies and redis.call('HGET', B..':e:'..v[1], 'b') or false
+  out[#out + 1] = v[3]
+end
 return out
 `;
 

@@ -56,6 +56,8 @@ export interface RedisStoreOptions extends StoreOptions {
 
 /** Fixed per-entry overhead counted on top of key, meta and body (the index records in Redis). */
 const ENTRY_OVERHEAD_BYTES = 128;
+/** A lookup reads the bodies of a key's variants with their meta when they total at most this (or there is one). */
+const INLINE_BODY_BYTES = 1024 * 1024;
 /** Uses served from the memory tier reach Redis's LRU order at the latest this long after. */
 const TOUCH_FLUSH_MS = 1000;
 
@@ -283,25 +285,26 @@ class RedisStore implements CacheStore {
     const generation = this.#generation;
     let r: unknown[];
     try {
-      r = await this.#run('ghCacheGet', key, this.#nowMs());
+      r = await this.#run('ghCacheGet', key, this.#nowMs(), INLINE_BODY_BYTES);
     } catch (err) {
       if (err instanceof RedisUnavailable) return []; // a miss: the request goes upstream
       throw err;
     }
     const entries: StoredEntry[] = [];
     let sizeBytes = 0;
-    for (let i = 1; i + 2 < r.length; i += 3) {
-      const id = String(r[i]);
+    let whole = true;
+    for (let i = 1; i + 3 < r.length; i += 4) {
       const meta = JSON.parse(String(r[i + 1])) as EntryMeta;
-      const body = r[i + 2] as Buffer;
-      const entry: StoredEntry = { key, id, meta, bodyBytes: body.byteLength };
-      this.#bodies.set(entry, body);
+      const body = r[i + 2] as Buffer | null;
+      const entry: StoredEntry = { key, id: String(r[i]), meta, bodyBytes: Number(r[i + 3]) };
+      if (body === null) whole = false;
+      else this.#bodies.set(entry, body);
       entries.push(entry);
-      sizeBytes += body.byteLength + approxMetaBytes(key, meta);
+      sizeBytes += entry.bodyBytes + approxMetaBytes(key, meta);
     }
     // §4.1: the most recent response first.
     entries.sort((a, b) => b.meta.response.responseTimeMs - a.meta.response.responseTimeMs);
-    if (entries.length > 0 && !this.#closed && generation === this.#generation) {
+    if (whole && entries.length > 0 && !this.#closed && generation === this.#generation) {
       this.#liveTier()?.set(key, { entries, sizeBytes });
     }
     return [...entries];

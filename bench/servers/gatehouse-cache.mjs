@@ -13,8 +13,11 @@ export const cacheConfig = (upstreamUrl, store = 'memory') => ({
   proxy: [{ prefix: '/api', upstream: upstreamUrl, cache: { enabled: true, store } }],
 });
 
-/** A caching Gatehouse server of `build` for the bench with the given store. */
-export function cacheServer(name, store, build = currentBuild) {
+/**
+ * A caching Gatehouse server of `build` for the bench with the given store. `prepare(tmpPath, config)`,
+ * when given, starts what the store needs (a redis-server) and returns its stop function.
+ */
+export function cacheServer(name, store, build = currentBuild, prepare = undefined) {
   return {
     ...defineGatehouse(build),
     name: nameFor(name, build),
@@ -30,7 +33,14 @@ export function cacheServer(name, store, build = currentBuild) {
       const config = cacheConfig(url, store);
       // The disk store's folder lives with the rest of the run's temp files.
       if (store === 'disk') config.proxy[0].cache.dir = join(tmp.path, 'cache');
-      return withCleanup(() => startGatehouse({ build, root, config }), tmp.remove);
+      let stopPrepared = async () => {};
+      const cleanup = () => {
+        void stopPrepared().finally(tmp.remove);
+      };
+      return withCleanup(async () => {
+        if (prepare) stopPrepared = await prepare(tmp.path, config);
+        return startGatehouse({ build, root, config });
+      }, cleanup);
     },
   };
 }

@@ -15,9 +15,13 @@
 // BENCH_BASELINE, the baseline's twin right after it.
 import fastifyHttpProxy from './fastify-http-proxy.mjs';
 import fastifyStatic from './fastify-static.mjs';
-import { builds, define as gatehousePlain } from './gatehouse.mjs';
+import { builds, currentBuild, define as gatehousePlain } from './gatehouse.mjs';
 import { define as gatehouseCache } from './gatehouse-cache.mjs';
 import { define as gatehouseCacheDisk } from './gatehouse-cache-disk.mjs';
+import {
+  define as gatehouseCacheRedis,
+  defineDirect as gatehouseCacheRedisDirect,
+} from './gatehouse-cache-redis.mjs';
 import { define as gatehouseCors } from './gatehouse-cors.mjs';
 import { define as gatehouseProxy } from './gatehouse-proxy.mjs';
 import { define as gatehouseWs, rateLimited as gatehouseWsRateLimited } from './gatehouse-ws.mjs';
@@ -46,6 +50,9 @@ export const servers = [
   httpProxyMiddleware,
   ...gatehouse(gatehouseCache),
   ...gatehouse(gatehouseCacheDisk),
+  // This build only: a baseline build may predate the Redis store.
+  gatehouseCacheRedis(currentBuild),
+  gatehouseCacheRedisDirect(currentBuild),
   nginxCache,
   ...gatehouse(gatehouseWs),
   gatehouseWsRateLimited,

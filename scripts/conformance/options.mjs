@@ -70,8 +70,8 @@ export function parseOptions(argv, env = {}, cwd = process.cwd()) {
   }
 
   const store = values.store ?? 'memory';
-  if (!['memory', 'disk'].includes(store)) {
-    return { kind: 'usage', message: `--store: expected memory or disk, got '${store}'` };
+  if (!['memory', 'disk', 'redis'].includes(store)) {
+    return { kind: 'usage', message: `--store: expected memory, disk or redis, got '${store}'` };
   }
   const ints = {
     floorRequired: intOption('floor-required', values['floor-required'], 0, 10_000),

@@ -6,7 +6,9 @@
 //   node scripts/conformance/run.mjs [options]
 //
 //   --cache                 enable the proxy cache: route gets cache: { enabled: true, store }
-//   --store memory|disk     cache store with --cache (default memory)
+//   --store memory|disk|redis  cache store with --cache (default memory); redis: the Redis at
+//                           $REDIS_URL, else a redis-server (on PATH) started on a free loopback
+//                           port for the run and stopped after it; keys under gatehouse-conformance-<pid>:
 //   --private               browser (private cache) mode: no proxy; the suite's client calls the
 //                           adapter's fetch directly against its origin
 //   --adapter FILE          with --private: module exporting cachedFetch(input, init)
@@ -345,7 +347,7 @@ function readdirSafe(dir) {
 
 /** The proxy route. `cacheControl: null` makes Gatehouse pass upstream responses without Cache-Control
  *  unchanged; builds without that option reject it, and then we run without it (and say so). */
-async function buildConfig(originPort) {
+async function buildConfig(originPort, redis) {
   const { parseConfig } = await import(
     pathToFileURL(path.join(gatehouseDir, 'dist', 'config', 'load.js')).href
   );
@@ -353,6 +355,7 @@ async function buildConfig(originPort) {
   const base = { prefix: '/', upstream: `http://127.0.0.1:${originPort}` };
   if (flags.cache) base.cache = { enabled: true, store: flags.store };
   const make = (passThrough) => ({
+    ...(redis === undefined ? {} : { redis }),
     proxy: [deepMerge(passThrough ? { ...base, cacheControl: null } : base, extra)],
   });
   let config = make(true);
@@ -574,10 +577,31 @@ async function startSuiteOrigin(layout, port) {
   log(`origin (${SUITE} ${installedVersion()}) on 127.0.0.1:${port} (bound on all interfaces)`);
 }
 
+/** --store redis: $REDIS_URL, or a redis-server of our own (no persistence) for this run. */
+async function redisForRun() {
+  const keyPrefix = `gatehouse-conformance-${process.pid}:`;
+  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, keyPrefix };
+  const port = await freePort();
+  const logFile = path.join(runDir, 'redis.log');
+  const child = start(
+    'redis-server',
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', runDir],
+    { cwd: runDir },
+  );
+  const out = createWriteStream(logFile);
+  child.stdout.pipe(out);
+  child.stderr.pipe(out);
+  await waitForPort(child, port, logFile);
+  log(`redis-server on 127.0.0.1:${port}`);
+  return { url: `redis://127.0.0.1:${port}`, keyPrefix };
+}
+
 /** Proxy mode: origin, Gatehouse in front, the suite's CLI client through it. */
 async function runProxy(layout) {
   const originPort = await originPortToUse();
-  const config = await buildConfig(originPort);
+  const redis = flags.cache && flags.store === 'redis' ? await redisForRun() : undefined;
+  const config = await buildConfig(originPort, redis);
   await startSuiteOrigin(layout, originPort);
 
   const proxyPort = flags.proxyPort ?? (await freePort());

@@ -56,6 +56,12 @@ export function parseConfig(input: unknown, source = 'config'): GatehouseConfig 
   if (c.static.spa && !c.static.spaFallback.startsWith('/')) {
     throw new ConfigError(`${source}: static.spaFallback: must start with /`);
   }
+  // Issue 17: a cache in Redis needs the top-level Redis server.
+  for (const [i, route] of c.proxy.entries()) {
+    if (route.cache?.store === 'redis' && c.redis === undefined) {
+      throw new ConfigError(`${source}: proxy[${i}].cache.store: "redis" needs the top-level redis.url`);
+    }
+  }
   // RFC 8555 §8.3: HTTP-01 is answered on the plain-HTTP listener; without one no order can succeed.
   if (c.tls?.acme !== undefined && c.listen.httpPort === undefined) {
     throw new ConfigError(

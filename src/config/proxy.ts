@@ -149,7 +149,12 @@ export const proxyRouteSchema = z
     cache: z
       .strictObject({
         enabled: z.boolean().default(false).describe('Keep a shared HTTP cache (RFC 9111) for this route.'),
-        store: z.enum(['memory', 'disk']).default('memory'),
+        store: z
+          .enum(['memory', 'disk', 'redis'])
+          .default('memory')
+          .describe(
+            'Where entries live: memory (this process), disk (a folder), or redis (shared by every instance on the top-level redis; needs redis.url).',
+          ),
         dir: z
           .string()
           .min(1)
@@ -173,7 +178,7 @@ export const proxyRouteSchema = z
           .min(0)
           .optional()
           .describe(
-            'Disk store: bytes of recently used bodies (each up to 1 MiB) also kept in memory, so their hits read no file; default 16 MiB, 0 turns it off.',
+            'Disk store: bytes of recently used bodies (each up to 1 MiB) also kept in memory, so their hits read no file; redis store: bytes of the in-process tier in front of Redis (kept coherent by pub/sub). Default 16 MiB, 0 turns it off.',
           ),
         heuristicCapSec: z
           .number()

@@ -47,6 +47,11 @@ describe('parseConfig', () => {
       { cachePolicy: [{ regex: '\n(', cacheControl: 'x' }] },
       /^config: cachePolicy\[0\]\.regex: [^\n]*\\u000a/,
     ],
+    [
+      'a redis cache store without the top-level redis',
+      { proxy: [{ prefix: '/', upstream: 'http://127.0.0.1:1', cache: { enabled: true, store: 'redis' } }] },
+      /^config: proxy\[0\]\.cache\.store: "redis" needs the top-level redis\.url$/,
+    ],
   ];
   for (const [name, input, msg] of bad) {
     it(`${name} -> ConfigError naming the key`, () => {

@@ -37,6 +37,7 @@ describe('conformance options: accepted', () => {
       { mode: 'proxy', store: 'memory', timeoutSec: 900 },
     ],
     ['--cache --store disk', ['--cache', '--store', 'disk'], {}, { cache: true, store: 'disk' }],
+    ['--cache --store redis', ['--cache', '--store', 'redis'], {}, { cache: true, store: 'redis' }],
     [
       '--private alone -> default adapter (undefined here)',
       ['--private'],
@@ -93,10 +94,10 @@ describe('conformance options: usage errors name the flag', () => {
       /GATEHOUSE_CONFORMANCE_CONFIG: not with --private/,
     ],
     [
-      '--store neither memory nor disk',
-      ['--cache', '--store', 'redis'],
+      '--store neither memory, disk nor redis',
+      ['--cache', '--store', 'mongo'],
       {},
-      /--store: expected memory or disk/,
+      /--store: expected memory, disk or redis/,
     ],
     ['negative floor', ['--floor-required=-1'], {}, /--floor-required: expected an integer 0\.\.10000/],
     ['fractional floor', ['--floor-optimal', '1.5'], {}, /--floor-optimal: expected an integer/],

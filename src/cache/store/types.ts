@@ -74,10 +74,11 @@ export type BodySource = Uint8Array | AsyncIterable<Uint8Array>;
  *   the key or tags ran while the body was streaming, so the response, older than the invalidation, is
  *   discarded.
  * - `closed`: the store was closed meanwhile.
+ * - `unavailable`: a shared store's server (Redis) could not be reached in time; nothing was stored.
  */
 export type PutResult =
   | { readonly stored: true; readonly entry: StoredEntry }
-  | { readonly stored: false; readonly reason: 'too-large' | 'invalidated' | 'closed' };
+  | { readonly stored: false; readonly reason: 'too-large' | 'invalidated' | 'closed' | 'unavailable' };
 
 /**
  * Which entries `purge` removes. A purge is an invalidation: matching puts still streaming resolve

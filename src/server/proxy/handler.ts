@@ -50,7 +50,7 @@ function createProxyState(routes: readonly ProxyRouteOptions[], deps: ProxyDeps)
   const state: ProxyState = {
     deps,
     logger,
-    routes: compileRoutes(routes, logger),
+    routes: compileRoutes(routes, logger, deps.ctx.redis),
     policy: compileRuleList(deps.cachePolicy),
     tunnels: new Set(),
     upgrades: new Map(),

@@ -1,5 +1,6 @@
 // Proxy route table: options compiled once (upstream pools, rewrite, cache), looked up by prefix.
 import type { Logger } from '../log.js';
+import type { RedisPool } from '../redis/pool.js';
 import { createRouteCache, type ProxyCacheOptions, type RouteCache } from './cache.js';
 import { UpstreamSet } from './upstreams.js';
 
@@ -48,7 +49,11 @@ export interface Route {
 }
 
 /** Compiles the route options, longest prefix first. */
-export function compileRoutes(routes: readonly ProxyRouteOptions[], logger: Logger): Route[] {
+export function compileRoutes(
+  routes: readonly ProxyRouteOptions[],
+  logger: Logger,
+  redis?: RedisPool,
+): Route[] {
   return routes
     .map((o) => ({
       o,
@@ -66,7 +71,14 @@ export function compileRoutes(routes: readonly ProxyRouteOptions[], logger: Logg
         healthIntervalMs: o.health.intervalMs,
       }),
       rewrite: o.rewrite ? { re: new RegExp(o.rewrite.from), to: o.rewrite.to } : undefined,
-      cache: o.cache?.enabled ? createRouteCache(o.cache, logger) : undefined,
+      cache: o.cache?.enabled
+        ? createRouteCache(
+            o.cache,
+            logger,
+            // Issue 17: the route prefix keeps each route's entries apart in a shared Redis.
+            redis === undefined ? undefined : { link: () => redis.get(), namespace: o.prefix },
+          )
+        : undefined,
     }))
     .sort((a, b) => b.prefix.length - a.prefix.length);
 }

@@ -39,8 +39,12 @@ export {
   toHeaderMap,
 } from './state.js';
 
-export function createRouteCache(o: ProxyCacheOptions, logger: Logger): RouteCache {
-  const s = createCacheState(o, logger);
+export function createRouteCache(
+  o: ProxyCacheOptions,
+  logger: Logger,
+  redis?: CacheState['redis'],
+): RouteCache {
+  const s = createCacheState(o, logger, redis);
   s.lookup = (x, mayWait) => lookup(s, x, mayWait);
   return {
     tryHit: (req, res) => tryHit(s, req, res),

@@ -18,6 +18,7 @@ import { coalesceKey, lead } from './coalesce.js';
 import { serveStored } from './serve.js';
 import {
   type CacheState,
+  discardField,
   downstreamFixes,
   type Exchange,
   type HeadAction,
@@ -246,8 +247,8 @@ export function headAgrees(stored: HeaderMap, head: HeaderMap, bodyBytes: number
 function metaFor(s: CacheState, meta: EntryMeta, response: StoredResponse): EntryMeta {
   const tags = parseTags(getHeader(response.headers, s.tagHeader));
   // A freshened response is no longer marked stale (§4.3.4 validated it).
-  const { tags: _old, markedStale: _stale, ...rest } = meta;
-  return { ...rest, response, ...(tags.length > 0 ? { tags } : {}) };
+  const { tags: _old, markedStale: _stale, discardAfterMs: _discard, ...rest } = meta;
+  return { ...rest, response, ...(tags.length > 0 ? { tags } : {}), ...discardField(s, response) };
 }
 
 /** RFC 5861 §3: a conditional request that nobody waits on; its answer updates or replaces the entry. */

@@ -17,6 +17,7 @@ import {
 } from '../../../cache/index.js';
 import { openDiskStore } from '../../../cache/store/disk.js';
 import { createMemoryStore } from '../../../cache/store/memory.js';
+import { openRedisStore, type RedisLink } from '../../../cache/store/redis.js';
 import type { CacheStore } from '../../../cache/store/types.js';
 import {
   forwardedSurrogateControl,
@@ -24,17 +25,18 @@ import {
   surrogateCapability,
   type TargetedOptions,
 } from '../../../cache/targeted.js';
+import { deltaSeconds, parseCacheControl } from '../../../http/cache-control.js';
 import { compileIpRanges, type IpBytes } from '../../../http/ip.js';
 import type { Logger } from '../../log.js';
 
 export interface ProxyCacheOptions {
   enabled: boolean;
-  store: 'memory' | 'disk';
+  store: 'memory' | 'disk' | 'redis';
   /** Folder of the disk store; default a new folder under the OS temp dir (removed on close). */
   dir?: string | undefined;
   maxSizeBytes: number;
   maxEntryBytes: number;
-  /** Disk store: bytes of bodies also kept in memory (see DiskStoreOptions.memoryCacheBytes). */
+  /** Disk store: bytes of bodies also kept in memory (see DiskStoreOptions.memoryCacheBytes); redis store: its memory tier. */
   memoryCacheBytes?: number | undefined;
   heuristicCapSec?: number | undefined;
   /** Concurrent misses / stale revalidations of one key share one upstream request. Default true. */
@@ -156,6 +158,8 @@ export interface CacheState {
   /** Lowercased name of the purge tag field. */
   readonly tagHeader: string;
   readonly purgeAllowed: (addr: IpBytes) => boolean;
+  /** The redis store's connection (opened on first use) and the namespace of its keys (the route prefix). */
+  readonly redis: { readonly link: () => RedisLink; readonly namespace: string } | undefined;
   /** The disk store's folder when it is ours to remove on close. */
   readonly tempDir: string | undefined;
   storePromise: Promise<CacheStore> | undefined;
@@ -195,7 +199,11 @@ export const NAME = 'gatehouse';
 const COOKIE_SEP = '\n';
 
 /** Validates nothing (the config did) and works out what does not depend on the request. */
-export function createCacheState(o: ProxyCacheOptions, logger: Logger): CacheState {
+export function createCacheState(
+  o: ProxyCacheOptions,
+  logger: Logger,
+  redis?: CacheState['redis'],
+): CacheState {
   const targeted: TargetedOptions = {
     targets: (o.targets ?? ['CDN-Cache-Control', 'Surrogate-Control']).map((t) => t.toLowerCase()),
     surrogateToken: o.surrogateToken ?? NAME,
@@ -209,6 +217,7 @@ export function createCacheState(o: ProxyCacheOptions, logger: Logger): CacheSta
     surrogate: targeted.targets.includes('surrogate-control'),
     tagHeader: (o.tagHeader ?? 'Cache-Tag').toLowerCase(),
     purgeAllowed: compileIpRanges(o.purge?.allow ?? ['loopback']),
+    redis,
     tempDir:
       o.store === 'disk' && o.dir === undefined
         ? join(tmpdir(), `gatehouse-cache-${process.pid}-${randomUUID().slice(0, 8)}`)
@@ -243,12 +252,28 @@ export function getStore(s: CacheState): Promise<CacheStore> {
           dir: o.dir ?? s.tempDir!,
           ...(o.memoryCacheBytes === undefined ? {} : { memoryCacheBytes: o.memoryCacheBytes }),
         })
-      : Promise.resolve(createMemoryStore(storeOptions))
+      : o.store === 'redis'
+        ? openRedis(s, storeOptions)
+        : Promise.resolve(createMemoryStore(storeOptions))
   ).then((store) => {
     s.storeNow = store;
     return store;
   });
   return s.storePromise;
+}
+
+/** The redis store on the route's connection; rejects when the server has no Redis pool. */
+function openRedis(
+  s: CacheState,
+  storeOptions: { maxSizeBytes: number; maxEntryBytes: number; maxVariantsPerKey: number },
+): Promise<CacheStore> {
+  if (s.redis === undefined) return Promise.reject(new Error('no redis connection (top-level redis.url)'));
+  return openRedisStore({
+    ...storeOptions,
+    redis: s.redis.link(),
+    namespace: s.redis.namespace,
+    ...(s.o.memoryCacheBytes === undefined ? {} : { memoryTierBytes: s.o.memoryCacheBytes }),
+  });
 }
 
 /** Counts an invalidation of `key` (undefined: of every key). */
@@ -269,6 +294,25 @@ export function invalidatedSince(s: CacheState, key: string, since: number): boo
 export function policyView(s: CacheState, r: StoredResponse): StoredResponse {
   const headers = policyHeaders(r.headers, s.targeted);
   return headers === r.headers ? r : { ...r, headers };
+}
+
+/**
+ * Redis store (issue 17): `{ discardAfterMs }`, when the entry stops being usable so Redis expires it:
+ * the end of freshness (RFC 9111 §4.2) plus the longest stale allowance (RFC 5861 stale-while-revalidate
+ * and stale-if-error, §4.2.4 staleIfUnreachableSec). Other stores keep entries until evicted: `{}`.
+ */
+export function discardField(s: CacheState, r: StoredResponse): { discardAfterMs?: number } {
+  if (s.o.store !== 'redis') return {};
+  const v = policyView(s, r);
+  const cc = parseCacheControl(getHeader(v.headers, 'cache-control'));
+  const staleSec = Math.max(
+    deltaSeconds(cc, 'stale-while-revalidate') ?? 0,
+    deltaSeconds(cc, 'stale-if-error') ?? 0,
+    s.disconnectedStaleSec,
+  );
+  const endMs = freshEndMs(v, true, s.freshness);
+  const at = (Number.isFinite(endMs) ? endMs : r.responseTimeMs) + staleSec * 1000;
+  return Number.isFinite(at) ? { discardAfterMs: at } : {};
 }
 
 /** The memoised Timing of a stored response. */

@@ -7,6 +7,7 @@ import { policyHeaders } from '../../../cache/targeted.js';
 import { stripHopByHop } from '../../../http/proxy-headers.js';
 import {
   type CacheState,
+  discardField,
   type Exchange,
   type HeadAction,
   invalidatedSince,
@@ -86,11 +87,13 @@ function entryMeta(
     }
   }
   const tags = parseTags(getHeader(headers, s.tagHeader));
+  const response = { status, headers: toStore, requestTimeMs, responseTimeMs };
   return {
-    response: { status, headers: toStore, requestTimeMs, responseTimeMs },
+    response,
     varyKey: vk,
     varyHeaders,
     ...(tags.length > 0 ? { tags } : {}),
+    ...discardField(s, response),
   };
 }
 

@@ -1,0 +1,513 @@
+// Redis store (issue 17): entries, bodies and every index live in one Redis, so instances sharing it
+// share the cache, its purges and its byte bound. The writes are Lua scripts (redis-scripts.ts), each
+// atomic. Entries expire in Redis after their usable lifetime (PEXPIRE to `discardAfterMs`: freshness
+// plus the stale-while-revalidate / stale-if-error allowances, RFC 5861 / RFC 9111 §4.2.4).
+// A small memory tier in front keeps each key's variant list with bodies; every write publishes the
+// keys it changed on a pub/sub channel, and the other instances drop them from their tier. While the
+// subscription is down the tier is bypassed. Redis unreachable or slow: lookups are misses, puts are
+// not stored (`unavailable`), invalidations are skipped; nothing is logged here (the connection logs
+// an outage once each way).
+import { createHash, randomUUID } from 'node:crypto';
+import type { Redis as RedisClient } from 'ioredis';
+import { LRUCache } from 'lru-cache';
+import { approxMetaBytes } from './memory.js';
+import {
+  DELETE_SCRIPT,
+  GET_SCRIPT,
+  PRUNE_SCRIPT,
+  PURGE_SCRIPT,
+  PUT_SCRIPT,
+  TOUCH_SCRIPT,
+  UPDATE_SCRIPT,
+} from './redis-scripts.js';
+import { bodyChunks, checkStoreOptions, InflightPuts, isDiscarded, varyOf, wholeBody } from './shared.js';
+import {
+  type BodySource,
+  type CacheStore,
+  CacheStoreError,
+  type EntryBody,
+  type EntryMeta,
+  type PurgeFilter,
+  type PutResult,
+  type SecondaryKeyOf,
+  type StoredEntry,
+  type StoreOptions,
+  type VariantMatch,
+} from './types.js';
+
+/** What the store needs of a Redis connection (src/server/redis/connection.ts provides it). */
+export interface RedisLink {
+  readonly client: RedisClient;
+  subscriber(): RedisClient;
+  key(...parts: string[]): string;
+  isUp(): boolean;
+  onStateChange?(fn: (up: boolean) => void): () => void;
+}
+
+export interface RedisStoreOptions extends StoreOptions {
+  readonly redis: RedisLink;
+  /** Separates the stores sharing one Redis (the proxy uses the route prefix). */
+  readonly namespace: string;
+  /** Bytes of the in-process tier in front (variant lists with bodies); 0 turns it off. Default 16 MiB. */
+  readonly memoryTierBytes?: number;
+  /** A Redis call slower than this counts as Redis being unavailable. Default 1000. */
+  readonly commandTimeoutMs?: number;
+}
+
+/** Fixed per-entry overhead counted on top of key, meta and body (the index records in Redis). */
+const ENTRY_OVERHEAD_BYTES = 128;
+/** A lookup reads the bodies of a key's variants with their meta when they total at most this (or there is one). */
+const INLINE_BODY_BYTES = 1024 * 1024;
+/** Uses served from the memory tier reach Redis's LRU order at the latest this long after. */
+const TOUCH_FLUSH_MS = 1000;
+
+/** A key's variants as the tier keeps them: newest first, with their bodies. */
+interface Snapshot {
+  readonly entries: readonly StoredEntry[];
+  readonly sizeBytes: number;
+}
+
+/** An invalidation message (redis-scripts.ts `publish`). */
+interface Message {
+  o?: string;
+  k?: string[] | Record<string, never>;
+  i?: number;
+  a?: number;
+  tag?: string;
+  prefix?: string;
+}
+
+const NO_MATCH: VariantMatch = Object.freeze({ entry: undefined, any: undefined });
+
+type ScriptFn = (...args: (string | number | Buffer | Uint8Array)[]) => Promise<unknown[]>;
+
+class RedisUnavailable extends Error {}
+
+const SCRIPTS = {
+  ghCacheGet: GET_SCRIPT,
+  ghCachePut: PUT_SCRIPT,
+  ghCacheUpdate: UPDATE_SCRIPT,
+  ghCacheDelete: DELETE_SCRIPT,
+  ghCachePurge: PURGE_SCRIPT,
+  ghCachePrune: PRUNE_SCRIPT,
+  ghCacheTouch: TOUCH_SCRIPT,
+} as const;
+type ScriptName = keyof typeof SCRIPTS;
+
+/** Opens a Redis store; succeeds while Redis is down (the store then misses until it returns). */
+export async function openRedisStore(options: RedisStoreOptions): Promise<CacheStore> {
+  checkStoreOptions(options);
+  const store = new RedisStore(options);
+  await store.start();
+  return store;
+}
+
+class RedisStore implements CacheStore {
+  readonly putMayFail = true;
+  readonly #o: RedisStoreOptions;
+  readonly #nowMs: () => number;
+  readonly #base: string;
+  readonly #channel: string;
+  readonly #origin = randomUUID();
+  readonly #timeoutMs: number;
+  readonly #maxVariants: number;
+  readonly #tier: LRUCache<string, Snapshot> | undefined;
+  /** Bodies of the entries read from Redis, so openBody after a lookup needs no second round trip. */
+  readonly #bodies = new WeakMap<StoredEntry, Uint8Array>();
+  readonly #inflight = new InflightPuts();
+  /** Ids served from the tier whose use Redis has not seen yet (flushed with the next write or a timer). */
+  readonly #touched = new Set<string>();
+  #touchTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Bumped by every invalidation message: a lookup that started before one does not fill the tier. */
+  #generation = 0;
+  #subscribed = false;
+  /** After a timed-out call, Redis counts as down until then (performance.now()): a hung Redis costs one wait, not one per request. */
+  #hungUntil = 0;
+  #sizeBytes = 0;
+  #closed = false;
+  readonly #onMessage = (channel: string, message: string) => {
+    if (channel === this.#channel) this.#apply(message);
+  };
+  readonly #onSubscriberDown = () => {
+    this.#subscribed = false;
+    this.#tier?.clear();
+  };
+  readonly #onSubscriberReady = () => {
+    void this.#subscribe();
+  };
+
+  constructor(o: RedisStoreOptions) {
+    this.#o = o;
+    this.#nowMs = o.nowMs ?? Date.now;
+    const ns = createHash('sha1').update(o.namespace).digest('hex').slice(0, 16);
+    this.#base = o.redis.key('cache', ns);
+    this.#channel = `${this.#base}:inval`;
+    this.#timeoutMs = o.commandTimeoutMs ?? 1000;
+    this.#maxVariants = o.maxVariantsPerKey ?? 1_000_000;
+    const tierBytes = o.memoryTierBytes ?? 16 * 1024 * 1024;
+    this.#tier =
+      tierBytes > 0
+        ? new LRUCache<string, Snapshot>({
+            maxSize: tierBytes,
+            sizeCalculation: (s) => Math.max(1, s.sizeBytes),
+          })
+        : undefined;
+    const client = o.redis.client as unknown as Record<string, unknown>;
+    for (const [name, lua] of Object.entries(SCRIPTS)) {
+      if (typeof client[`${name}Buffer`] !== 'function')
+        o.redis.client.defineCommand(name, { numberOfKeys: 0, lua });
+    }
+  }
+
+  async start(): Promise<void> {
+    await this.#connected();
+    if (this.#tier !== undefined) {
+      const sub = this.#o.redis.subscriber();
+      // One store per cached route shares the subscriber: room for its three listeners.
+      sub.setMaxListeners(sub.getMaxListeners() + 3);
+      sub.on('message', this.#onMessage);
+      sub.on('close', this.#onSubscriberDown);
+      sub.on('ready', this.#onSubscriberReady);
+      void this.#subscribe();
+    }
+    try {
+      this.#sizeBytes = Number((await this.#timed(this.#o.redis.client.get(`${this.#base}:size`))) ?? 0);
+    } catch {
+      // Down at start: the size is learnt from the first write.
+    }
+  }
+
+  /** At startup, waits (at most the command timeout) for a connection being made: the first requests hit it. */
+  #connected(): Promise<void> {
+    const { redis } = this.#o;
+    if (redis.isUp() || redis.onStateChange === undefined) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        stop?.();
+        resolve();
+      };
+      const timer = setTimeout(done, this.#timeoutMs);
+      const stop = redis.onStateChange?.((up) => {
+        if (up) done();
+      });
+    });
+  }
+
+  async #subscribe(): Promise<void> {
+    try {
+      await this.#o.redis.subscriber().subscribe(this.#channel);
+      // Messages may have been missed while unsubscribed: start the tier empty.
+      this.#tier?.clear();
+      this.#generation++;
+      this.#subscribed = !this.#closed;
+    } catch {
+      this.#subscribed = false;
+    }
+  }
+
+  /** The tier, while the invalidations can reach it. */
+  #liveTier(): LRUCache<string, Snapshot> | undefined {
+    return this.#subscribed && this.#o.redis.isUp() ? this.#tier : undefined;
+  }
+
+  #apply(text: string): void {
+    let m: Message;
+    try {
+      m = JSON.parse(text) as Message;
+    } catch {
+      return;
+    }
+    // Anyone who can PUBLISH on the channel can send anything: only the shapes we publish count.
+    if (typeof m !== 'object' || m === null || m.o === this.#origin) return;
+    this.#generation++;
+    const keys = Array.isArray(m.k) ? m.k.filter((k): k is string => typeof k === 'string') : [];
+    if (typeof m.tag !== 'string') delete m.tag;
+    if (typeof m.prefix !== 'string') delete m.prefix;
+    if (m.a === 1) this.#tier?.clear();
+    else for (const key of keys) this.#tier?.delete(key);
+    if (m.i !== 1) return;
+    // A purge elsewhere also cancels matching puts still streaming in here (§4.4).
+    if (m.a === 1) this.#inflight.invalidateMatching({ all: true });
+    else if (m.tag !== undefined) this.#inflight.invalidateMatching({ tag: m.tag });
+    else if (m.prefix !== undefined) this.#inflight.invalidateMatching({ keyPrefix: m.prefix });
+    else for (const key of keys) this.#inflight.invalidate(key);
+  }
+
+  /** Runs a script; rejects RedisUnavailable when Redis is down or slower than the timeout. */
+  async #run(name: ScriptName, ...args: (string | number | Uint8Array)[]): Promise<unknown[]> {
+    if (!this.#o.redis.isUp() || performance.now() < this.#hungUntil)
+      throw new RedisUnavailable('redis is down');
+    const fn = (this.#o.redis.client as unknown as Record<string, ScriptFn>)[`${name}Buffer`]!;
+    const r = (await this.#timed(
+      fn.call(this.#o.redis.client, this.#base, this.#origin, ...args),
+    )) as unknown[];
+    this.#sizeBytes = Number(r[0]);
+    return r;
+  }
+
+  #timed<T>(p: Promise<T>): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.#hungUntil = performance.now() + this.#timeoutMs;
+        reject(new RedisUnavailable('redis timed out'));
+      }, this.#timeoutMs);
+    });
+    p.catch(() => {}); // a late rejection after the timeout
+    return Promise.race([p, timeout]).then(
+      (v) => {
+        clearTimeout(timer);
+        return v;
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        // A reply error is a bug in a script or a misconfigured server: not an outage.
+        if ((err as Error).name === 'ReplyError') throw err;
+        throw err instanceof RedisUnavailable ? err : new RedisUnavailable((err as Error).message);
+      },
+    );
+  }
+
+  async getVariants(key: string): Promise<StoredEntry[]> {
+    this.#assertOpen();
+    const tier = this.#liveTier();
+    const snap = tier?.get(key);
+    if (snap !== undefined) {
+      const nowMs = this.#nowMs();
+      if (!snap.entries.some((e) => isDiscarded(e.meta, nowMs))) {
+        for (const e of snap.entries) this.#touched.add(e.id);
+        this.#scheduleTouchFlush();
+        return [...snap.entries];
+      }
+      tier!.delete(key);
+    }
+    const generation = this.#generation;
+    let r: unknown[];
+    try {
+      r = await this.#run('ghCacheGet', key, this.#nowMs(), INLINE_BODY_BYTES);
+    } catch (err) {
+      if (err instanceof RedisUnavailable) return []; // a miss: the request goes upstream
+      throw err;
+    }
+    const entries: StoredEntry[] = [];
+    let sizeBytes = 0;
+    let whole = true;
+    for (let i = 1; i + 3 < r.length; i += 4) {
+      const meta = JSON.parse(String(r[i + 1])) as EntryMeta;
+      const body = r[i + 2] as Buffer | null;
+      const entry: StoredEntry = { key, id: String(r[i]), meta, bodyBytes: Number(r[i + 3]) };
+      if (body === null) whole = false;
+      else this.#bodies.set(entry, body);
+      entries.push(entry);
+      sizeBytes += entry.bodyBytes + approxMetaBytes(key, meta);
+    }
+    // §4.1: the most recent response first.
+    entries.sort((a, b) => b.meta.response.responseTimeMs - a.meta.response.responseTimeMs);
+    if (whole && entries.length > 0 && !this.#closed && generation === this.#generation) {
+      this.#liveTier()?.set(key, { entries, sizeBytes });
+    }
+    return [...entries];
+  }
+
+  async findVariant(key: string, secondaryKey: SecondaryKeyOf): Promise<VariantMatch> {
+    const entries = await this.getVariants(key);
+    if (entries.length === 0) return NO_MATCH;
+    // §4.1: for each entry, the request's secondary key under that entry's Vary; newest match wins.
+    for (const e of entries) {
+      const vary = varyOf(e.meta);
+      if (secondaryKey(vary === '' ? undefined : vary) === e.meta.varyKey) return { entry: e, any: e };
+    }
+    return { entry: undefined, any: entries[0] };
+  }
+
+  openBodySync(entry: StoredEntry): EntryBody | null | undefined {
+    this.#assertOpen();
+    const body = this.#bodies.get(entry);
+    return body === undefined ? undefined : wholeBody(body);
+  }
+
+  async openBody(entry: StoredEntry): Promise<EntryBody | null> {
+    const known = this.openBodySync(entry);
+    if (known !== undefined) return known;
+    try {
+      const [k, b] = await this.#timed(
+        this.#o.redis.isUp() && performance.now() >= this.#hungUntil
+          ? this.#o.redis.client.hmgetBuffer(`${this.#base}:e:${entry.id}`, 'k', 'b')
+          : Promise.reject(new RedisUnavailable('redis is down')),
+      );
+      if (!k || !b || k.toString() !== entry.key) return null;
+      return wholeBody(b);
+    } catch (err) {
+      if (err instanceof RedisUnavailable) return null;
+      throw err;
+    }
+  }
+
+  async put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {
+    this.#assertOpen();
+    const inflight = this.#inflight.begin(key, meta.tags);
+    try {
+      const chunks: Uint8Array[] = [];
+      let bodyBytes = 0;
+      for await (const chunk of bodyChunks(body)) {
+        bodyBytes += chunk.byteLength;
+        if (bodyBytes > this.#o.maxEntryBytes) return { stored: false, reason: 'too-large' }; // stops the source
+        if (this.#closed) return { stored: false, reason: 'closed' };
+        chunks.push(chunk);
+      }
+      if (this.#closed) return { stored: false, reason: 'closed' };
+      if (inflight.ticket.invalidated) return { stored: false, reason: 'invalidated' };
+      const metaJson = JSON.stringify(meta);
+      const sizeBytes =
+        bodyBytes + Buffer.byteLength(metaJson) + Buffer.byteLength(key) + ENTRY_OVERHEAD_BYTES;
+      if (sizeBytes > this.#o.maxSizeBytes) return { stored: false, reason: 'too-large' };
+      const id = randomUUID();
+      const touched = this.#drainTouched();
+      this.#tier?.delete(key);
+      try {
+        const r = await this.#run(
+          'ghCachePut',
+          key,
+          id,
+          meta.varyKey,
+          metaJson,
+          sizeBytes,
+          this.#ttlMs(meta),
+          meta.discardAfterMs ?? '',
+          this.#o.maxSizeBytes,
+          this.#maxVariants,
+          this.#ix(key, meta, sizeBytes),
+          Buffer.concat(chunks, bodyBytes),
+          touched.length,
+          ...touched,
+        );
+        if (Number(r[0]) < 0) return { stored: false, reason: 'too-large' };
+      } catch (err) {
+        if (err instanceof RedisUnavailable) return { stored: false, reason: 'unavailable' };
+        throw err;
+      }
+      this.#tier?.delete(key);
+      return { stored: true, entry: { key, id, meta, bodyBytes } };
+    } finally {
+      inflight.finish();
+    }
+  }
+
+  async updateMeta(key: string, id: string, meta: EntryMeta): Promise<StoredEntry | null> {
+    this.#assertOpen();
+    this.#tier?.delete(key);
+    const metaJson = JSON.stringify(meta);
+    const sizeBytes = Buffer.byteLength(metaJson) + Buffer.byteLength(key) + ENTRY_OVERHEAD_BYTES;
+    try {
+      const r = await this.#run(
+        'ghCacheUpdate',
+        key,
+        id,
+        metaJson,
+        sizeBytes,
+        this.#ttlMs(meta),
+        meta.discardAfterMs ?? '',
+        this.#o.maxSizeBytes,
+        this.#ix(key, meta, sizeBytes),
+      );
+      this.#tier?.delete(key);
+      return r.length > 1 ? { key, id, meta, bodyBytes: Number(r[1]) } : null;
+    } catch (err) {
+      if (err instanceof RedisUnavailable) return null;
+      throw err;
+    }
+  }
+
+  async delete(key: string, id?: string): Promise<void> {
+    this.#assertOpen();
+    if (id === undefined) this.#inflight.invalidate(key);
+    this.#tier?.delete(key);
+    try {
+      await this.#run('ghCacheDelete', key, id ?? '');
+    } catch (err) {
+      // Down: the entries stay until they expire (README: invalidation during an outage).
+      if (!(err instanceof RedisUnavailable)) throw err;
+    }
+  }
+
+  async purge(filter: PurgeFilter): Promise<number> {
+    this.#assertOpen();
+    this.#inflight.invalidateMatching(filter);
+    if ('all' in filter) this.#tier?.clear();
+    else if ('tag' in filter) {
+      for (const [key, snap] of this.#tier?.entries() ?? []) {
+        if (snap.entries.some((e) => e.meta.tags?.includes(filter.tag))) this.#tier?.delete(key);
+      }
+    } else
+      for (const key of [...(this.#tier?.keys() ?? [])])
+        if (key.startsWith(filter.keyPrefix)) this.#tier?.delete(key);
+    const [kind, value] =
+      'tag' in filter ? ['tag', filter.tag] : 'all' in filter ? ['all', ''] : ['prefix', filter.keyPrefix];
+    // Down: the purge fails loudly (the PURGE answers 500), the caller must retry.
+    const r = await this.#run('ghCachePurge', kind, value);
+    return Number(r[1]);
+  }
+
+  async prune(): Promise<number> {
+    this.#assertOpen();
+    try {
+      const touched = this.#drainTouched();
+      if (touched.length > 0) await this.#run('ghCacheTouch', ...touched);
+      return Number((await this.#run('ghCachePrune', this.#nowMs()))[1]);
+    } catch (err) {
+      if (err instanceof RedisUnavailable) return 0;
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#subscribed = false;
+    clearTimeout(this.#touchTimer);
+    this.#tier?.clear();
+    if (this.#tier !== undefined) {
+      const sub = this.#o.redis.subscriber();
+      sub.off('message', this.#onMessage);
+      sub.off('close', this.#onSubscriberDown);
+      sub.off('ready', this.#onSubscriberReady);
+      sub.setMaxListeners(Math.max(10, sub.getMaxListeners() - 3));
+      await this.#timed(sub.unsubscribe(this.#channel)).catch(() => {});
+    }
+  }
+
+  sizeBytes(): number {
+    return this.#sizeBytes;
+  }
+
+  /** PEXPIRE: the entry goes from Redis once nothing can use it; 0 for no expiry. */
+  #ttlMs(meta: EntryMeta): number {
+    if (meta.discardAfterMs === undefined) return 0;
+    return Math.max(1, Math.ceil(meta.discardAfterMs - this.#nowMs()));
+  }
+
+  #ix(key: string, meta: EntryMeta, sizeBytes: number): string {
+    return JSON.stringify({ k: key, v: meta.varyKey, t: [...new Set(meta.tags ?? [])], s: sizeBytes });
+  }
+
+  #drainTouched(): string[] {
+    const ids = [...this.#touched];
+    this.#touched.clear();
+    return ids;
+  }
+
+  #scheduleTouchFlush(): void {
+    if (this.#touchTimer !== undefined) return;
+    this.#touchTimer = setTimeout(() => {
+      this.#touchTimer = undefined;
+      const ids = this.#drainTouched();
+      if (ids.length > 0 && !this.#closed) this.#run('ghCacheTouch', ...ids).catch(() => {});
+    }, TOUCH_FLUSH_MS);
+    this.#touchTimer.unref?.();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new CacheStoreError('store_closed', 'the redis cache store is closed');
+  }
+}

@@ -62,6 +62,9 @@ export function parseConfig(input: unknown, source = 'config'): GatehouseConfig 
       `${source}: tls.acme: needs listen.httpPort (the HTTP-01 challenge is answered there; 80 in production)`,
     );
   }
+  if (c.health?.requireRedis === true && c.redis === undefined) {
+    throw new ConfigError(`${source}: health.requireRedis: true needs the top-level redis.url`);
+  }
   for (const [i, rule] of c.cachePolicy.entries()) {
     if (
       rule.glob === undefined &&

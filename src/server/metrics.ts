@@ -1,0 +1,240 @@
+// Prometheus metrics (issue 17 §5) on prom-client, text format. Off unless `metrics` is configured:
+// then nothing here is loaded and no hook is installed. On, the cost per request is one 'close'
+// listener (observe) and, per answering step, one property write (tag); label children are made
+// once here, so the request path only looks them up.
+import cluster from 'node:cluster';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { compileIpRanges, parseIp } from '../http/ip.js';
+import type { Final, Step, StepContext, TunnelHandler } from './context.js';
+import { ERRORS, sendError } from './errors.js';
+import { cacheStatusOf, quietAccessLog } from './log.js';
+
+export interface MetricsOptions {
+  path: string;
+  /** Client addresses that may read the metrics (addresses, CIDRs, keywords); others get 403. */
+  allow: string[];
+}
+
+/** Which part of the server answered a request. */
+export const ROUTE_KINDS = ['static', 'proxy', 'jsonp', 'ws', 'route', 'other'] as const;
+export type RouteKind = (typeof ROUTE_KINDS)[number];
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+export const CACHE_OUTCOMES = ['hit', 'stale', 'miss', 'revalidate', 'bypass'] as const;
+export type CacheOutcome = (typeof CACHE_OUTCOMES)[number];
+
+/** The class index of a status (1xx -> 0 ... 5xx -> 4); out-of-range statuses count as 5xx. */
+export function statusClassIndex(status: number): number {
+  const c = Math.floor(status / 100) - 1;
+  return c >= 0 && c <= 4 ? c : 4;
+}
+
+/**
+ * The outcome of a proxy cache answer from its Cache-Status parameters (RFC 9211 §2): `hit`, a hit
+ * with a `detail` (served stale, RFC 5861), `fwd=stale` / `fwd=request` (revalidated upstream),
+ * `fwd=bypass` / `fwd=method` (not cacheable), any other `fwd` (a miss).
+ */
+export function cacheOutcome(status: string): CacheOutcome {
+  if (status.startsWith('hit')) return status.includes('detail=') ? 'stale' : 'hit';
+  const fwd = /(?:^|;)\s*fwd=([a-z-]+)/.exec(status)?.[1];
+  if (fwd === 'stale' || fwd === 'request') return 'revalidate';
+  if (fwd === 'bypass' || fwd === 'method') return 'bypass';
+  return 'miss';
+}
+
+const KIND = Symbol('gatehouse.metrics.kind');
+type Tagged = ServerResponse & { [KIND]?: RouteKind };
+
+export interface Metrics {
+  /** The /metrics endpoint (first in the gate, beside health). */
+  readonly step: Step;
+  /** Counts the request once it closes (installed beside the access log). */
+  readonly observe: (req: IncomingMessage, res: ServerResponse) => void;
+  /** A step that records its kind before it runs (a later step that answers overwrites it). */
+  tag(kind: RouteKind, step: Step): Step;
+  tagFinal(kind: RouteKind, final: Final): Final;
+  tagTunnel(kind: RouteKind, handle: TunnelHandler): TunnelHandler;
+  readonly registry: Registry;
+}
+
+export interface MetricsDeps {
+  /** Proxy routes with a cache, for the `store` label: prefix and store kind. */
+  cacheRoutes: readonly { prefix: string; store: string }[];
+  /** Open WebSocket connections on our endpoints, read at scrape time. */
+  openWebSockets: () => number;
+}
+
+type PromClient = typeof import('prom-client');
+const loadPromClient = (): PromClient => createRequire(import.meta.url)('prom-client') as PromClient;
+
+/** Asks the cluster primary for every worker's metrics, aggregated (metrics-cluster.ts). */
+function askPrimary(timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const id = Math.floor(Math.random() * 2 ** 31);
+    const onMessage = (m: { gatehouse?: string; id?: number; text?: string; error?: string }) => {
+      if (m?.gatehouse !== 'metrics-res' || m.id !== id) return;
+      done();
+      if (m.text !== undefined) resolve(m.text);
+      else reject(new Error(m.error ?? 'no metrics'));
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error('the primary did not answer'));
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      process.off('message', onMessage);
+    };
+    process.on('message', onMessage);
+    process.send?.({ gatehouse: 'metrics-req', id });
+  });
+}
+
+/** Undefined when `metrics` is not configured: prom-client is not even loaded. */
+export function createMetrics(
+  o: MetricsOptions | undefined,
+  ctx: StepContext,
+  deps: MetricsDeps,
+): Metrics | undefined {
+  if (o === undefined) return undefined;
+  const prom = loadPromClient();
+  const registry = new prom.Registry();
+  prom.collectDefaultMetrics({ register: registry });
+  const inCluster = cluster.isWorker && typeof process.send === 'function';
+  // With --workers, the primary's AggregatorRegistry collects this registry from each worker.
+  // (Constructing one installs prom-client's worker-side listener.)
+  if (inCluster) {
+    prom.AggregatorRegistry.setRegistries([registry]);
+    void new prom.AggregatorRegistry();
+  }
+  const registers = [registry];
+  const requests: Counter = new prom.Counter({
+    name: 'gatehouse_requests_total',
+    help: 'Requests answered, by status class and the kind of route that answered.',
+    labelNames: ['class', 'kind'],
+    registers,
+  });
+  const duration: Histogram = new prom.Histogram({
+    name: 'gatehouse_request_duration_seconds',
+    help: 'Time from the request head to the end of the response, by route kind.',
+    labelNames: ['kind'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+  const bytes: Counter = new prom.Counter({
+    name: 'gatehouse_response_bytes_total',
+    help: 'Bytes sent on the connection for responses (head and body), by route kind.',
+    labelNames: ['kind'],
+    registers,
+  });
+  const cache: Counter = new prom.Counter({
+    name: 'gatehouse_cache_requests_total',
+    help: 'Proxy cache answers by store and outcome (from Cache-Status, RFC 9211).',
+    labelNames: ['store', 'outcome'],
+    registers,
+  });
+  const upstreamFailures: Counter = new prom.Counter({
+    name: 'gatehouse_upstream_failures_total',
+    help: 'Proxied requests answered 502 (upstream unreachable or broken) or 504 (upstream timeout).',
+    labelNames: ['status'],
+    registers,
+  });
+  const rateLimited: Counter = new prom.Counter({
+    name: 'gatehouse_rate_limit_rejections_total',
+    help: 'Requests refused with 429 Too Many Requests.',
+    registers,
+  });
+  const openWs: Gauge = new prom.Gauge({
+    name: 'gatehouse_websockets_open',
+    help: 'Open WebSocket connections on Gatehouse endpoints.',
+    registers,
+    collect() {
+      this.set(deps.openWebSockets());
+    },
+  });
+  void openWs;
+
+  // Label children once: the request path only indexes arrays.
+  const byKind = ROUTE_KINDS.map((kind) => ({
+    kind,
+    classes: STATUS_CLASSES.map((c) => requests.labels(c, kind)),
+    duration: duration.labels(kind),
+    bytes: bytes.labels(kind),
+  }));
+  const kindIndex = new Map<RouteKind, number>(ROUTE_KINDS.map((k, i) => [k, i]));
+  const otherIndex = kindIndex.get('other')!;
+  const proxyIndex = kindIndex.get('proxy')!;
+  const routes = [...deps.cacheRoutes].sort((a, b) => b.prefix.length - a.prefix.length);
+  const storeOf = (url: string): string =>
+    routes.find((r) => url.startsWith(r.prefix))?.store ?? (routes.length > 0 ? routes[0]!.store : 'memory');
+
+  const observe = (req: IncomingMessage, res: ServerResponse): void => {
+    const start = performance.now();
+    const socket = req.socket;
+    const sentBefore = socket.bytesWritten;
+    res.once('close', () => {
+      const status = res.writableFinished ? res.statusCode : 499;
+      const kind = (res as Tagged)[KIND];
+      const i = kind === undefined ? otherIndex : kindIndex.get(kind)!;
+      const k = byKind[i]!;
+      k.classes[statusClassIndex(status)]!.inc();
+      k.duration.observe((performance.now() - start) / 1000);
+      k.bytes.inc(Math.max(0, socket.bytesWritten - sentBefore));
+      if (status === 429) rateLimited.inc();
+      if (i === proxyIndex) {
+        if (status === 502 || status === 504) upstreamFailures.labels(String(status)).inc();
+        const cs = cacheStatusOf(res);
+        if (cs !== undefined) cache.labels(storeOf(req.url ?? '/'), cacheOutcome(cs)).inc();
+      }
+    });
+  };
+
+  const allowed = compileIpRanges(o.allow);
+  const step: Step = (req, res) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+    const url = req.url!;
+    const q = url.indexOf('?');
+    if ((q < 0 ? url : url.slice(0, q)) !== o.path) return false;
+    // The address trustProxy yields: a forwarding header counts only from a trusted peer.
+    const ip = parseIp(ctx.clientAddress(req));
+    if (ip === null || !allowed(ip)) {
+      sendError(req, res, ERRORS.forbidden, 'The metrics are not served to this address.');
+      return true;
+    }
+    quietAccessLog(res);
+    return (inCluster ? askPrimary(5000) : registry.metrics()).then(
+      (text) => {
+        res.writeHead(200, {
+          'Content-Type': registry.contentType,
+          'Cache-Control': 'no-store',
+          'Content-Length': Buffer.byteLength(text),
+        });
+        res.end(req.method === 'HEAD' ? undefined : text);
+        return true;
+      },
+      () => {
+        sendError(req, res, ERRORS.serviceUnavailable, 'The metrics could not be collected.');
+        return true;
+      },
+    );
+  };
+
+  return {
+    step,
+    observe,
+    registry,
+    tag: (kind, s) => (req, res) => {
+      (res as Tagged)[KIND] = kind;
+      return s(req, res);
+    },
+    tagFinal: (kind, f) => (req, res) => {
+      (res as Tagged)[KIND] = kind;
+      f(req, res);
+    },
+    tagTunnel: (kind, h) => (req, res, tunnel) => {
+      (res as Tagged)[KIND] = kind;
+      return h(req, res, tunnel);
+    },
+  };
+}

@@ -240,6 +240,8 @@ async function serve(args: string[]): Promise<number> {
         `gatehouse: cannot listen on ${config.listen.host}:${config.listen.port}: ${e.code ?? e.message}`,
       );
     await app.close();
+    // A worker's IPC channel would keep it alive: the primary counts this death (crash loop).
+    if (slot !== undefined && cluster.worker?.isConnected()) process.disconnect();
     return EXIT_FAILURE;
   }
   if (slot !== undefined) return serveAsWorker(app, { url, httpUrl });

@@ -140,6 +140,7 @@ export function runPrimary(o: PrimaryOptions): Promise<number> {
         old.process.kill('SIGTERM');
         await gone;
       }
+      logger.info('SIGHUP: workers restarted');
     };
 
     const onMessage = (w: Worker, m: unknown) => {

@@ -140,8 +140,10 @@ describe('gatehouse serve --workers', () => {
       await waitUntil('the upstream holds the request', () => release !== undefined);
       const workers = workerPids(p.child.pid!);
       p.child.kill('SIGTERM');
-      await waitUntil('both workers drain', () =>
-        workers.every((w) => p.lines().some((l) => l.msg === 'SIGTERM: draining' && l.worker !== 0)),
+      await waitUntil(
+        'both workers drain',
+        () =>
+          p.lines().filter((l) => l.msg === 'SIGTERM: draining' && l.worker !== 0).length === workers.length,
       );
       release!();
       const r = await pending;

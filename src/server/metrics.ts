@@ -36,8 +36,17 @@ export function statusClassIndex(status: number): number {
  * `fwd=bypass` / `fwd=method` (not cacheable), any other `fwd` (a miss).
  */
 export function cacheOutcome(status: string): CacheOutcome {
-  if (status.startsWith('hit')) return status.includes('detail=') ? 'stale' : 'hit';
-  const fwd = /(?:^|;)\s*fwd=([a-z-]+)/.exec(status)?.[1];
+  // `gatehouse; hit; ttl=600` or just the parameters: the cache's name is not a parameter.
+  let hit = false;
+  let detail = false;
+  let fwd: string | undefined;
+  for (const part of status.split(';')) {
+    const t = part.trim();
+    if (t === 'hit') hit = true;
+    else if (t.startsWith('detail=')) detail = true;
+    else if (t.startsWith('fwd=')) fwd = t.slice(4);
+  }
+  if (hit) return detail ? 'stale' : 'hit';
   if (fwd === 'stale' || fwd === 'request') return 'revalidate';
   if (fwd === 'bypass' || fwd === 'method') return 'bypass';
   return 'miss';

@@ -19,7 +19,9 @@ import { builds, define as gatehousePlain } from './gatehouse.mjs';
 import { define as gatehouseCache } from './gatehouse-cache.mjs';
 import { define as gatehouseCacheDisk } from './gatehouse-cache-disk.mjs';
 import { define as gatehouseCors } from './gatehouse-cors.mjs';
+import { define as gatehouseMetrics } from './gatehouse-metrics.mjs';
 import { define as gatehouseProxy } from './gatehouse-proxy.mjs';
+import { define as gatehouseWorkers } from './gatehouse-workers.mjs';
 import { define as gatehouseWs, rateLimited as gatehouseWsRateLimited } from './gatehouse-ws.mjs';
 import httpProxyMiddleware from './http-proxy-middleware.mjs';
 import nginx from './nginx.mjs';
@@ -35,6 +37,9 @@ const gatehouse = (define) => builds.map(define);
 export const servers = [
   nodeCeiling,
   ...gatehouse(gatehousePlain),
+  // Issue 17: metrics on vs off, and --workers 2 vs one process (per server CPU-second).
+  gatehouseMetrics(builds[0]),
+  gatehouseWorkers(builds[0]),
   sirv,
   serveStatic,
   fastifyStatic,

@@ -5,7 +5,7 @@
 import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { compileIpRanges, parseIp } from '../http/ip.js';
 import type { Final, Step, StepContext, TunnelHandler } from './context.js';
 import { ERRORS, sendError } from './errors.js';
@@ -54,6 +54,24 @@ export function cacheOutcome(status: string): CacheOutcome {
 
 const KIND = Symbol('gatehouse.metrics.kind');
 type Tagged = ServerResponse & { [KIND]?: RouteKind };
+type MetricValue = { metricName?: string; labels?: Record<string, string>; value: number };
+
+/** Request duration buckets (seconds), as label values and as numbers. */
+const DURATION_BUCKETS_SEC = [
+  '0.001',
+  '0.005',
+  '0.01',
+  '0.025',
+  '0.05',
+  '0.1',
+  '0.25',
+  '0.5',
+  '1',
+  '2.5',
+  '5',
+  '10',
+];
+const DURATION_BUCKETS_SEC_N = DURATION_BUCKETS_SEC.map(Number);
 
 export interface Metrics {
   /** The /metrics endpoint (first in the gate, beside health). */
@@ -117,86 +135,155 @@ export function createMetrics(
     prom.AggregatorRegistry.setRegistries([registry]);
     void new prom.AggregatorRegistry();
   }
-  const registers = [registry];
-  const requests: Counter = new prom.Counter({
-    name: 'gatehouse_requests_total',
-    help: 'Requests answered, by status class and the kind of route that answered.',
-    labelNames: ['class', 'kind'],
-    registers,
-  });
-  const duration: Histogram = new prom.Histogram({
-    name: 'gatehouse_request_duration_seconds',
-    help: 'Time from the request head to the end of the response, by route kind.',
-    labelNames: ['kind'],
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers,
-  });
-  const bytes: Counter = new prom.Counter({
-    name: 'gatehouse_response_bytes_total',
-    help: 'Bytes sent on the connection for responses (head and body), by route kind.',
-    labelNames: ['kind'],
-    registers,
-  });
-  const cache: Counter = new prom.Counter({
-    name: 'gatehouse_cache_requests_total',
-    help: 'Proxy cache answers by store and outcome (from Cache-Status, RFC 9211).',
-    labelNames: ['store', 'outcome'],
-    registers,
-  });
-  const upstreamFailures: Counter = new prom.Counter({
-    name: 'gatehouse_upstream_failures_total',
-    help: 'Proxied requests answered 502 (upstream unreachable or broken) or 504 (upstream timeout).',
-    labelNames: ['status'],
-    registers,
-  });
-  const rateLimited: Counter = new prom.Counter({
-    name: 'gatehouse_rate_limit_rejections_total',
-    help: 'Requests refused with 429 Too Many Requests.',
-    registers,
-  });
-  const openWs: Gauge = new prom.Gauge({
-    name: 'gatehouse_websockets_open',
-    help: 'Open WebSocket connections on Gatehouse endpoints.',
-    registers,
-    collect() {
-      this.set(deps.openWebSockets());
-    },
-  });
-  void openWs;
+  // The request path only adds to these arrays; prom-client reads them at scrape time (collectors),
+  // which keeps a request's cost to a few array writes (prom-client's labelled inc() hashes labels).
+  const KINDS = ROUTE_KINDS.length;
+  const CLASSES = STATUS_CLASSES.length;
+  const BUCKETS = DURATION_BUCKETS_SEC.length;
+  const requests = new Float64Array(KINDS * CLASSES);
+  const bytes = new Float64Array(KINDS);
+  // Per kind: BUCKETS + 1 slots (the last is +Inf), not cumulative; cumulated at scrape time.
+  const durationCounts = new Float64Array(KINDS * (BUCKETS + 1));
+  const durationSum = new Float64Array(KINDS);
+  const stores = [...new Set(['memory', ...deps.cacheRoutes.map((r) => r.store)])];
+  const cache = new Float64Array(stores.length * CACHE_OUTCOMES.length);
+  let rateLimited = 0;
+  let upstream502 = 0;
+  let upstream504 = 0;
 
-  // Label children once: the request path only indexes arrays.
-  const byKind = ROUTE_KINDS.map((kind) => ({
-    kind,
-    classes: STATUS_CLASSES.map((c) => requests.labels(c, kind)),
-    duration: duration.labels(kind),
-    bytes: bytes.labels(kind),
-  }));
+  const collector = (
+    name: string,
+    help: string,
+    type: 'counter' | 'gauge' | 'histogram',
+    values: () => MetricValue[],
+  ) =>
+    registry.registerMetric({
+      name,
+      help,
+      type,
+      aggregator: 'sum',
+      get: () => ({ name, help, type, aggregator: 'sum', values: values() }),
+    } as unknown as Parameters<Registry['registerMetric']>[0]);
+  collector(
+    'gatehouse_requests_total',
+    'Requests answered, by status class and the kind of route that answered.',
+    'counter',
+    () =>
+      ROUTE_KINDS.flatMap((kind, k) =>
+        STATUS_CLASSES.map((c, i) => ({
+          labels: { class: c, kind },
+          value: requests[k * CLASSES + i]!,
+        })).filter((v) => v.value > 0),
+      ),
+  );
+  collector(
+    'gatehouse_request_duration_seconds',
+    'Time from the request head to the end of the response, by route kind.',
+    'histogram',
+    () =>
+      ROUTE_KINDS.flatMap((kind, k) => {
+        let total = 0;
+        for (let b = 0; b <= BUCKETS; b++) total += durationCounts[k * (BUCKETS + 1) + b]!;
+        if (total === 0) return [];
+        const out: MetricValue[] = [];
+        let cumulative = 0;
+        for (let b = 0; b < BUCKETS; b++) {
+          cumulative += durationCounts[k * (BUCKETS + 1) + b]!;
+          out.push({
+            metricName: 'gatehouse_request_duration_seconds_bucket',
+            labels: { le: DURATION_BUCKETS_SEC[b]!, kind },
+            value: cumulative,
+          });
+        }
+        out.push({
+          metricName: 'gatehouse_request_duration_seconds_bucket',
+          labels: { le: '+Inf', kind },
+          value: total,
+        });
+        out.push({
+          metricName: 'gatehouse_request_duration_seconds_sum',
+          labels: { kind },
+          value: durationSum[k]!,
+        });
+        out.push({ metricName: 'gatehouse_request_duration_seconds_count', labels: { kind }, value: total });
+        return out;
+      }),
+  );
+  collector(
+    'gatehouse_response_bytes_total',
+    'Bytes sent on the connection for responses (head and body), by route kind.',
+    'counter',
+    () => ROUTE_KINDS.map((kind, k) => ({ labels: { kind }, value: bytes[k]! })).filter((v) => v.value > 0),
+  );
+  collector(
+    'gatehouse_cache_requests_total',
+    'Proxy cache answers by store and outcome (from Cache-Status, RFC 9211).',
+    'counter',
+    () =>
+      stores.flatMap((store, si) =>
+        CACHE_OUTCOMES.map((outcome, oi) => ({
+          labels: { store, outcome },
+          value: cache[si * CACHE_OUTCOMES.length + oi]!,
+        })).filter((v) => v.value > 0),
+      ),
+  );
+  collector(
+    'gatehouse_upstream_failures_total',
+    'Proxied requests answered 502 (upstream unreachable or broken) or 504 (upstream timeout).',
+    'counter',
+    () =>
+      [
+        { labels: { status: '502' }, value: upstream502 },
+        { labels: { status: '504' }, value: upstream504 },
+      ].filter((v) => v.value > 0),
+  );
+  collector(
+    'gatehouse_rate_limit_rejections_total',
+    'Requests refused with 429 Too Many Requests.',
+    'counter',
+    () => [{ value: rateLimited }],
+  );
+  collector(
+    'gatehouse_websockets_open',
+    'Open WebSocket connections on Gatehouse endpoints.',
+    'gauge',
+    () => [{ value: deps.openWebSockets() }],
+  );
+
   const kindIndex = new Map<RouteKind, number>(ROUTE_KINDS.map((k, i) => [k, i]));
   const otherIndex = kindIndex.get('other')!;
   const proxyIndex = kindIndex.get('proxy')!;
   const routes = [...deps.cacheRoutes].sort((a, b) => b.prefix.length - a.prefix.length);
-  const storeOf = (url: string): string =>
-    routes.find((r) => url.startsWith(r.prefix))?.store ?? (routes.length > 0 ? routes[0]!.store : 'memory');
+  const storeIndex = (url: string): number =>
+    stores.indexOf(routes.find((r) => url.startsWith(r.prefix))?.store ?? routes[0]?.store ?? 'memory');
 
+  const count = (req: IncomingMessage, res: ServerResponse, startMs: number, sentBefore: number): void => {
+    const status = res.writableFinished ? res.statusCode : 499;
+    const kind = (res as Tagged)[KIND];
+    const k = kind === undefined ? otherIndex : kindIndex.get(kind)!;
+    requests[k * CLASSES + statusClassIndex(status)]!++;
+    const sec = (performance.now() - startMs) / 1000;
+    let b = 0;
+    while (b < BUCKETS && sec > DURATION_BUCKETS_SEC_N[b]!) b++;
+    durationCounts[k * (BUCKETS + 1) + b]!++;
+    durationSum[k]! += sec;
+    bytes[k]! += Math.max(0, req.socket.bytesWritten - sentBefore);
+    if (status === 429) rateLimited++;
+    if (k === proxyIndex) {
+      if (status === 502) upstream502++;
+      else if (status === 504) upstream504++;
+      const cs = cacheStatusOf(res);
+      if (cs !== undefined)
+        cache[
+          storeIndex(req.url ?? '/') * CACHE_OUTCOMES.length + CACHE_OUTCOMES.indexOf(cacheOutcome(cs))
+        ]!++;
+    }
+  };
+  // Like the access log: one closure and one 'close' listener, nothing stored on the response.
   const observe = (req: IncomingMessage, res: ServerResponse): void => {
-    const start = performance.now();
-    const socket = req.socket;
-    const sentBefore = socket.bytesWritten;
-    res.once('close', () => {
-      const status = res.writableFinished ? res.statusCode : 499;
-      const kind = (res as Tagged)[KIND];
-      const i = kind === undefined ? otherIndex : kindIndex.get(kind)!;
-      const k = byKind[i]!;
-      k.classes[statusClassIndex(status)]!.inc();
-      k.duration.observe((performance.now() - start) / 1000);
-      k.bytes.inc(Math.max(0, socket.bytesWritten - sentBefore));
-      if (status === 429) rateLimited.inc();
-      if (i === proxyIndex) {
-        if (status === 502 || status === 504) upstreamFailures.labels(String(status)).inc();
-        const cs = cacheStatusOf(res);
-        if (cs !== undefined) cache.labels(storeOf(req.url ?? '/'), cacheOutcome(cs)).inc();
-      }
-    });
+    const startMs = performance.now();
+    const sentBefore = req.socket.bytesWritten;
+    res.once('close', () => count(req, res, startMs, sentBefore));
   };
 
   const allowed = compileIpRanges(o.allow);

@@ -54,7 +54,8 @@ export function cacheOutcome(status: string): CacheOutcome {
 
 const KIND = Symbol('gatehouse.metrics.kind');
 type Tagged = ServerResponse & { [KIND]?: RouteKind };
-type MetricValue = { metricName?: string; labels?: Record<string, string>; value: number };
+/** Every value has labels, even none: prom-client's cluster aggregation hashes them. */
+type MetricValue = { metricName?: string; labels: Record<string, string>; value: number };
 
 /** Request duration buckets (seconds), as label values and as numbers. */
 const DURATION_BUCKETS_SEC = [
@@ -241,13 +242,13 @@ export function createMetrics(
     'gatehouse_rate_limit_rejections_total',
     'Requests refused with 429 Too Many Requests.',
     'counter',
-    () => [{ value: rateLimited }],
+    () => [{ labels: {}, value: rateLimited }],
   );
   collector(
     'gatehouse_websockets_open',
     'Open WebSocket connections on Gatehouse endpoints.',
     'gauge',
-    () => [{ value: deps.openWebSockets() }],
+    () => [{ labels: {}, value: deps.openWebSockets() }],
   );
 
   const kindIndex = new Map<RouteKind, number>(ROUTE_KINDS.map((k, i) => [k, i]));

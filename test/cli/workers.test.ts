@@ -222,6 +222,43 @@ describe('gatehouse serve --workers', () => {
     }
   });
 
+  it('/metrics on any worker aggregates every worker (the AggregatorRegistry of the primary); health answers', async () => {
+    const dir = makeSite({ 'a.txt': 'a' });
+    writeFileSync(
+      join(dir, 'gatehouse.config.json'),
+      JSON.stringify({ workers: 2, log: { format: 'json' }, metrics: {}, health: {} }),
+    );
+    const p = startCli(['--port', '0', dir], dir);
+    try {
+      const url = await p.url;
+      let sent = 0;
+      await waitUntil('both workers served a request', async () => {
+        await get(url, '/a.txt');
+        sent++;
+        return servedBy(p, '/a.txt').size === 2;
+      });
+      // Summed over both workers: every /a.txt request, whichever worker answered it.
+      const staticOk = (text: string) =>
+        Number(
+          text
+            .split('\n')
+            .find((l) => l.startsWith('gatehouse_requests_total{class="2xx",kind="static"} '))
+            ?.split(' ')[1],
+        );
+      await waitUntil('the scrape counts every request', async () => {
+        const r = await get(url, '/metrics');
+        assert.equal(r.status, 200);
+        return staticOk(r.text) === sent;
+      });
+      assert.equal((await get(url, '/readyz')).status, 200);
+      p.child.kill('SIGTERM');
+      assert.equal(await p.exit, 0);
+    } finally {
+      p.child.kill('SIGKILL');
+      removeSite(dir);
+    }
+  });
+
   it('workers in the config file; --workers 0 is a usage error (exit 2)', async () => {
     const dir = makeSite({ 'a.txt': 'a' });
     writeFileSync(

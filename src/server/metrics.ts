@@ -284,7 +284,8 @@ export function createMetrics(
   const observe = (req: IncomingMessage, res: ServerResponse): void => {
     const startMs = performance.now();
     const sentBefore = req.socket.bytesWritten;
-    res.once('close', () => count(req, res, startMs, sentBefore));
+    // 'close' fires once: on() saves once()'s wrapper.
+    res.on('close', () => count(req, res, startMs, sentBefore));
   };
 
   const allowed = compileIpRanges(o.allow);

@@ -1,11 +1,15 @@
 // `--workers N` as users run it: the built CLI (bin/gatehouse.js), real processes, real sockets.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
 import { CRASH_LOOP, decideOnDeath } from '../../src/cli/workers.js';
+import { leafFor, testPki } from '../helpers/certs.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 import { origin } from '../helpers/origin.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -202,6 +206,63 @@ describe('gatehouse serve --workers', () => {
       stop = true;
       p.child.kill('SIGKILL');
       removeSite(dir);
+    }
+  });
+
+  it('SIGHUP with TLS: the workers are replaced and serve the renewed certificate', async () => {
+    const pki = await testPki();
+    const dir = makeSite({ 'a.txt': 'a' });
+    const certDir = mkdtempSync(join(tmpdir(), 'gatehouse-workers-tls-'));
+    const cert = join(certDir, 'cert.pem');
+    const key = join(certDir, 'key.pem');
+    writeFileSync(cert, pki.leaf.certPem + pki.intermediate.certPem);
+    writeFileSync(key, pki.leaf.keyPem);
+    const p = startCli([
+      dir,
+      '--port',
+      '0',
+      '--workers',
+      '2',
+      '--log',
+      'json',
+      '--tls-cert',
+      cert,
+      '--tls-key',
+      key,
+    ]);
+    const servedSerial = (port: number) =>
+      new Promise<string>((resolve, reject) => {
+        const t = tlsConnect(
+          { port, host: '127.0.0.1', ca: pki.root.certPem, servername: 'localhost' },
+          () => {
+            resolve(t.getPeerCertificate().serialNumber.toUpperCase());
+            t.end();
+          },
+        );
+        t.on('error', reject);
+      });
+    try {
+      const m = await waitUntil('the listening line', () =>
+        /listening on https:\/\/127\.0\.0\.1:(\d+)\n/.exec(p.output()),
+      );
+      const port = Number(m[1]);
+      const first = new X509Certificate(pki.leaf.certPem).serialNumber.toUpperCase();
+      assert.equal(await servedSerial(port), first);
+      const next = await leafFor({ hosts: ['localhost', '127.0.0.1'] });
+      writeFileSync(cert, next.certPem + pki.intermediate.certPem);
+      writeFileSync(key, next.keyPem);
+      p.child.kill('SIGHUP');
+      await waitUntil('the workers were restarted', () =>
+        p.lines().some((l) => l.msg === 'SIGHUP: workers restarted'),
+      );
+      const want = new X509Certificate(next.certPem).serialNumber.toUpperCase();
+      for (let i = 0; i < 4; i++) assert.equal(await servedSerial(port), want);
+      p.child.kill('SIGTERM');
+      assert.equal(await p.exit, 0);
+    } finally {
+      p.child.kill('SIGKILL');
+      removeSite(dir);
+      rmSync(certDir, { recursive: true, force: true });
     }
   });
 

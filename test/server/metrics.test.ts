@@ -1,6 +1,8 @@
 // Prometheus metrics (issue 17 §5): the pure helpers table-style, then a real server on 127.0.0.1:0
 // with a real origin, a WebSocket client and the rate limit, read back through /metrics.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import { cacheOutcome, statusClassIndex } from '../../src/server/metrics.js';
@@ -163,5 +165,32 @@ describe('metrics', () => {
     } finally {
       await plain.close();
     }
+  });
+});
+
+describe('metrics off', () => {
+  it('a server without metrics (or health) never loads prom-client', () => {
+    const dist = join(import.meta.dirname, '../../dist');
+    const script = `
+      import { createRequire } from 'node:module';
+      import { createGatehouse } from '${dist}/server/app.js';
+      import { parseConfig, toServerOptions } from '${dist}/config/load.js';
+      const app = createGatehouse(toServerOptions(parseConfig({ root: '.', log: { format: 'off' }, listen: { port: 0 } })));
+      const { url } = await app.listen();
+      await fetch(url + '/x');
+      await app.close();
+      const loaded = Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('prom-client'));
+      console.log(JSON.stringify(loaded));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout.trim()), []);
+    // The same script with metrics on does load it (the check above can fail).
+    const on = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', script.replace("format: 'off' }", "format: 'off' }, metrics: {}")],
+      { encoding: 'utf8' },
+    );
+    assert.equal(on.status, 0, on.stderr);
+    assert.ok(JSON.parse(on.stdout.trim()).length > 0, on.stdout);
   });
 });

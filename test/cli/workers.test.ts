@@ -320,7 +320,7 @@ describe('gatehouse serve --workers', () => {
     }
   });
 
-  it('workers in the config file; --workers 0 is a usage error (exit 2)', async () => {
+  it('workers in the config file; SIGINT drains and exits 0; --workers 0 is a usage error (exit 2)', async () => {
     const dir = makeSite({ 'a.txt': 'a' });
     writeFileSync(
       join(dir, 'gatehouse.config.json'),
@@ -331,7 +331,7 @@ describe('gatehouse serve --workers', () => {
       const url = await p.url;
       assert.equal((await get(url, '/a.txt')).text, 'a');
       assert.equal(workerPids(p.child.pid!).length, 2);
-      p.child.kill('SIGTERM');
+      p.child.kill('SIGINT');
       assert.equal(await p.exit, 0);
       const bad = spawnSync(process.execPath, [BIN, dir, '--workers', '0'], { encoding: 'utf8' });
       assert.equal(bad.status, 2);

@@ -1,7 +1,7 @@
 // Prometheus metrics (issue 17 §5) on prom-client, text format. Off unless `metrics` is configured:
 // then nothing here is loaded and no hook is installed. On, the cost per request is one 'close'
-// listener (observe) and, per answering step, one property write (tag); label children are made
-// once here, so the request path only looks them up.
+// listener (observe) and, per answering step, one property write (tag); the numbers are plain
+// arrays (metrics-counts.ts) that prom-client reads when scraped.
 import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
@@ -9,7 +9,8 @@ import type { Registry } from 'prom-client';
 import { compileIpRanges, parseIp } from '../http/ip.js';
 import type { Final, Step, StepContext, TunnelHandler } from './context.js';
 import { ERRORS, sendError } from './errors.js';
-import { cacheStatusOf, quietAccessLog } from './log.js';
+import { quietAccessLog } from './log.js';
+import { type CountsDeps, createRequestCounts, KIND, type RouteKind, type Tagged } from './metrics-counts.js';
 
 export interface MetricsOptions {
   path: string;
@@ -17,62 +18,8 @@ export interface MetricsOptions {
   allow: string[];
 }
 
-/** Which part of the server answered a request. */
-export const ROUTE_KINDS = ['static', 'proxy', 'jsonp', 'ws', 'route', 'other'] as const;
-export type RouteKind = (typeof ROUTE_KINDS)[number];
-const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
-export const CACHE_OUTCOMES = ['hit', 'stale', 'miss', 'revalidate', 'bypass'] as const;
-export type CacheOutcome = (typeof CACHE_OUTCOMES)[number];
-
-/** The class index of a status (1xx -> 0 ... 5xx -> 4); out-of-range statuses count as 5xx. */
-export function statusClassIndex(status: number): number {
-  const c = Math.floor(status / 100) - 1;
-  return c >= 0 && c <= 4 ? c : 4;
-}
-
-/**
- * The outcome of a proxy cache answer from its Cache-Status parameters (RFC 9211 §2): `hit`, a hit
- * with a `detail` (served stale, RFC 5861), `fwd=stale` / `fwd=request` (revalidated upstream),
- * `fwd=bypass` / `fwd=method` (not cacheable), any other `fwd` (a miss).
- */
-export function cacheOutcome(status: string): CacheOutcome {
-  // `gatehouse; hit; ttl=600` or just the parameters: the cache's name is not a parameter.
-  let hit = false;
-  let detail = false;
-  let fwd: string | undefined;
-  for (const part of status.split(';')) {
-    const t = part.trim();
-    if (t === 'hit') hit = true;
-    else if (t.startsWith('detail=')) detail = true;
-    else if (t.startsWith('fwd=')) fwd = t.slice(4);
-  }
-  if (hit) return detail ? 'stale' : 'hit';
-  if (fwd === 'stale' || fwd === 'request') return 'revalidate';
-  if (fwd === 'bypass' || fwd === 'method') return 'bypass';
-  return 'miss';
-}
-
-const KIND = Symbol('gatehouse.metrics.kind');
-type Tagged = ServerResponse & { [KIND]?: RouteKind };
-/** Every value has labels, even none: prom-client's cluster aggregation hashes them. */
-type MetricValue = { metricName?: string; labels: Record<string, string>; value: number };
-
-/** Request duration buckets (seconds), as label values and as numbers. */
-const DURATION_BUCKETS_SEC = [
-  '0.001',
-  '0.005',
-  '0.01',
-  '0.025',
-  '0.05',
-  '0.1',
-  '0.25',
-  '0.5',
-  '1',
-  '2.5',
-  '5',
-  '10',
-];
-const DURATION_BUCKETS_SEC_N = DURATION_BUCKETS_SEC.map(Number);
+export type { CacheOutcome, RouteKind } from './metrics-counts.js';
+export { CACHE_OUTCOMES, cacheOutcome, ROUTE_KINDS, statusClassIndex } from './metrics-counts.js';
 
 export interface Metrics {
   /** The /metrics endpoint (first in the gate, beside health). */
@@ -86,12 +33,7 @@ export interface Metrics {
   readonly registry: Registry;
 }
 
-export interface MetricsDeps {
-  /** Proxy routes with a cache, for the `store` label: prefix and store kind. */
-  cacheRoutes: readonly { prefix: string; store: string }[];
-  /** Open WebSocket connections on our endpoints, read at scrape time. */
-  openWebSockets: () => number;
-}
+export type MetricsDeps = CountsDeps;
 
 type PromClient = typeof import('prom-client');
 const loadPromClient = (): PromClient => createRequire(import.meta.url)('prom-client') as PromClient;
@@ -119,177 +61,10 @@ function askPrimary(timeoutMs: number): Promise<string> {
   });
 }
 
-/** Undefined when `metrics` is not configured: prom-client is not even loaded. */
-export function createMetrics(
-  o: MetricsOptions | undefined,
-  ctx: StepContext,
-  deps: MetricsDeps,
-): Metrics | undefined {
-  if (o === undefined) return undefined;
-  const prom = loadPromClient();
-  const registry = new prom.Registry();
-  prom.collectDefaultMetrics({ register: registry });
-  const inCluster = cluster.isWorker && typeof process.send === 'function';
-  // With --workers, the primary's AggregatorRegistry collects this registry from each worker.
-  // (Constructing one installs prom-client's worker-side listener.)
-  if (inCluster) {
-    prom.AggregatorRegistry.setRegistries([registry]);
-    void new prom.AggregatorRegistry();
-  }
-  // The request path only adds to these arrays; prom-client reads them at scrape time (collectors),
-  // which keeps a request's cost to a few array writes (prom-client's labelled inc() hashes labels).
-  const KINDS = ROUTE_KINDS.length;
-  const CLASSES = STATUS_CLASSES.length;
-  const BUCKETS = DURATION_BUCKETS_SEC.length;
-  const requests = new Float64Array(KINDS * CLASSES);
-  const bytes = new Float64Array(KINDS);
-  // Per kind: BUCKETS + 1 slots (the last is +Inf), not cumulative; cumulated at scrape time.
-  const durationCounts = new Float64Array(KINDS * (BUCKETS + 1));
-  const durationSum = new Float64Array(KINDS);
-  const stores = [...new Set(['memory', ...deps.cacheRoutes.map((r) => r.store)])];
-  const cache = new Float64Array(stores.length * CACHE_OUTCOMES.length);
-  let rateLimited = 0;
-  let upstream502 = 0;
-  let upstream504 = 0;
-
-  const collector = (
-    name: string,
-    help: string,
-    type: 'counter' | 'gauge' | 'histogram',
-    values: () => MetricValue[],
-  ) =>
-    registry.registerMetric({
-      name,
-      help,
-      type,
-      aggregator: 'sum',
-      get: () => ({ name, help, type, aggregator: 'sum', values: values() }),
-    } as unknown as Parameters<Registry['registerMetric']>[0]);
-  collector(
-    'gatehouse_requests_total',
-    'Requests answered, by status class and the kind of route that answered.',
-    'counter',
-    () =>
-      ROUTE_KINDS.flatMap((kind, k) =>
-        STATUS_CLASSES.map((c, i) => ({
-          labels: { class: c, kind },
-          value: requests[k * CLASSES + i]!,
-        })).filter((v) => v.value > 0),
-      ),
-  );
-  collector(
-    'gatehouse_request_duration_seconds',
-    'Time from the request head to the end of the response, by route kind.',
-    'histogram',
-    () =>
-      ROUTE_KINDS.flatMap((kind, k) => {
-        let total = 0;
-        for (let b = 0; b <= BUCKETS; b++) total += durationCounts[k * (BUCKETS + 1) + b]!;
-        if (total === 0) return [];
-        const out: MetricValue[] = [];
-        let cumulative = 0;
-        for (let b = 0; b < BUCKETS; b++) {
-          cumulative += durationCounts[k * (BUCKETS + 1) + b]!;
-          out.push({
-            metricName: 'gatehouse_request_duration_seconds_bucket',
-            labels: { le: DURATION_BUCKETS_SEC[b]!, kind },
-            value: cumulative,
-          });
-        }
-        out.push({
-          metricName: 'gatehouse_request_duration_seconds_bucket',
-          labels: { le: '+Inf', kind },
-          value: total,
-        });
-        out.push({
-          metricName: 'gatehouse_request_duration_seconds_sum',
-          labels: { kind },
-          value: durationSum[k]!,
-        });
-        out.push({ metricName: 'gatehouse_request_duration_seconds_count', labels: { kind }, value: total });
-        return out;
-      }),
-  );
-  collector(
-    'gatehouse_response_bytes_total',
-    'Bytes sent on the connection for responses (head and body), by route kind.',
-    'counter',
-    () => ROUTE_KINDS.map((kind, k) => ({ labels: { kind }, value: bytes[k]! })).filter((v) => v.value > 0),
-  );
-  collector(
-    'gatehouse_cache_requests_total',
-    'Proxy cache answers by store and outcome (from Cache-Status, RFC 9211).',
-    'counter',
-    () =>
-      stores.flatMap((store, si) =>
-        CACHE_OUTCOMES.map((outcome, oi) => ({
-          labels: { store, outcome },
-          value: cache[si * CACHE_OUTCOMES.length + oi]!,
-        })).filter((v) => v.value > 0),
-      ),
-  );
-  collector(
-    'gatehouse_upstream_failures_total',
-    'Proxied requests answered 502 (upstream unreachable or broken) or 504 (upstream timeout).',
-    'counter',
-    () =>
-      [
-        { labels: { status: '502' }, value: upstream502 },
-        { labels: { status: '504' }, value: upstream504 },
-      ].filter((v) => v.value > 0),
-  );
-  collector(
-    'gatehouse_rate_limit_rejections_total',
-    'Requests refused with 429 Too Many Requests.',
-    'counter',
-    () => [{ labels: {}, value: rateLimited }],
-  );
-  collector(
-    'gatehouse_websockets_open',
-    'Open WebSocket connections on Gatehouse endpoints.',
-    'gauge',
-    () => [{ labels: {}, value: deps.openWebSockets() }],
-  );
-
-  const kindIndex = new Map<RouteKind, number>(ROUTE_KINDS.map((k, i) => [k, i]));
-  const otherIndex = kindIndex.get('other')!;
-  const proxyIndex = kindIndex.get('proxy')!;
-  const routes = [...deps.cacheRoutes].sort((a, b) => b.prefix.length - a.prefix.length);
-  const storeIndex = (url: string): number =>
-    stores.indexOf(routes.find((r) => url.startsWith(r.prefix))?.store ?? routes[0]?.store ?? 'memory');
-
-  const count = (req: IncomingMessage, res: ServerResponse, startMs: number, sentBefore: number): void => {
-    const status = res.writableFinished ? res.statusCode : 499;
-    const kind = (res as Tagged)[KIND];
-    const k = kind === undefined ? otherIndex : kindIndex.get(kind)!;
-    requests[k * CLASSES + statusClassIndex(status)]!++;
-    const sec = (performance.now() - startMs) / 1000;
-    let b = 0;
-    while (b < BUCKETS && sec > DURATION_BUCKETS_SEC_N[b]!) b++;
-    durationCounts[k * (BUCKETS + 1) + b]!++;
-    durationSum[k]! += sec;
-    bytes[k]! += Math.max(0, req.socket.bytesWritten - sentBefore);
-    if (status === 429) rateLimited++;
-    if (k === proxyIndex) {
-      if (status === 502) upstream502++;
-      else if (status === 504) upstream504++;
-      const cs = cacheStatusOf(res);
-      if (cs !== undefined)
-        cache[
-          storeIndex(req.url ?? '/') * CACHE_OUTCOMES.length + CACHE_OUTCOMES.indexOf(cacheOutcome(cs))
-        ]!++;
-    }
-  };
-  // Like the access log: one closure and one 'close' listener, nothing stored on the response.
-  const observe = (req: IncomingMessage, res: ServerResponse): void => {
-    const startMs = performance.now();
-    const sentBefore = req.socket.bytesWritten;
-    // 'close' fires once: on() saves once()'s wrapper.
-    res.on('close', () => count(req, res, startMs, sentBefore));
-  };
-
+/** GET/HEAD `metrics.path`: the text format to allowed client addresses, 403 to others. */
+function metricsEndpoint(o: MetricsOptions, ctx: StepContext, registry: Registry, inCluster: boolean): Step {
   const allowed = compileIpRanges(o.allow);
-  const step: Step = (req, res) => {
+  return (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     const url = req.url!;
     const q = url.indexOf('?');
@@ -317,6 +92,45 @@ export function createMetrics(
       },
     );
   };
+}
+
+/** Undefined when `metrics` is not configured: prom-client is not even loaded. */
+export function createMetrics(
+  o: MetricsOptions | undefined,
+  ctx: StepContext,
+  deps: MetricsDeps,
+): Metrics | undefined {
+  if (o === undefined) return undefined;
+  const prom = loadPromClient();
+  const registry = new prom.Registry();
+  prom.collectDefaultMetrics({ register: registry });
+  const inCluster = cluster.isWorker && typeof process.send === 'function';
+  // With --workers, the primary's AggregatorRegistry collects this registry from each worker.
+  // (Constructing one installs prom-client's worker-side listener.)
+  if (inCluster) {
+    prom.AggregatorRegistry.setRegistries([registry]);
+    void new prom.AggregatorRegistry();
+  }
+  const counts = createRequestCounts(deps);
+  for (const c of counts.collectors) {
+    const { name, help, type } = c;
+    registry.registerMetric({
+      name,
+      help,
+      type,
+      aggregator: 'sum',
+      get: () => ({ name, help, type, aggregator: 'sum', values: c.values() }),
+    } as unknown as Parameters<Registry['registerMetric']>[0]);
+  }
+  // Like the access log: one closure and one 'close' listener, nothing stored on the response.
+  const observe = (req: IncomingMessage, res: ServerResponse): void => {
+    const startMs = performance.now();
+    const sentBefore = req.socket.bytesWritten;
+    // 'close' fires once: on() saves once()'s wrapper.
+    res.on('close', () => counts.count(req, res, startMs, sentBefore));
+  };
+
+  const step = metricsEndpoint(o, ctx, registry, inCluster);
 
   return {
     step,

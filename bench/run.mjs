@@ -208,7 +208,10 @@ async function measure(server, handle, scenario, round) {
     // The server's own CPU time (utime + stime; for proxies the proxy alone, not the upstream) over the
     // timed run only, read just before and after it.
     flood?.mark();
-    const cpuWin = cpuWindow(handle.pid, CPU.server);
+    // A server on more than the server CPU (gatehouse-workers2) has no one CPU to split: no shares.
+    const cpuWin = server.cpuTree
+      ? cpuWindow(handle.pid, undefined, { tree: true })
+      : cpuWindow(handle.pid, CPU.server);
     const result = await runWrk({ ...wrkOpts, durationSec: config.durationSec });
     const cpu = cpuWin.stop();
     const flooding = flood;

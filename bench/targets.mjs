@@ -12,6 +12,11 @@ export const throughputTargets = [
   { scenario: 'proxy-1k', subject: 'gatehouse-proxy', peer: '@fastify/http-proxy', min: 1.0 },
   // A cache hit costs at most a quarter more than serving the same 1 KB file.
   { scenario: 'cache-hit-1k', subject: 'gatehouse-cache', peer: 'gatehouse', min: 0.8 },
+  // Issue 17: Prometheus metrics on cost at most 5 % of the 1 KB static path.
+  { scenario: '1k', subject: 'gatehouse-metrics', peer: 'gatehouse', min: 0.95 },
+  // --workers 2 (both CPUs, wrk on the second) against one process (CPU 0): read the per CPU-s ratio;
+  // a floor only, as wrk takes part of the second CPU.
+  { scenario: '1k', subject: 'gatehouse-workers2', peer: 'gatehouse', min: 0.9 },
 ];
 
 /** Peak RSS ceiling for the plain static Gatehouse (checked when it ran). */

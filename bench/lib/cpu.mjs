@@ -27,6 +27,19 @@ export function readCpuSec(pid) {
   }
 }
 
+/** utime + stime of `pid` and its direct children (a cluster primary and its workers), or undefined. */
+export function readTreeCpuSec(pid) {
+  const own = readCpuSec(pid);
+  if (own === undefined) return undefined;
+  let children = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+  } catch {
+    return own;
+  }
+  return children.reduce((sum, c) => sum + (readCpuSec(c) ?? 0), own);
+}
+
 /**
  * The `cpuN` line of /proc/stat in ticks: { idle (idle + iowait), steal, total }, or undefined when `cpu` is
  * undefined or the line cannot be read.
@@ -55,14 +68,16 @@ export function readCpuLine(cpu) {
  * work outside the server took (the server's own share already holds the softirq work the kernel did in its
  * context, so /proc/stat's irq columns are not subtracted separately); steal (hypervisor) is part of rest.
  */
-export function cpuWindow(pid, cpu) {
+export function cpuWindow(pid, cpu, { tree = false } = {}) {
+  // tree: the process and its children (--workers): workers that live through the whole window count.
+  const read = tree ? readTreeCpuSec : readCpuSec;
   const line0 = readCpuLine(cpu);
-  const cpu0 = readCpuSec(pid);
+  const cpu0 = read(pid);
   const t0 = process.hrtime.bigint();
   return {
     stop() {
       const t1 = process.hrtime.bigint();
-      const cpu1 = readCpuSec(pid);
+      const cpu1 = read(pid);
       const line1 = readCpuLine(cpu);
       if (cpu0 === undefined || cpu1 === undefined) return undefined;
       const wallSec = Number(t1 - t0) / 1e9;

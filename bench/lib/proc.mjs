@@ -174,8 +174,10 @@ export async function startServerProcess({
   port,
   timeoutMs = 15000,
   expectComm,
+  cpus = CPU.server,
 }) {
-  const [file, argv] = pinned(CPU.server, cmd, args);
+  // `cpus`: a taskset list; the server CPU unless a server needs more (gatehouse-workers2: both).
+  const [file, argv] = pinned(cpus, cmd, args);
   const child = spawnTracked(file, argv, { cwd, env: { ...process.env, ...env } });
   const stdoutTail = tail(child.stdout);
   const stderrTail = tail(child.stderr);

@@ -49,6 +49,7 @@ export async function startGatehouse({
   extraArgs = [],
   config,
   scheme = 'http',
+  cpus,
 }) {
   const missing = build.missing();
   if (missing) throw new Error(missing);
@@ -80,6 +81,7 @@ export async function startGatehouse({
       env: { NODE_ENV: 'production' },
       readyLine: new RegExp(`listening on ${scheme}://127\\.0\\.0\\.1:(${port})\\b`),
       expectComm: 'node',
+      ...(cpus === undefined ? {} : { cpus }),
     });
   return tmp ? withCleanup(start, tmp.remove) : start();
 }

@@ -23,7 +23,9 @@ import {
   defineDirect as gatehouseCacheRedisDirect,
 } from './gatehouse-cache-redis.mjs';
 import { define as gatehouseCors } from './gatehouse-cors.mjs';
+import { define as gatehouseMetrics } from './gatehouse-metrics.mjs';
 import { define as gatehouseProxy } from './gatehouse-proxy.mjs';
+import { define as gatehouseWorkers } from './gatehouse-workers.mjs';
 import { define as gatehouseWs, rateLimited as gatehouseWsRateLimited } from './gatehouse-ws.mjs';
 import httpProxyMiddleware from './http-proxy-middleware.mjs';
 import nginx from './nginx.mjs';
@@ -39,6 +41,9 @@ const gatehouse = (define) => builds.map(define);
 export const servers = [
   nodeCeiling,
   ...gatehouse(gatehousePlain),
+  // Issue 17: metrics on vs off, and --workers 2 vs one process (per server CPU-second).
+  gatehouseMetrics(builds[0]),
+  gatehouseWorkers(builds[0]),
   sirv,
   serveStatic,
   fastifyStatic,

@@ -1,15 +1,18 @@
 // gatehouse CLI: serve (default), precompress, hash, hash-password, sw-manifest, cert, check. Flags become the same config a file would.
+import cluster from 'node:cluster';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { isToken } from '../http/lists.js';
 import { createGatehouse } from '../server/app.js';
+import { createLogger } from '../server/log.js';
 import { WebSocketConfigError } from '../server/websocket.js';
 
 export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
+import { runPrimary, type WorkerMessage, workerCount, workerSlot } from './workers.js';
 
 const HELP = `Usage: gatehouse [serve] [ROOT] [options]
        gatehouse precompress DIR [--min-bytes N] [--force] [--no-brotli] [--no-gzip] [--dry-run] [--quiet]
@@ -41,6 +44,8 @@ serve options:
   --tls-cert FILE --tls-key FILE
                     HTTPS (HTTP/2 and HTTP/1.1) with this certificate chain and key; SIGHUP or a
                     change of either file reloads them
+  --workers N       N worker processes on one port (node:cluster), or auto (one per core);
+                    SIGHUP restarts them one at a time, SIGTERM drains them all
   --http-port N     with HTTPS: also listen for plain HTTP on N, answering ACME challenges and
                     redirecting everything else to HTTPS (308)
   -h, --help        this help
@@ -87,6 +92,7 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
         'tls-cert': { type: 'string' },
         'tls-key': { type: 'string' },
         'http-port': { type: 'string' },
+        workers: { type: 'string' },
       },
     });
   } catch (err) {
@@ -143,6 +149,12 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
       throw new UsageError(`--http-port: not a port number: ${p}`);
     overrides.listen = { ...overrides.listen, httpPort: Number(p) };
   }
+  if (values.workers !== undefined) {
+    const w = String(values.workers);
+    if (w !== 'auto' && (!/^\d{1,3}$/.test(w) || Number(w) < 1 || Number(w) > 256))
+      throw new UsageError(`--workers: expected 1..256 or auto, got ${w}`);
+    overrides.workers = w === 'auto' ? 'auto' : Number(w);
+  }
   return { overrides, ...(values.config !== undefined ? { configPath: String(values.config) } : {}) };
 }
 
@@ -196,8 +208,25 @@ async function serve(args: string[]): Promise<number> {
   if (!existsSync(config.root) || !statSync(config.root).isDirectory()) {
     throw new ConfigError(`root: not a directory: ${config.root}`);
   }
-  if (config.tls?.dev === true) await announceDevCa();
-  const app = createGatehouse(toServerOptions(config));
+  const slot = workerSlot();
+  if (slot === undefined && config.tls?.dev === true) await announceDevCa();
+  const count = workerCount(config.workers);
+  if (slot === undefined && count > 1) {
+    const { primaryMetrics } = await import('../server/metrics-cluster.js');
+    return runPrimary({
+      count,
+      logger: createLogger(config.log, process.stdout, { worker: 0 }),
+      stdout: process.stdout,
+      stderr: process.stderr,
+      clusterMetrics: config.metrics === undefined ? undefined : await primaryMetrics(),
+    });
+  }
+  const options = toServerOptions(config);
+  // A cluster worker's log lines carry its slot (1..N); the primary's carry 0.
+  const app = createGatehouse(
+    options,
+    slot === undefined ? {} : { logger: createLogger(options.log, process.stdout, { worker: slot }) },
+  );
   let url: string;
   let httpUrl: string | undefined;
   try {
@@ -211,8 +240,11 @@ async function serve(args: string[]): Promise<number> {
         `gatehouse: cannot listen on ${config.listen.host}:${config.listen.port}: ${e.code ?? e.message}`,
       );
     await app.close();
+    // A worker's IPC channel would keep it alive: the primary counts this death (crash loop).
+    if (slot !== undefined && cluster.worker?.isConnected()) process.disconnect();
     return EXIT_FAILURE;
   }
+  if (slot !== undefined) return serveAsWorker(app, { url, httpUrl });
   process.stdout.write(`listening on ${url}\n`);
   if (httpUrl !== undefined) process.stdout.write(`redirecting ${httpUrl} to HTTPS\n`);
   // SIGHUP reloads the certificates (nginx -s reload); without TLS it keeps its default meaning.
@@ -230,6 +262,36 @@ async function serve(args: string[]): Promise<number> {
     const onInt = () => stop('SIGINT');
     process.on('SIGTERM', onTerm);
     process.on('SIGINT', onInt);
+  });
+}
+
+/**
+ * A cluster worker: tells the primary it listens, drains on the primary's SIGTERM (or when the primary
+ * is gone), and ignores SIGINT and SIGHUP, which the primary handles for the whole group (a Ctrl-C
+ * reaches every process; SIGHUP replaces workers, and new workers read the certificates afresh).
+ */
+function serveAsWorker(
+  app: ReturnType<typeof createGatehouse>,
+  listening: { url: string; httpUrl?: string | undefined },
+): Promise<number> {
+  const ignore = () => {};
+  process.on('SIGINT', ignore);
+  process.on('SIGHUP', ignore);
+  process.send?.({ gatehouse: 'listening', ...listening } satisfies WorkerMessage);
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (why: string) => {
+      if (stopping) return;
+      stopping = true;
+      app.logger.info(`${why}: draining`);
+      app.close().then(() => {
+        // The IPC channel would keep the process alive.
+        if (cluster.worker?.isConnected()) process.disconnect();
+        resolve(EXIT_OK);
+      });
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.once('disconnect', () => stop('primary gone'));
   });
 }
 

@@ -77,6 +77,9 @@ export function parseConfig(input: unknown, source = 'config'): GatehouseConfig 
       throw new ConfigError(`${source}: websocket[${i}].fanout: "redis" needs the top-level redis.url`);
     }
   }
+  if (c.health?.requireRedis === true && c.redis === undefined) {
+    throw new ConfigError(`${source}: health.requireRedis: true needs the top-level redis.url`);
+  }
   for (const [i, rule] of c.cachePolicy.entries()) {
     if (
       rule.glob === undefined &&

@@ -5,6 +5,7 @@ import { EARLY_HINTS_MAX } from '../http/early-hints.js';
 import { authSchema, headersSchema, rateLimitSchema, trustProxySchema } from './access.js';
 import { corsSchema } from './cors.js';
 import { jsonpSchema, redirectsSchema } from './jsonp.js';
+import { healthSchema, metricsSchema, workersSchema } from './ops.js';
 import { proxySchema } from './proxy.js';
 import { redisSchema } from './redis.js';
 import { tlsSchema } from './tls.js';
@@ -288,6 +289,9 @@ export const configSchema = z
     trustProxy: trustProxySchema.default([]),
     tls: tlsSchema.optional(),
     redis: redisSchema.optional(),
+    workers: workersSchema.default(1),
+    health: healthSchema.optional(),
+    metrics: metricsSchema.optional(),
   })
   .describe('Gatehouse configuration (gatehouse.config.json).');
 

@@ -9,8 +9,10 @@ import { handleClientError } from './client-error.js';
 import type { StepContext } from './context.js';
 import { createEntry } from './entry.js';
 import { namesInRules } from './headers.js';
+import { createHealth } from './health.js';
 import { http1ServerOptions } from './limits.js';
 import { accessLogger, createLogger, type Logger } from './log.js';
+import { createMetrics } from './metrics.js';
 import type { ServerOptions } from './options.js';
 import { limitPipelining } from './pipelining.js';
 import { createProxy } from './proxy/handler.js';
@@ -71,12 +73,23 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     redis,
     logger,
   });
+  // Off unless configured: then no step, no hook, no timer (health.ts, metrics.ts).
+  const health = createHealth(options.health, ctx);
+  const metrics = createMetrics(options.metrics, ctx, {
+    cacheRoutes: options.proxy.flatMap((r) =>
+      r.cache?.enabled ? [{ prefix: r.prefix, store: r.cache.store ?? 'memory' }] : [],
+    ),
+    openWebSockets: () => options.websocket.reduce((n, e) => n + websocket.clients(e.path), 0),
+  });
   const { gate, handlers } = buildSteps(options, ctx, {
     routes: deps.routes ?? [],
     staticHandler,
     proxy,
     websocket,
+    health,
+    metrics,
   });
+  const logAccess = accessLogger(logger);
 
   const tls = options.tls
     ? createTlsListener({
@@ -93,12 +106,18 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     maxUrlBytes: limits.maxUrlBytes,
     gate,
     handlers,
-    final: staticHandler,
+    final: metrics ? metrics.tagFinal('static', staticHandler) : staticHandler,
     onError: internalErrorHandler(logger),
-    logAccess: accessLogger(logger),
+    logAccess:
+      metrics === undefined || logAccess === undefined
+        ? (logAccess ?? metrics?.observe)
+        : (req, res) => {
+            logAccess(req, res);
+            metrics.observe(req, res);
+          },
     // RFC 9112 §3.2: Host and target validated first; req.url and Host rewritten to the canonical values.
     checkTarget: refuseBadHead,
-    tunnels: buildTunnels(websocket, proxy, originAllowed),
+    tunnels: buildTunnels(websocket, proxy, originAllowed, metrics),
   });
   // At most limits.maxPipelinedRequests handled and unanswered requests per connection; the rest wait
   // without a handler and the socket is not read beyond them (pipelining.ts).
@@ -128,6 +147,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     pipelined,
     tls,
     redis,
+    health,
     connections: connectionsOf(server),
     redirectListener: (httpsPort, before) =>
       createRedirectListener(options, { logger, httpsPort, before, onError: internalErrorHandler(logger) }),

@@ -33,6 +33,7 @@ interface Line {
   ms?: number;
   cache?: string;
   err?: { message?: string };
+  worker?: number;
 }
 
 const LEVEL_NAMES: Record<number, string> = {
@@ -46,7 +47,7 @@ const LEVEL_NAMES: Record<number, string> = {
 
 /** One line a record: `12:00:01 GET /index.html 200 1.2 kB 0.4 ms` (plus `[Cache-Status]` from a cache). */
 export function prettyLine(o: Line): string {
-  const t = new Date(o.time ?? 0).toISOString().slice(11, 19);
+  const t = `${new Date(o.time ?? 0).toISOString().slice(11, 19)}${o.worker === undefined ? '' : ` [w${o.worker}]`}`;
   if (o.method !== undefined) {
     const size =
       o.bytes === undefined ? '-' : o.bytes < 1024 ? `${o.bytes} B` : `${(o.bytes / 1024).toFixed(1)} kB`;
@@ -57,27 +58,43 @@ export function prettyLine(o: Line): string {
   return `${t} ${lvl} ${o.msg ?? ''}${o.err?.message ? `: ${o.err.message}` : ''}\n`;
 }
 
-export function createLogger(o: LogOptions, out: NodeJS.WritableStream = process.stdout): Logger {
+/** `base` goes into every line (e.g. `{ worker: 2 }` in a cluster worker; pretty lines show `[w2]`). */
+export function createLogger(
+  o: LogOptions,
+  out: NodeJS.WritableStream = process.stdout,
+  base?: Record<string, unknown>,
+): Logger {
   if (o.format === 'off') return OFF;
   const pino = loadPino();
   if (o.format === 'pretty') {
     return pino(
-      { level: o.level, base: undefined },
+      { level: o.level, base },
       { write: (s: string) => void out.write(prettyLine(JSON.parse(s) as Line)) },
     );
   }
   return pino(
-    { level: o.level, base: undefined },
+    { level: o.level, base },
     out === process.stdout ? pino.destination({ dest: 1, sync: false }) : out,
   );
 }
 
 const CACHE_STATUS = Symbol('gatehouse.log.cacheStatus');
-type Noted = ServerResponse & { [CACHE_STATUS]?: string };
+const QUIET = Symbol('gatehouse.log.quiet');
+type Noted = ServerResponse & { [CACHE_STATUS]?: string; [QUIET]?: true };
 
 /** Puts the Cache-Status (RFC 9211) a cache answered with into the request's access-log line. */
 export function logCacheStatus(res: ServerResponse, value: string): void {
   (res as Noted)[CACHE_STATUS] = value;
+}
+
+/** The Cache-Status a cache answered with (logCacheStatus), for the metrics. */
+export function cacheStatusOf(res: ServerResponse): string | undefined {
+  return (res as Noted)[CACHE_STATUS];
+}
+
+/** Leaves this request out of the access log (health probes and allowed metrics scrapes). */
+export function quietAccessLog(res: ServerResponse): void {
+  (res as Noted)[QUIET] = true;
 }
 
 /**
@@ -95,6 +112,7 @@ export function accessLogger(
     const socket = req.socket;
     const sentBefore = socket.bytesWritten;
     res.once('close', () => {
+      if ((res as Noted)[QUIET] === true) return;
       const status = res.writableFinished ? res.statusCode : 499;
       const cache = (res as Noted)[CACHE_STATUS];
       // HTTP/2: the stream's own DATA bytes (tls/h2-exchange.ts); streams share the connection's counter.

@@ -3,9 +3,11 @@
 import type { AuthRule } from './auth.js';
 import type { CorsOptions } from './cors.js';
 import type { HeaderRule } from './headers.js';
+import type { HealthOptions } from './health.js';
 import type { JsonpOptions } from './jsonp.js';
 import type { LimitsOptions } from './limits.js';
 import type { LogOptions } from './log.js';
+import type { MetricsOptions } from './metrics.js';
 import type { ProxyRouteOptions } from './proxy/handler.js';
 import type { RedirectRule } from './redirects.js';
 import type { RedisOptions } from './redis/connection.js';
@@ -46,4 +48,8 @@ export interface ServerOptions {
   tls?: TlsOptions | undefined;
   /** The Redis server instances share (redis/connection.ts). */
   redis?: RedisOptions | undefined;
+  /** /healthz and /readyz (health.ts); off when absent. */
+  health?: HealthOptions | undefined;
+  /** /metrics (metrics.ts); off when absent: no hook is installed. */
+  metrics?: MetricsOptions | undefined;
 }

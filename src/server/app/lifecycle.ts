@@ -6,6 +6,7 @@ import { CLIENT_ERROR_LINGER_MS } from '../client-error.js';
 import type { Step } from '../context.js';
 import type { Entry } from '../entry.js';
 import { ERRORS, sendError } from '../errors.js';
+import type { Health } from '../health.js';
 import type { Logger } from '../log.js';
 import type { ServerOptions } from '../options.js';
 import type { PipeliningTracker } from '../pipelining.js';
@@ -68,6 +69,8 @@ export interface ServerParts {
   readonly tls: TlsListener | undefined;
   /** Redis connections the features opened (closed last). */
   readonly redis: RedisPool;
+  /** /healthz and /readyz, when configured: readiness turns 503 once the drain starts. */
+  readonly health?: Health | undefined;
   readonly connections: Connections;
   /** The plain-HTTP listener beside the TLS one (listen.httpPort), made once the HTTPS port is known. */
   readonly redirectListener: (httpsPort: number, before: readonly Step[]) => Server;
@@ -167,6 +170,7 @@ export function close(p: ServerParts): Promise<void> {
   const { server, proxy } = p;
   return new Promise<void>((resolve) => {
     p.entry.setClosing();
+    p.health?.close();
     // WebSockets first: upgraded sockets would keep server.close() waiting (1001 Going Away).
     const wsClosed = p.websocket.close();
     p.tls?.close();

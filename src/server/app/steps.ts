@@ -10,9 +10,11 @@ import { createCors } from '../cors.js';
 import type { EntryOptions } from '../entry.js';
 import { ERRORS, sendError } from '../errors.js';
 import { createHeaderRules } from '../headers.js';
+import type { Health } from '../health.js';
 import { createJsonp } from '../jsonp.js';
 import { createRateLimit } from '../limits.js';
 import type { Logger } from '../log.js';
+import type { Metrics, RouteKind } from '../metrics.js';
 import type { ServerOptions } from '../options.js';
 import type { Proxy as ReverseProxy } from '../proxy/handler.js';
 import { createCanonical, createHttpsRedirect, createRedirects } from '../redirects.js';
@@ -42,10 +44,19 @@ export function buildSteps(
     staticHandler: StaticHandler;
     proxy: ReverseProxy;
     websocket: WebSocketEndpoints;
+    health?: Health | undefined;
+    metrics?: Metrics | undefined;
   },
 ): { gate: Step[]; handlers: Step[] } {
   const httpsOnly = options.listen.redirectToHttps;
+  // With metrics on, each answering step records its route kind; off, the steps are not wrapped.
+  const m = parts.metrics;
+  const tag = (kind: RouteKind, s: Step | undefined) =>
+    s === undefined || m === undefined ? s : m.tag(kind, s);
   const gate = [
+    // Load balancers' probes and the scraper: before auth and rate limits (they do not authenticate).
+    parts.health?.step,
+    m?.step,
     // A plain-HTTP listener that only points browsers at HTTPS (header rules still apply, e.g. HSTS off).
     httpsOnly ? createHttpsRedirect({ httpsPort: httpsOnly.port, hosts: httpsOnly.hosts }) : undefined,
     createHeaderRules(options.headers, ctx, { isSecure: createIsSecure(options.trustProxy) }),
@@ -56,18 +67,21 @@ export function buildSteps(
     createRedirects(options.redirects, ctx),
   ].filter((s): s is Step => s !== undefined);
   const handlers = [
-    websocketOverHttp2(parts.websocket),
-    createCanonical(
-      {
-        trailingSlash: options.static.trailingSlash,
-        indexHtml: options.static.indexRedirect,
-        indexNames: options.static.index,
-      },
-      parts.staticHandler.files,
+    tag('ws', websocketOverHttp2(parts.websocket)),
+    tag(
+      'other',
+      createCanonical(
+        {
+          trailingSlash: options.static.trailingSlash,
+          indexHtml: options.static.indexRedirect,
+          indexNames: options.static.index,
+        },
+        parts.staticHandler.files,
+      ),
     ),
-    createRoutes(parts.routes, options.jsonp, options.limits, ctx),
-    createJsonp(options.jsonp, parts.staticHandler.files, ctx),
-    parts.proxy.step,
+    tag('route', createRoutes(parts.routes, options.jsonp, options.limits, ctx)),
+    tag('jsonp', createJsonp(options.jsonp, parts.staticHandler.files, ctx)),
+    tag('proxy', parts.proxy.step),
   ].filter((s): s is Step => s !== undefined);
   return { gate, handlers };
 }
@@ -116,11 +130,15 @@ export function buildTunnels(
   websocket: WebSocketEndpoints,
   proxy: ReverseProxy,
   originAllowed: OriginAllowed,
+  metrics?: Metrics | undefined,
 ): EntryOptions['tunnels'] {
   const handshakeOriginAllowed = (origin: string, req: IncomingMessage): boolean =>
     isSameOrigin(origin, req.headers.host) || originAllowed(origin);
   return [
-    { owns: websocket.owns, handle: websocket.handleUpgrade },
+    {
+      owns: websocket.owns,
+      handle: metrics ? metrics.tagTunnel('ws', websocket.handleUpgrade) : websocket.handleUpgrade,
+    },
     {
       owns: proxy.ownsUpgrade,
       // Cross-site WebSocket hijacking (RFC 6455 §10.2): a proxied handshake's Origin passes the

@@ -1,0 +1,111 @@
+// Health endpoints for load balancers (issue 17 §5): liveness (`/healthz`) and readiness (`/readyz`).
+// A step at the very front of the gate: load balancers do not authenticate and must not be rate
+// limited, and a probe says nothing about the request path, so it is not access-logged either.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Step, StepContext } from './context.js';
+import { ERRORS, sendError } from './errors.js';
+import { quietAccessLog } from './log.js';
+import type { RedisConnection } from './redis/connection.js';
+
+export interface HealthOptions {
+  path: string;
+  readyPath: string;
+  /** Liveness is 503 when the event loop was blocked longer than this within the last second. */
+  maxEventLoopDelayMs: number;
+  /** Readiness is 503 while the top-level Redis is down. */
+  requireRedis: boolean;
+}
+
+export type Probe = 'live' | 'ready';
+
+/** What a probe sees: plain values, so the decision is a pure function. */
+export interface HealthState {
+  eventLoopDelayMs: number;
+  maxEventLoopDelayMs: number;
+  draining: boolean;
+  /** undefined: no store is required. */
+  redisUp: boolean | undefined;
+}
+
+export type HealthAnswer = { kind: 'ok' } | { kind: 'unavailable'; reason: string };
+
+/** Liveness: the loop answers in time. Readiness: live, not draining, required stores up. */
+export function decideHealth(probe: Probe, s: HealthState): HealthAnswer {
+  if (s.eventLoopDelayMs > s.maxEventLoopDelayMs)
+    return {
+      kind: 'unavailable',
+      reason: `The event loop was blocked for ${Math.round(s.eventLoopDelayMs)} ms (limit ${s.maxEventLoopDelayMs} ms).`,
+    };
+  if (probe === 'live') return { kind: 'ok' };
+  if (s.draining) return { kind: 'unavailable', reason: 'The server is draining.' };
+  if (s.redisUp === false) return { kind: 'unavailable', reason: 'A required store (Redis) is down.' };
+  return { kind: 'ok' };
+}
+
+export interface Health {
+  readonly step: Step;
+  /** Draining: readiness answers 503 from now on; the delay monitor stops. */
+  close(): void;
+}
+
+const OK_BODY = '{"status":"ok"}\n';
+const NO_STORE = { 'Cache-Control': 'no-store' } as const;
+
+/** The path of a canonical target (the query is not part of the match). */
+const pathOf = (url: string): string => {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+};
+
+/** Undefined when `health` is not configured: no step, no timer. */
+export function createHealth(o: HealthOptions | undefined, ctx: StepContext): Health | undefined {
+  if (o === undefined) return undefined;
+  // Samples the loop every 10 ms; the worst delay of the last full second is kept.
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  let lastSecondMaxMs = 0;
+  const timer = setInterval(() => {
+    lastSecondMaxMs = h.max / 1e6;
+    h.reset();
+  }, 1000);
+  timer.unref();
+  let draining = false;
+  let redis: RedisConnection | undefined;
+  if (o.requireRedis) redis = ctx.redis?.get();
+  const answer = (probe: Probe, req: IncomingMessage, res: ServerResponse): true => {
+    quietAccessLog(res);
+    const d = decideHealth(probe, {
+      eventLoopDelayMs: Math.max(lastSecondMaxMs, h.max / 1e6),
+      maxEventLoopDelayMs: o.maxEventLoopDelayMs,
+      draining,
+      redisUp: o.requireRedis ? (redis?.isUp() ?? false) : undefined,
+    });
+    if (d.kind === 'unavailable') {
+      sendError(req, res, ERRORS.serviceUnavailable, d.reason, NO_STORE);
+      return true;
+    }
+    res.writeHead(200, {
+      ...NO_STORE,
+      'Content-Type': 'application/json',
+      'Content-Length': OK_BODY.length,
+    });
+    res.end(req.method === 'HEAD' ? undefined : OK_BODY);
+    return true;
+  };
+  const step: Step = (req, res) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+    const path = pathOf(req.url!);
+    if (path === o.path) return answer('live', req, res);
+    if (path === o.readyPath) return answer('ready', req, res);
+    return false;
+  };
+  return {
+    step,
+    close: () => {
+      draining = true;
+      clearInterval(timer);
+      h.disable();
+    },
+  };
+}

@@ -2,12 +2,17 @@
 // issue 17: what every instance must agree on, and an instance killed mid-load.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Agent, request } from 'undici';
+import WebSocket from 'ws';
 import { haproxyAvailable, startHaproxy, type TestHaproxy } from '../helpers/haproxy.js';
 import { GATEHOUSE_BIN, REPO_ROOT } from '../helpers/page-server.js';
-import { freeLoopbackPort } from '../helpers/redis.js';
+import { freeLoopbackPort, startRedis, type TestRedis } from '../helpers/redis.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const SITE = join(REPO_ROOT, 'examples/site');
@@ -124,5 +129,147 @@ describe('Gatehouse instances behind HAProxy', {
     stop = true;
     await load;
     assert.deepEqual(failures, []);
+  });
+});
+
+/** Two instances of one config sharing a real Redis, HAProxy in front checking /readyz. */
+describe('Gatehouse instances sharing one Redis behind HAProxy', {
+  skip: !haproxyAvailable() && process.env.CI !== 'true' && 'no /usr/sbin/haproxy',
+}, () => {
+  let redis: TestRedis;
+  let upstream: Server;
+  let upstreamHits = 0;
+  let a: Instance;
+  let b: Instance;
+  let lb: TestHaproxy;
+  let dir: string;
+  const agent = new Agent({ connections: 16 });
+  const direct = (i: Instance, path: string, o: { method?: string; headers?: Record<string, string> } = {}) =>
+    request(`http://127.0.0.1:${i.port}${path}`, { dispatcher: agent, ...o } as Parameters<
+      typeof request
+    >[1]);
+
+  before(async () => {
+    redis = await startRedis();
+    upstream = createHttpServer((req, res) => {
+      upstreamHits++;
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'cache-control': 'public, max-age=600',
+        'cache-tag': 'shared',
+      });
+      res.end(JSON.stringify({ url: req.url, n: upstreamHits }));
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    dir = mkdtempSync(join(tmpdir(), 'gatehouse-scale-'));
+    const config = join(dir, 'gatehouse.config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        redis: { url: redis.url, keyPrefix: 'scale-test:' },
+        proxy: [
+          {
+            prefix: '/api',
+            upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+            cache: { enabled: true, store: 'redis' },
+          },
+        ],
+        limits: { rateLimit: { requestsPerSec: 0.01, burst: 3, store: 'redis', paths: ['/limited/**'] } },
+        websocket: [{ path: '/ws', mode: 'broadcast', fanout: 'redis' }],
+        health: { path: '/healthz', readyPath: '/readyz' },
+      }),
+    );
+    [a, b] = await Promise.all([
+      startInstance('a', ['--config', config]),
+      startInstance('b', ['--config', config]),
+    ]);
+    lb = await startHaproxy({ servers: { a: a.port, b: b.port }, checkPath: '/readyz' });
+    await waitUntil('both UP', async () => Object.values(await lb.states()).every((st) => st === 'UP'));
+  });
+
+  after(async () => {
+    await lb?.close();
+    await Promise.all([a, b].filter(Boolean).map(stopInstance));
+    await agent.close();
+    upstream?.close();
+    await redis?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a response stored through A is a hit on B; a PURGE on B empties A', async () => {
+    // One site name on both, as behind the load balancer: the cache key holds the authority.
+    const site = { headers: { host: 'site.example' } };
+    const first = await direct(a, '/api/item', site);
+    const body = await first.body.text();
+    assert.equal(first.statusCode, 200);
+    const hitsAfterStore = upstreamHits;
+    await waitUntil('stored through A is a hit on B', async () => {
+      const r = await direct(b, '/api/item', site);
+      const t = await r.body.text();
+      return String(r.headers['cache-status'] ?? '').includes('hit') && t === body;
+    });
+    assert.equal(upstreamHits, hitsAfterStore);
+    const purge = await direct(b, '/api/item', { ...site, method: 'PURGE' });
+    await purge.body.dump();
+    assert.ok(purge.statusCode < 300, `PURGE ${purge.statusCode}`);
+    await waitUntil('A misses after the purge on B', async () => {
+      const r = await direct(a, '/api/item', site);
+      await r.body.dump();
+      return !String(r.headers['cache-status'] ?? '').includes('hit');
+    });
+    assert.ok(upstreamHits > hitsAfterStore);
+  });
+
+  it('the rate limit counts across instances', async () => {
+    const statuses: number[] = [];
+    for (const i of [a, b, a, b]) {
+      const r = await direct(i, '/limited/x');
+      await r.body.dump();
+      statuses.push(r.statusCode);
+    }
+    // burst 3: the fourth request, whichever instance it reaches, is over the shared budget.
+    assert.deepEqual(statuses.slice(3), [429]);
+    assert.ok(
+      statuses.slice(0, 3).every((st) => st !== 429),
+      statuses.join(','),
+    );
+  });
+
+  it('a WebSocket broadcast from a client on A reaches a client on B once', async () => {
+    const open = (i: Instance) =>
+      new Promise<WebSocket>((resolve, reject) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${i.port}/ws`, { origin: `http://127.0.0.1:${i.port}` });
+        ws.once('open', () => resolve(ws));
+        ws.once('error', reject);
+      });
+    const [onA, onB] = [await open(a), await open(b)];
+    const got: string[] = [];
+    onB.on('message', (m) => got.push(String(m)));
+    // A subscription is made when the endpoint starts; send until B's side has seen one.
+    await waitUntil('delivered on B', async () => {
+      if (got.length === 0) onA.send('hello from A');
+      await new Promise((r) => setTimeout(r, 20));
+      return got.length > 0;
+    });
+    const n = got.length;
+    onA.send('second');
+    await waitUntil('second on B', () => got.includes('second'));
+    assert.equal(got.filter((m) => m === 'second').length, 1);
+    assert.ok(n >= 1);
+    onA.close();
+    onB.close();
+  });
+
+  it('through HAProxy: /readyz keeps both in the pool, a drained instance leaves it', async () => {
+    const r = await request(`${lb.url}/api/item`, { dispatcher: agent });
+    await r.body.dump();
+    assert.equal(r.statusCode, 200);
+    await stopInstance(b);
+    await waitUntil('b DOWN', async () => (await lb.states()).b?.startsWith('DOWN'));
+    for (let k = 0; k < 5; k++) {
+      const x = await request(`${lb.url}/robots.txt`, { dispatcher: agent });
+      await x.body.dump();
+      assert.equal(x.statusCode, 200);
+    }
   });
 });

@@ -54,6 +54,30 @@ describe('redis connection (real redis-server)', () => {
     assert.equal(await conn.client.get(conn.key('k2')), 'v2');
   });
 
+  it('a SUBSCRIBE made while Redis is down takes effect once it is back (not dropped with the failed connect)', async () => {
+    await redis.stop();
+    await waitUntil('seen down', () => !conn.isUp());
+    const other = connectRedis({ url: redis.url, keyPrefix: 'gh-test:', logger: memoryLogger().logger });
+    try {
+      const sub = other.subscriber();
+      let failedConnects = 0;
+      sub.on('error', () => failedConnects++);
+      const got: string[] = [];
+      sub.on('message', (_ch: string, m: string) => got.push(m));
+      const subscribed = sub.subscribe(other.key('chan')).catch((e: Error) => e);
+      await waitUntil('a failed connect', () => failedConnects >= 2);
+      await redis.start();
+      await waitUntil('publisher up', () => conn.isUp());
+      assert.equal(await subscribed, 1);
+      await waitUntil('delivered', async () => {
+        await conn.client.publish(conn.key('chan'), 'after the outage');
+        return got.includes('after the outage');
+      });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('redactedUrl hides the password', () => {
     assert.equal(redactedUrl('redis://user:secret@127.0.0.1:6379/0'), 'redis://user:***@127.0.0.1:6379/0');
   });

@@ -78,7 +78,9 @@ export function connectRedis(o: RedisOptions & { logger: Logger }): RedisConnect
     client,
     subscriber() {
       if (sub === undefined) {
-        sub = new Ctor(o.url, { ...clientOptions(), enableOfflineQueue: true });
+        // SUBSCRIBE waits through (re)connects until it succeeds: with no retries a SUBSCRIBE queued
+        // before a failed first connect was dropped, and ioredis re-subscribes only what succeeded.
+        sub = new Ctor(o.url, { ...clientOptions(), enableOfflineQueue: true, maxRetriesPerRequest: null });
         sub.on('error', () => {});
       }
       return sub;

@@ -265,6 +265,24 @@ async function serve(args: string[]): Promise<number> {
   });
 }
 
+/** Waits for the primary's answer to `drained` (workers.ts), at most 2 s (the primary may be gone). */
+function drainedRoundTrip(): Promise<void> {
+  if (!cluster.worker?.isConnected()) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      process.off('message', onMessage);
+      resolve();
+    };
+    const onMessage = (m: { gatehouse?: string }) => {
+      if (m?.gatehouse === 'drained-ack') done();
+    };
+    const timer = setTimeout(done, 2000);
+    process.on('message', onMessage);
+    process.send?.({ gatehouse: 'drained' } satisfies WorkerMessage);
+  });
+}
+
 /**
  * A cluster worker: tells the primary it listens, drains on the primary's SIGTERM (or when the primary
  * is gone), and ignores SIGINT and SIGHUP, which the primary handles for the whole group (a Ctrl-C
@@ -284,11 +302,14 @@ function serveAsWorker(
       if (stopping) return;
       stopping = true;
       app.logger.info(`${why}: draining`);
-      app.close().then(() => {
-        // The IPC channel would keep the process alive.
-        if (cluster.worker?.isConnected()) process.disconnect();
-        resolve(EXIT_OK);
-      });
+      app
+        .close()
+        .then(() => drainedRoundTrip())
+        .then(() => {
+          // The IPC channel would keep the process alive.
+          if (cluster.worker?.isConnected()) process.disconnect();
+          resolve(EXIT_OK);
+        });
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.once('disconnect', () => stop('primary gone'));

@@ -17,6 +17,8 @@ export const WORKER_ENV = 'GATEHOUSE_WORKER';
 /** IPC messages between the primary and its workers. */
 export type WorkerMessage =
   | { gatehouse: 'listening'; url: string; httpUrl?: string | undefined }
+  | { gatehouse: 'drained' }
+  | { gatehouse: 'drained-ack' }
   | { gatehouse: 'metrics-req'; id: number }
   | { gatehouse: 'metrics-res'; id: number; text?: string; error?: string };
 
@@ -65,147 +67,172 @@ const isMessage = (m: unknown): m is WorkerMessage =>
 
 /** Runs the primary until every worker has exited; resolves with the exit code. */
 export function runPrimary(o: PrimaryOptions): Promise<number> {
-  const { logger } = o;
+  return new Promise<number>((resolve) => new Primary(o, resolve).start());
+}
+
+/** The primary's state: which worker holds which slot, and what it is doing (starting, stopping). */
+class Primary {
   /** The worker each slot counts on; a SIGHUP replacement joins only once it listens. */
-  const occupant = new Map<number, Worker>();
-  const slotOf = new Map<Worker, number>();
-  const retiring = new Set<Worker>();
-  const listened = new Set<number>();
-  const waiters = new Map<Worker, (ok: boolean) => void>();
-  let deathsMs: number[] = [];
-  let stopping = false;
-  let exitCode = 0;
-  let rolling: Promise<void> | undefined;
-  let rollAgain = false;
+  private readonly occupant = new Map<number, Worker>();
+  private readonly slotOf = new Map<Worker, number>();
+  private readonly retiring = new Set<Worker>();
+  private readonly listened = new Set<number>();
+  private readonly waiters = new Map<Worker, (ok: boolean) => void>();
+  private deathsMs: number[] = [];
+  private stopping = false;
+  private exitCode = 0;
+  private rolling: Promise<void> | undefined;
+  private rollAgain = false;
+  private readonly onTerm = () => this.stop('SIGTERM', 0);
+  private readonly onInt = () => this.stop('SIGINT', 0);
+  private readonly onHup = () => this.hup();
+  private readonly onExit = (w: Worker, code: number | null, signal: string | null) =>
+    this.exited(w, code, signal);
+  private readonly onMessage = (w: Worker, m: unknown) => this.message(w, m);
 
-  const spawn = (slot: number): Worker => {
+  constructor(
+    private readonly o: PrimaryOptions,
+    private readonly resolve: (code: number) => void,
+  ) {}
+
+  start(): void {
+    cluster.on('exit', this.onExit);
+    cluster.on('message', this.onMessage);
+    process.on('SIGTERM', this.onTerm);
+    process.on('SIGINT', this.onInt);
+    process.on('SIGHUP', this.onHup);
+    for (let slot = 1; slot <= this.o.count; slot++) this.spawn(slot);
+  }
+
+  private spawn(slot: number): Worker {
     const w = cluster.fork({ [WORKER_ENV]: String(slot) });
-    slotOf.set(w, slot);
+    this.slotOf.set(w, slot);
     return w;
-  };
-  const alive = () => [...slotOf.keys()];
+  }
 
-  return new Promise<number>((resolve) => {
-    const finishIfDone = () => {
-      if (!stopping || slotOf.size > 0) return;
-      process.off('SIGTERM', onTerm);
-      process.off('SIGINT', onInt);
-      process.off('SIGHUP', onHup);
-      cluster.off('exit', onExit);
-      cluster.off('message', onMessage);
-      resolve(exitCode);
-    };
-    const stop = (why: string, code: number) => {
-      if (stopping) return;
-      stopping = true;
-      exitCode = code;
-      logger.info(`${why}: draining ${slotOf.size} worker(s)`);
-      // Each worker runs the ordinary graceful drain on SIGTERM (app/lifecycle.ts close()).
-      for (const w of alive()) w.process.kill('SIGTERM');
-      finishIfDone();
-    };
-    const onTerm = () => stop('SIGTERM', 0);
-    const onInt = () => stop('SIGINT', 0);
-    const onHup = () => {
-      if (stopping) return;
-      if (rolling !== undefined) {
-        rollAgain = true;
-        return;
-      }
-      rolling = roll().finally(() => {
-        rolling = undefined;
-        if (rollAgain && !stopping) {
-          rollAgain = false;
-          onHup();
-        }
-      });
-    };
+  private finishIfDone(): void {
+    if (!this.stopping || this.slotOf.size > 0) return;
+    process.off('SIGTERM', this.onTerm);
+    process.off('SIGINT', this.onInt);
+    process.off('SIGHUP', this.onHup);
+    cluster.off('exit', this.onExit);
+    cluster.off('message', this.onMessage);
+    this.resolve(this.exitCode);
+  }
 
-    /** SIGHUP: per slot, a new worker first; once it listens, the old one drains. */
-    const roll = async (): Promise<void> => {
-      logger.info('SIGHUP: restarting workers one at a time');
-      for (const slot of [...occupant.keys()].sort((a, b) => a - b)) {
-        if (stopping) return;
-        const old = occupant.get(slot);
-        const fresh = spawn(slot);
-        const ok = await new Promise<boolean>((r) => waiters.set(fresh, r));
-        if (!ok || stopping) {
-          logger.warn({ worker: slot }, 'SIGHUP: the new worker did not start; the old one keeps serving');
-          continue;
-        }
-        occupant.set(slot, fresh);
-        if (old === undefined || !slotOf.has(old)) continue;
-        retiring.add(old);
-        const gone = new Promise<void>((r) => old.once('exit', () => r()));
-        old.process.kill('SIGTERM');
-        await gone;
-      }
-      logger.info('SIGHUP: workers restarted');
-    };
+  private stop(why: string, code: number): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.exitCode = code;
+    this.o.logger.info(`${why}: draining ${this.slotOf.size} worker(s)`);
+    // Each worker runs the ordinary graceful drain on SIGTERM (app/lifecycle.ts close()).
+    for (const w of this.slotOf.keys()) w.process.kill('SIGTERM');
+    this.finishIfDone();
+  }
 
-    const onMessage = (w: Worker, m: unknown) => {
-      if (!isMessage(m)) return;
-      const slot = slotOf.get(w);
-      if (slot === undefined) return;
-      if (m.gatehouse === 'listening') {
-        waiters.get(w)?.(true);
-        waiters.delete(w);
-        if (!occupant.has(slot)) occupant.set(slot, w);
-        if (listened.has(slot)) return;
-        listened.add(slot);
-        // DESIGN: one `listening on` line, once every worker listens.
-        if (listened.size === o.count) {
-          o.stdout.write(`listening on ${m.url}\n`);
-          if (m.httpUrl !== undefined) o.stdout.write(`redirecting ${m.httpUrl} to HTTPS\n`);
-          logger.info(`${o.count} workers listening`);
-        }
-      } else if (m.gatehouse === 'metrics-req') {
-        const reply = (r: Omit<Extract<WorkerMessage, { gatehouse: 'metrics-res' }>, 'gatehouse'>) => {
-          if (w.isConnected()) w.send({ gatehouse: 'metrics-res', ...r });
-        };
-        if (o.clusterMetrics === undefined) reply({ id: m.id, error: 'metrics are off' });
-        else
-          o.clusterMetrics().then(
-            (text) => reply({ id: m.id, text }),
-            (err: Error) => reply({ id: m.id, error: err.message }),
-          );
+  private hup(): void {
+    if (this.stopping) return;
+    if (this.rolling !== undefined) {
+      this.rollAgain = true;
+      return;
+    }
+    this.rolling = this.roll().finally(() => {
+      this.rolling = undefined;
+      if (this.rollAgain && !this.stopping) {
+        this.rollAgain = false;
+        this.hup();
       }
-    };
+    });
+  }
 
-    const onExit = (w: Worker, code: number | null, signal: string | null) => {
-      const slot = slotOf.get(w) ?? 0;
-      slotOf.delete(w);
-      waiters.get(w)?.(false);
-      waiters.delete(w);
-      if (retiring.delete(w) || stopping) {
-        finishIfDone();
-        return;
+  /** SIGHUP: per slot, a new worker first; once it listens, the old one drains. */
+  private async roll(): Promise<void> {
+    const { logger } = this.o;
+    logger.info('SIGHUP: restarting workers one at a time');
+    for (const slot of [...this.occupant.keys()].sort((a, b) => a - b)) {
+      if (this.stopping) return;
+      const old = this.occupant.get(slot);
+      const fresh = this.spawn(slot);
+      const ok = await new Promise<boolean>((r) => this.waiters.set(fresh, r));
+      if (!ok || this.stopping) {
+        logger.warn({ worker: slot }, 'SIGHUP: the new worker did not start; the old one keeps serving');
+        continue;
       }
-      const d = decideOnDeath(deathsMs, Date.now());
-      deathsMs = d.recentMs;
-      const how = signal !== null ? `signal ${signal}` : `exit code ${code}`;
-      if (d.kind === 'give-up') {
-        o.stderr.write(
-          `gatehouse: workers keep dying (${d.recentMs.length} deaths within ${CRASH_LOOP.windowMs / 1000} s, ` +
-            `the last by ${how}); stopping\n`,
-        );
-        stop('crash loop', 1);
-        return;
-      }
-      // Only the slot's current worker is replaced: a failed SIGHUP replacement leaves the old one.
-      if (occupant.has(slot) && occupant.get(slot) !== w) return;
-      occupant.delete(slot);
-      logger.warn({ worker: slot, code, signal }, `worker died (${how}); restarting in ${d.delayMs} ms`);
-      setTimeout(() => {
-        if (!stopping && !occupant.has(slot)) spawn(slot);
-      }, d.delayMs);
-    };
+      this.occupant.set(slot, fresh);
+      if (old === undefined || !this.slotOf.has(old)) continue;
+      this.retiring.add(old);
+      const gone = new Promise<void>((r) => old.once('exit', () => r()));
+      old.process.kill('SIGTERM');
+      await gone;
+    }
+    logger.info('SIGHUP: workers restarted');
+  }
 
-    cluster.on('exit', onExit);
-    cluster.on('message', onMessage);
-    process.on('SIGTERM', onTerm);
-    process.on('SIGINT', onInt);
-    process.on('SIGHUP', onHup);
-    for (let slot = 1; slot <= o.count; slot++) spawn(slot);
-  });
+  private message(w: Worker, m: unknown): void {
+    if (!isMessage(m)) return;
+    const slot = this.slotOf.get(w);
+    if (slot === undefined) return;
+    if (m.gatehouse === 'listening') this.listening(w, slot, m);
+    else if (m.gatehouse === 'metrics-req') this.metricsRequest(w, m.id);
+    // The worker's last round trip before it exits: every connection this primary handed it before
+    // it closed its server was sent before this ack, so the worker has answered each (accepted: false,
+    // and the primary deals it to another worker). Exiting earlier could strand one in flight.
+    else if (m.gatehouse === 'drained' && w.isConnected())
+      w.send({ gatehouse: 'drained-ack' } satisfies WorkerMessage);
+  }
+
+  private listening(w: Worker, slot: number, m: Extract<WorkerMessage, { gatehouse: 'listening' }>): void {
+    this.waiters.get(w)?.(true);
+    this.waiters.delete(w);
+    if (!this.occupant.has(slot)) this.occupant.set(slot, w);
+    if (this.listened.has(slot)) return;
+    this.listened.add(slot);
+    // DESIGN: one `listening on` line, once every worker listens.
+    if (this.listened.size === this.o.count) {
+      this.o.stdout.write(`listening on ${m.url}\n`);
+      if (m.httpUrl !== undefined) this.o.stdout.write(`redirecting ${m.httpUrl} to HTTPS\n`);
+      this.o.logger.info(`${this.o.count} workers listening`);
+    }
+  }
+
+  private metricsRequest(w: Worker, id: number): void {
+    const reply = (r: { text?: string; error?: string }) => {
+      if (w.isConnected()) w.send({ gatehouse: 'metrics-res', id, ...r } satisfies WorkerMessage);
+    };
+    if (this.o.clusterMetrics === undefined) reply({ error: 'metrics are off' });
+    else
+      this.o.clusterMetrics().then(
+        (text) => reply({ text }),
+        (err: Error) => reply({ error: err.message }),
+      );
+  }
+
+  private exited(w: Worker, code: number | null, signal: string | null): void {
+    const slot = this.slotOf.get(w) ?? 0;
+    this.slotOf.delete(w);
+    this.waiters.get(w)?.(false);
+    this.waiters.delete(w);
+    if (this.retiring.delete(w) || this.stopping) {
+      this.finishIfDone();
+      return;
+    }
+    const d = decideOnDeath(this.deathsMs, Date.now());
+    this.deathsMs = d.recentMs;
+    const how = signal !== null ? `signal ${signal}` : `exit code ${code}`;
+    if (d.kind === 'give-up') {
+      this.o.stderr.write(
+        `gatehouse: workers keep dying (${d.recentMs.length} deaths within ${CRASH_LOOP.windowMs / 1000} s, ` +
+          `the last by ${how}); stopping\n`,
+      );
+      this.stop('crash loop', 1);
+      return;
+    }
+    // Only the slot's current worker is replaced: a failed SIGHUP replacement leaves the old one.
+    if (this.occupant.has(slot) && this.occupant.get(slot) !== w) return;
+    this.occupant.delete(slot);
+    this.o.logger.warn({ worker: slot, code, signal }, `worker died (${how}); restarting in ${d.delayMs} ms`);
+    setTimeout(() => {
+      if (!this.stopping && !this.occupant.has(slot)) this.spawn(slot);
+    }, d.delayMs);
+  }
 }

@@ -12,7 +12,7 @@ import { CRASH_LOOP, decideOnDeath } from '../../src/cli/workers.js';
 import { leafFor, testPki } from '../helpers/certs.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 import { origin } from '../helpers/origin.js';
-import { waitUntil } from '../helpers/wait.js';
+import { WAIT_DEADLINE_MS, waitUntil } from '../helpers/wait.js';
 
 const BIN = join(import.meta.dirname, '../../bin/gatehouse.js');
 
@@ -175,7 +175,16 @@ describe('gatehouse serve --workers', () => {
       const client = async () => {
         while (!stop) {
           try {
-            const r = await get(url, '/a.txt');
+            // A connection stranded in the primary would hang: the deadline turns that into a failure.
+            const r = await Promise.race([
+              get(url, '/a.txt'),
+              new Promise<never>((_, reject) =>
+                setTimeout(
+                  () => reject(new Error('no answer (connection stranded)')),
+                  WAIT_DEADLINE_MS,
+                ).unref(),
+              ),
+            ]);
             if (r.status === 200 && r.text === 'a') ok++;
             else failures.push(`status ${r.status}`);
           } catch (err) {

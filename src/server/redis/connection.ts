@@ -93,7 +93,9 @@ export function connectRedis(o: RedisOptions & { logger: Logger }): RedisConnect
     },
     async close() {
       listeners.clear();
-      await Promise.allSettled([client.quit(), sub?.quit()]);
+      // QUIT only on a ready connection: otherwise it would wait for Redis to come back.
+      const polite = (c: RedisClient | undefined) => (c?.status === 'ready' ? c.quit() : undefined);
+      await Promise.allSettled([polite(client), polite(sub)]);
       client.disconnect();
       sub?.disconnect();
     },

@@ -103,7 +103,9 @@ export function createRedisFanout(o: {
       sub.off('messageBuffer', onMessage);
       const all = [...channels.keys()];
       channels.clear();
-      await sub.unsubscribe(...all).catch(quiet);
+      // While Redis is down an UNSUBSCRIBE would wait for it (the subscriber retries): the connection
+      // is closed with the server anyway.
+      if (sub.status === 'ready') await sub.unsubscribe(...all).catch(quiet);
     },
   };
 }

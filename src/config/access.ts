@@ -7,6 +7,7 @@ import { authRulesIssues, DEFAULT_REALM } from '../server/auth.js';
 import { headerRuleIssues } from '../server/headers.js';
 import { RATE_LIMIT_DEFAULTS } from '../server/limits.js';
 import { FAILURE_DEFAULTS } from '../server/login-guard.js';
+import { redisOverrideSchema } from './redis.js';
 
 export const ipRangeEntry = z
   .string()
@@ -69,6 +70,7 @@ export const rateLimitSchema = z
         'Where the buckets live: memory (this process) or redis (the top-level redis, shared by every ' +
           'instance on it: a client is counted once across all of them, on the Redis clock).',
       ),
+    redis: redisOverrideSchema.optional(),
     redisDown: z
       .enum(['open', 'closed'])
       .default('open')

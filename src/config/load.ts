@@ -58,7 +58,7 @@ export function parseConfig(input: unknown, source = 'config'): GatehouseConfig 
   }
   // Issue 17: a cache in Redis needs the top-level Redis server.
   for (const [i, route] of c.proxy.entries()) {
-    if (route.cache?.store === 'redis' && c.redis === undefined) {
+    if (route.cache?.store === 'redis' && c.redis === undefined && route.cache.redis === undefined) {
       throw new ConfigError(`${source}: proxy[${i}].cache.store: "redis" needs the top-level redis.url`);
     }
   }
@@ -69,11 +69,15 @@ export function parseConfig(input: unknown, source = 'config'): GatehouseConfig 
     );
   }
   // Issue 17: a feature set to Redis needs the shared connection.
-  if (c.limits.rateLimit?.store === 'redis' && c.redis === undefined) {
+  if (
+    c.limits.rateLimit?.store === 'redis' &&
+    c.redis === undefined &&
+    c.limits.rateLimit.redis === undefined
+  ) {
     throw new ConfigError(`${source}: limits.rateLimit.store: "redis" needs the top-level redis.url`);
   }
   for (const [i, e] of c.websocket.entries()) {
-    if (e.fanout === 'redis' && c.redis === undefined) {
+    if (e.fanout === 'redis' && c.redis === undefined && e.redis === undefined) {
       throw new ConfigError(`${source}: websocket[${i}].fanout: "redis" needs the top-level redis.url`);
     }
   }

@@ -1,6 +1,7 @@
 // proxy: path prefixes forwarded to upstream servers.
 import { z } from 'zod';
 import { ipRangeEntry } from './access.js';
+import { redisOverrideSchema } from './redis.js';
 
 const upstreamUrl = z.string().refine((s) => {
   try {
@@ -155,6 +156,7 @@ export const proxyRouteSchema = z
           .describe(
             'Where entries live: memory (this process), disk (a folder), or redis (shared by every instance on the top-level redis; needs redis.url).',
           ),
+        redis: redisOverrideSchema.optional(),
         dir: z
           .string()
           .min(1)

@@ -17,3 +17,11 @@ export const redisSchema = z
   .describe('The Redis server that instances share (proxy cache store, rate limits, WebSocket fan-out).');
 
 export type RedisConfig = z.output<typeof redisSchema>;
+
+/** A feature's own Redis, in place of the top-level one (issue 17); keyPrefix defaults to the top-level's. */
+export const redisOverrideSchema = z
+  .strictObject({
+    url: redisSchema.shape.url,
+    keyPrefix: redisSchema.shape.keyPrefix.unwrap().optional(),
+  })
+  .describe("This feature's own Redis server, in place of the top-level redis.");

@@ -1,6 +1,7 @@
 // The `websocket` config key: WebSocket endpoints (RFC 6455) served on exact paths.
 // Defaults are filled in here, once; src/server/websocket.ts runs on the resolved shape.
 import { z } from 'zod';
+import { redisOverrideSchema } from './redis.js';
 
 const MiB = 1024 * 1024;
 
@@ -85,6 +86,7 @@ export const websocketEndpointSchema = z
           'broadcast on the top-level redis (channel <keyPrefix>ws:<path>, or <keyPrefix>ws:<path>#<room> for a room) so the clients of ' +
           'every instance on it get it, once each. While Redis is down, local delivery continues.',
       ),
+    redis: redisOverrideSchema.optional(),
   })
   .describe('One WebSocket endpoint.');
 

@@ -24,6 +24,7 @@ import type { Step, StepContext } from './context.js';
 import { ERRORS, sendError } from './errors.js';
 import { compileGlobs, rulePath } from './headers.js';
 import { createRedisBucketStore, REDIS_RATE_LIMIT_TIMEOUT_MS } from './rate-limit-redis.js';
+import type { RedisOptions } from './redis/connection.js';
 
 /**
  * How often Node walks the connections that are mid-request for headersTimeout / requestTimeout: the
@@ -93,6 +94,8 @@ export interface RateLimitOptions {
   redisDown?: 'open' | 'closed' | undefined;
   /** With the Redis store: a bucket call slower than this counts as Redis down. */
   redisTimeoutMs?: number | undefined;
+  /** This limit's own Redis, in place of the top-level one. */
+  redis?: Partial<RedisOptions> | undefined;
 }
 
 export const RATE_LIMIT_DEFAULTS = {
@@ -185,7 +188,7 @@ function redisRateLimit(
     throw new TypeError('limits.rateLimit.store: "redis" needs the top-level redis.url');
   }
   const store = createRedisBucketStore({
-    conn: ctx.redis.get(),
+    conn: ctx.redis.get(o.redis),
     policy,
     timeoutMs: o.redisTimeoutMs ?? RATE_LIMIT_DEFAULTS.redisTimeoutMs,
     logger: ctx.logger,

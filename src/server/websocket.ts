@@ -85,7 +85,7 @@ function redisFanout(ws: WsState, ep: Endpoint, deps: WebSocketDeps): Fanout {
     throw new WebSocketConfigError(`websocket ${path}: fanout "redis" needs the top-level redis.url`);
   }
   return createRedisFanout({
-    conn: deps.redis.get(),
+    conn: deps.redis.get(ep.config.redis),
     path,
     deliverLocal: (room, data, isBinary) => deliverLocal(ws, ep, room, data, isBinary),
     logger: ws.logger,

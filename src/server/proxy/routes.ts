@@ -76,7 +76,7 @@ export function compileRoutes(
             o.cache,
             logger,
             // Issue 17: the route prefix keeps each route's entries apart in a shared Redis.
-            redis === undefined ? undefined : { link: () => redis.get(), namespace: o.prefix },
+            redis === undefined ? undefined : { link: () => redis.get(o.cache?.redis), namespace: o.prefix },
           )
         : undefined,
     }))

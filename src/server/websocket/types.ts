@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { TokenBucketPolicy } from '../../http/rate-limit.js';
 import type { Logger } from '../log.js';
+import type { RedisOptions } from '../redis/connection.js';
 import type { RedisPool } from '../redis/pool.js';
 
 /** One endpoint, defaults resolved (src/config/websocket.ts fills them in). */
@@ -11,6 +12,8 @@ export interface WebSocketEndpoint {
   /** Exact request path, compared with the target before `?` (not percent-decoded). */
   path: string;
   mode: 'echo' | 'broadcast' | 'custom';
+  /** The fan-out's own Redis, in place of the top-level one. */
+  redis?: Partial<RedisOptions> | undefined;
   /** Largest incoming message (after decompression); bigger ones close the connection with 1009. */
   maxPayloadBytes: number;
   /** Protocol ping period; a client that missed the previous pong is terminated. 0: off. */

@@ -28,10 +28,13 @@ import {
 import { deltaSeconds, parseCacheControl } from '../../../http/cache-control.js';
 import { compileIpRanges, type IpBytes } from '../../../http/ip.js';
 import type { Logger } from '../../log.js';
+import type { RedisOptions } from '../../redis/connection.js';
 
 export interface ProxyCacheOptions {
   enabled: boolean;
   store: 'memory' | 'disk' | 'redis';
+  /** The store's own Redis, in place of the top-level one. */
+  redis?: Partial<RedisOptions> | undefined;
   /** Folder of the disk store; default a new folder under the OS temp dir (removed on close). */
   dir?: string | undefined;
   maxSizeBytes: number;

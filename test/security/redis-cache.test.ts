@@ -114,8 +114,11 @@ describe('redis cache store attacks', () => {
 
   it('attack: forged or garbled invalidation messages are ignored without harm', async () => {
     assert.ok((await store.put(VICTIM, meta(), Buffer.from('victim'))).stored);
-    const channels = (await conn.client.pubsub('CHANNELS', `${PREFIX}*`)) as string[];
-    assert.ok(channels.length > 0);
+    // The store subscribes in the background once it starts: wait for its channel.
+    const channels = await waitUntil('the store subscribed', async () => {
+      const c = (await conn.client.pubsub('CHANNELS', `${PREFIX}*`)) as string[];
+      return c.length > 0 ? c : undefined;
+    });
     for (const channel of channels) {
       for (const m of ['not json', '{"k":"x"}', '{"k":[1,{}]}', 'null', '{"a":"1","i":"1"}', '[]']) {
         await conn.client.publish(channel, m);

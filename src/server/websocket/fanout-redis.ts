@@ -30,6 +30,9 @@ interface Head {
 const NEWLINE = 0x0a;
 
 /** The head and the message of a payload, or undefined for one that is not ours. */
+/** Pause before asking again for channels whose SUBSCRIBE failed. */
+const SUBSCRIBE_RETRY_MS = 500;
+
 export function decodeFanout(payload: Buffer): { head: Head; data: Buffer } | undefined {
   const nl = payload.indexOf(NEWLINE);
   if (nl === -1) return undefined;
@@ -78,7 +81,23 @@ export function createRedisFanout(o: {
     o.deliverLocal(room, m.data, m.head.b);
   };
   sub.on('messageBuffer', onMessage);
-  sub.subscribe(allChannel).catch(quiet);
+  // SUBSCRIBE can fail (a reconnect under load); every channel is asked for again on each 'ready'
+  // and, after a failure, half a second later, until it holds or the fan-out closes.
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  const ensure = () => {
+    if (closed || channels.size === 0) return;
+    sub.subscribe(...channels.keys()).catch(() => {
+      if (closed || retry !== undefined) return;
+      retry = setTimeout(() => {
+        retry = undefined;
+        ensure();
+      }, SUBSCRIBE_RETRY_MS);
+      retry.unref();
+    });
+  };
+  sub.on('ready', ensure);
+  ensure();
   return {
     publish(room, data, isBinary) {
       if (!conn.isUp()) return;
@@ -100,6 +119,9 @@ export function createRedisFanout(o: {
       sub.unsubscribe(channel).catch(quiet);
     },
     async close() {
+      closed = true;
+      clearTimeout(retry);
+      sub.off('ready', ensure);
       sub.off('messageBuffer', onMessage);
       const all = [...channels.keys()];
       channels.clear();

@@ -6,48 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { connect } from 'node:tls';
-import type { Logger } from '../../src/server/log.js';
 import {
   type AcmeManager,
   type AcmeManagerOptions,
   type CertificatePair,
   createAcmeManager,
 } from '../../src/server/tls/acme.js';
+import { type MemoryLogger, memoryLogger } from './log.js';
 import { type ChallengeResponder, type Pebble, startChallengeResponder, startPebble } from './pebble.js';
 
-export interface LogLine {
-  level: 'info' | 'warn' | 'error';
-  msg: string;
-  obj: Record<string, unknown>;
-}
-
-export interface MemoryLogger extends Logger {
-  lines: LogLine[];
-  /** The messages of `level` (or all) joined by newlines, for assertion messages. */
-  text(level?: LogLine['level']): string;
-}
-
-export function memoryLogger(): MemoryLogger {
-  const lines: LogLine[] = [];
-  const at =
-    (level: LogLine['level']) =>
-    (obj: object | string, msg?: string): void => {
-      if (typeof obj === 'string') lines.push({ level, msg: obj, obj: {} });
-      else lines.push({ level, msg: msg ?? '', obj: obj as Record<string, unknown> });
-    };
-  return {
-    lines,
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    isLevelEnabled: () => true,
-    text: (level) =>
-      lines
-        .filter((l) => level === undefined || l.level === level)
-        .map((l) => `${l.level}: ${l.msg}`)
-        .join('\n'),
-  };
-}
+export { type LogLine, type MemoryLogger, memoryLogger } from './log.js';
 
 export function tempStorage(): string {
   return join(mkdtempSync(join(tmpdir(), 'gatehouse-acme-')), 'storage');

@@ -5,30 +5,13 @@
 // real redis-server, real ws clients.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { WebSocket } from 'ws';
 import { connectRedis, type RedisConnection } from '../../src/server/redis/connection.js';
-import { makeSite, removeSite, startServer, type TestServer, wsTarget } from '../helpers/http.js';
+import { makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { waitUntil } from '../helpers/wait.js';
+import { openPeer, type Peer } from '../helpers/ws-peer.js';
 
 const quietLogger = { info() {}, warn() {}, error() {}, isLevelEnabled: () => false };
-
-interface Peer {
-  ws: WebSocket;
-  got: string[];
-}
-
-async function open(s: TestServer, path: string): Promise<Peer> {
-  const { url, options } = wsTarget(s, path);
-  const ws = new WebSocket(url, options);
-  const got: string[] = [];
-  ws.on('message', (data) => got.push(String(data)));
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  return { ws, got };
-}
 
 describe('attack: websocket fan-out channel names', () => {
   let redis: TestRedis;
@@ -65,9 +48,9 @@ describe('attack: websocket fan-out channel names', () => {
 
   it('attack: room "admin" on /chat joined and left -> /chat:admin stays subscribed and its broadcasts never reach /chat', async () => {
     const [intruder, adminA, adminB] = await Promise.all([
-      open(a, '/chat'),
-      open(a, '/chat:admin'),
-      open(b, '/chat:admin'),
+      openPeer(a, '/chat'),
+      openPeer(a, '/chat:admin'),
+      openPeer(b, '/chat:admin'),
     ]);
     peers.push(intruder, adminA, adminB);
     intruder.ws.send(JSON.stringify({ type: 'join', room: 'admin' }));
@@ -81,7 +64,7 @@ describe('attack: websocket fan-out channel names', () => {
     adminB.ws.send('secret 2');
     await waitUntil('admin on A still gets B broadcasts', () => adminA.got.includes('secret 2'));
     // A marker on /chat from B, after the secrets: once it is here, nothing else is on its way.
-    const other = await open(b, '/chat');
+    const other = await openPeer(b, '/chat');
     peers.push(other);
     other.ws.send('marker');
     await waitUntil('marker', () => intruder.got.includes('marker'));

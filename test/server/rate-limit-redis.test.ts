@@ -22,21 +22,12 @@ import {
   type TestServer,
   wsTarget,
 } from '../helpers/http.js';
+import { memoryLogger } from '../helpers/log.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { waitUntil } from '../helpers/wait.js';
 
 // 0.1 tokens/s: nothing refills while a test runs, however slow the machine.
 const SLOW = { requestsPerSec: 0.1, burst: 3 };
-
-function memoryLogger() {
-  const lines: { level: string; msg: string }[] = [];
-  const at = (level: string) => (o: object | string, msg?: string) =>
-    lines.push({ level, msg: typeof o === 'string' ? o : (msg ?? '') });
-  return {
-    lines,
-    logger: { info: at('info'), warn: at('warn'), error: at('error'), isLevelEnabled: () => true },
-  };
-}
 
 const from = (localAddress: string) => ({ localAddress, headers: { accept: 'application/json' } });
 
@@ -59,7 +50,7 @@ describe('rate limit store redis (real redis-server)', () => {
       startServer(dir, config('open')),
       startServer(dir, config('closed')),
     ]);
-    probe = connectRedis({ url: redis.url, keyPrefix: 'gatehouse:', logger: memoryLogger().logger });
+    probe = connectRedis({ url: redis.url, keyPrefix: 'gatehouse:', logger: memoryLogger() });
     await waitUntil('probe connected', () => probe.isUp());
     // Every instance counts (its connection is up) before the tests run.
     for (const s of [a, b, closedA])
@@ -212,7 +203,7 @@ describe('rate limit store redis: skewed instance clocks', () => {
   let url: string;
   before(async () => {
     redis = await startRedis();
-    const logger = memoryLogger().logger;
+    const logger = memoryLogger();
     pool = createRedisPool({ url: redis.url, keyPrefix: 'skew:' }, logger);
     const ctx: StepContext = { logger, clientAddress: () => '192.0.2.50', redis: pool };
     const limits = { rateLimit: { ...SLOW, store: 'redis' } } as LimitsOptions;
@@ -249,7 +240,7 @@ describe('redis bucket store: a hung Redis (SIGSTOP)', () => {
   const log = memoryLogger();
   before(async () => {
     redis = await startRedis();
-    conn = connectRedis({ url: redis.url, keyPrefix: 'gh-rl:', logger: log.logger });
+    conn = connectRedis({ url: redis.url, keyPrefix: 'gh-rl:', logger: log });
     await waitUntil('connected', () => conn.isUp());
   });
   after(async () => {
@@ -263,7 +254,7 @@ describe('redis bucket store: a hung Redis (SIGSTOP)', () => {
       conn,
       policy: { ratePerSec: 0.1, burst: 2 },
       timeoutMs: 50,
-      logger: log.logger,
+      logger: log,
     });
     assert.equal((await store.take('192.0.2.1'))?.kind, 'allowed');
     redis.pause();
@@ -287,7 +278,7 @@ describe('redis bucket store: a hung Redis (SIGSTOP)', () => {
       conn,
       policy: { ratePerSec: 0.1, burst: 2 },
       timeoutMs: 50,
-      logger: log.logger,
+      logger: log,
     });
     assert.equal((await store.take('192.0.2.3'))?.kind, 'allowed');
     redis.pause();

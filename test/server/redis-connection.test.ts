@@ -3,18 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { connectRedis, type RedisConnection, redactedUrl } from '../../src/server/redis/connection.js';
+import { memoryLogger } from '../helpers/log.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { waitUntil } from '../helpers/wait.js';
-
-function memoryLogger() {
-  const lines: { level: string; msg: string }[] = [];
-  const at = (level: string) => (o: object | string, msg?: string) =>
-    lines.push({ level, msg: typeof o === 'string' ? o : (msg ?? '') });
-  return {
-    lines,
-    logger: { info: at('info'), warn: at('warn'), error: at('error'), isLevelEnabled: () => true },
-  };
-}
 
 describe('redis connection (real redis-server)', () => {
   let redis: TestRedis;
@@ -22,7 +13,7 @@ describe('redis connection (real redis-server)', () => {
   const log = memoryLogger();
   before(async () => {
     redis = await startRedis();
-    conn = connectRedis({ url: redis.url, keyPrefix: 'gh-test:', logger: log.logger });
+    conn = connectRedis({ url: redis.url, keyPrefix: 'gh-test:', logger: log });
     await waitUntil('connected', () => conn.isUp());
   });
   after(async () => {
@@ -57,7 +48,7 @@ describe('redis connection (real redis-server)', () => {
   it('a SUBSCRIBE made while Redis is down takes effect once it is back (not dropped with the failed connect)', async () => {
     await redis.stop();
     await waitUntil('seen down', () => !conn.isUp());
-    const other = connectRedis({ url: redis.url, keyPrefix: 'gh-test:', logger: memoryLogger().logger });
+    const other = connectRedis({ url: redis.url, keyPrefix: 'gh-test:', logger: memoryLogger() });
     try {
       const sub = other.subscriber();
       let failedConnects = 0;

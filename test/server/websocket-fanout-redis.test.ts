@@ -8,35 +8,15 @@
 // every copy of the earlier message (a duplicate included) has arrived.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { WebSocket } from 'ws';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
 import { connectRedis, type RedisConnection } from '../../src/server/redis/connection.js';
 import { decodeFanout, encodeFanout } from '../../src/server/websocket/fanout-redis.js';
-import { makeSite, removeSite, startServer, type TestServer, wsTarget } from '../helpers/http.js';
+import { makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { waitUntil } from '../helpers/wait.js';
+import { openPeer, type Peer } from '../helpers/ws-peer.js';
 
 const quietLogger = { info() {}, warn() {}, error() {}, isLevelEnabled: () => false };
-
-interface Peer {
-  ws: WebSocket;
-  /** Text messages as strings, binary ones as `bin:<hex>`. */
-  got: string[];
-}
-
-async function open(s: TestServer, path: string): Promise<Peer> {
-  const { url, options } = wsTarget(s, path);
-  const ws = new WebSocket(url, options);
-  const got: string[] = [];
-  ws.on('message', (data, isBinary) =>
-    got.push(isBinary ? `bin:${Buffer.from(data as Buffer).toString('hex')}` : String(data)),
-  );
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  return { ws, got };
-}
 
 const count = (p: Peer, m: string) => p.got.filter((g) => g === m).length;
 
@@ -80,10 +60,10 @@ describe('websocket fanout redis (two instances, real redis-server)', () => {
 
   it('a broadcast from a client on A reaches every client on A and B exactly once, the sender included', async () => {
     const [a1, a2, b1, b2] = await Promise.all([
-      open(a, '/chat'),
-      open(a, '/chat'),
-      open(b, '/chat'),
-      open(b, '/chat'),
+      openPeer(a, '/chat'),
+      openPeer(a, '/chat'),
+      openPeer(b, '/chat'),
+      openPeer(b, '/chat'),
     ]);
     peers.push(a1, a2, b1, b2);
     a1.ws.send('hello from A');
@@ -101,7 +81,7 @@ describe('websocket fanout redis (two instances, real redis-server)', () => {
   });
 
   it('binary messages cross instances as binary, byte for byte', async () => {
-    const [a1, b1] = await Promise.all([open(a, '/chat'), open(b, '/chat')]);
+    const [a1, b1] = await Promise.all([openPeer(a, '/chat'), openPeer(b, '/chat')]);
     peers.push(a1, b1);
     const bytes = Buffer.from([0, 10, 255, 0x7b, 0x0a, 0x7d]);
     a1.ws.send(bytes, { binary: true });
@@ -113,10 +93,10 @@ describe('websocket fanout redis (two instances, real redis-server)', () => {
 
   it('a room message reaches the members on A and B once, and no one outside the room', async () => {
     const [a1, a2, b1, b2] = await Promise.all([
-      open(a, '/chat'),
-      open(a, '/chat'),
-      open(b, '/chat'),
-      open(b, '/chat'),
+      openPeer(a, '/chat'),
+      openPeer(a, '/chat'),
+      openPeer(b, '/chat'),
+      openPeer(b, '/chat'),
     ]);
     peers.push(a1, a2, b1, b2);
     for (const p of [a1, b1]) p.ws.send(JSON.stringify({ type: 'join', room: 'r:1' }));
@@ -136,7 +116,11 @@ describe('websocket fanout redis (two instances, real redis-server)', () => {
   });
 
   it('Redis stopped: local delivery goes on; cross-instance delivery returns with Redis', async () => {
-    const [a1, a2, b1] = await Promise.all([open(a, '/chat'), open(a, '/chat'), open(b, '/chat')]);
+    const [a1, a2, b1] = await Promise.all([
+      openPeer(a, '/chat'),
+      openPeer(a, '/chat'),
+      openPeer(b, '/chat'),
+    ]);
     peers.push(a1, a2, b1);
     await redis.stop();
     await waitUntil('probe sees it down', () => !probe.isUp());
@@ -169,7 +153,7 @@ describe('websocket fanout redis: shutdown while Redis is down', () => {
         redis: { url: redis.url },
         websocket: [{ path: '/chat', mode: 'broadcast', fanout: 'redis' }],
       });
-      const p = await open(s, '/chat');
+      const p = await openPeer(s, '/chat');
       p.ws.send(JSON.stringify({ type: 'join', room: 'r' }));
       await waitUntil('joined', () => p.got.length > 0);
       await redis.stop();

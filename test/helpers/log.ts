@@ -1,0 +1,36 @@
+// A logger that keeps every line in memory, for tests that assert what was logged (and how often).
+import type { Logger } from '../../src/server/log.js';
+
+export interface LogLine {
+  level: 'info' | 'warn' | 'error';
+  msg: string;
+  obj: Record<string, unknown>;
+}
+
+export interface MemoryLogger extends Logger {
+  lines: LogLine[];
+  /** The messages of `level` (or all) joined by newlines, for assertion messages. */
+  text(level?: LogLine['level']): string;
+}
+
+export function memoryLogger(): MemoryLogger {
+  const lines: LogLine[] = [];
+  const at =
+    (level: LogLine['level']) =>
+    (obj: object | string, msg?: string): void => {
+      if (typeof obj === 'string') lines.push({ level, msg: obj, obj: {} });
+      else lines.push({ level, msg: msg ?? '', obj: obj as Record<string, unknown> });
+    };
+  return {
+    lines,
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    isLevelEnabled: () => true,
+    text: (level) =>
+      lines
+        .filter((l) => level === undefined || l.level === level)
+        .map((l) => `${l.level}: ${l.msg}`)
+        .join('\n'),
+  };
+}

@@ -80,6 +80,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
       r.cache?.enabled ? [{ prefix: r.prefix, store: r.cache.store ?? 'memory' }] : [],
     ),
     openWebSockets: () => options.websocket.reduce((n, e) => n + websocket.clients(e.path), 0),
+    proxyStats: () => proxy.stats(),
   });
   const { gate, handlers } = buildSteps(options, ctx, {
     routes: deps.routes ?? [],
@@ -102,7 +103,6 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
   const server = tls?.server ?? createServer(http1ServerOptions(limits));
   // The one way in: both events go through the same entry and the same steps (src/server/entry.ts).
   const entry = createEntry(server, {
-    logger,
     maxUrlBytes: limits.maxUrlBytes,
     gate,
     handlers,

@@ -14,7 +14,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Final, Step, Tunnel, TunnelHandler } from './context.js';
 import { ERRORS, type ErrorEntry, sendError } from './errors.js';
-import type { Logger } from './log.js';
+import { switched } from './log.js';
 import { compilePipeline } from './pipeline.js';
 import { takeUnparsed } from './pipelining.js';
 
@@ -33,7 +33,6 @@ export interface EntryRefusal {
 }
 
 export interface EntryOptions {
-  readonly logger: Logger;
   readonly maxUrlBytes: number;
   /** Steps every request passes, handshakes included: header rules, CORS, rate limit, auth,
    *  redirects. */
@@ -124,13 +123,13 @@ function whenSocketFree(socket: Duplex, go: () => void): void {
 
 /**
  * A response bound to an upgrade socket (the parser is gone, so the connection closes after it) and
- * the tunnel the handler takes the socket from. `onAccept` runs when the handler switches protocols.
+ * the tunnel the handler takes the socket from. When the handler switches protocols, the response's
+ * observers (access log, metrics) are told (log.ts switched): it never closes.
  */
 export function bindTunnel(
   req: IncomingMessage,
   socket: Duplex,
   head: Buffer,
-  onAccept?: () => void,
 ): { res: ServerResponse; tunnel: Tunnel } {
   const res = new ServerResponse(req);
   res.shouldKeepAlive = false;
@@ -143,14 +142,14 @@ export function bindTunnel(
     head,
     accept: () => {
       if (res.socket === socket) res.detachSocket(socket as Socket);
-      onAccept?.();
+      switched(res);
     },
   };
   return { res, tunnel };
 }
 
 export function createEntry(server: Pick<Server, 'emit'>, o: EntryOptions): Entry {
-  const { logger, maxUrlBytes, logAccess, checkTarget } = o;
+  const { maxUrlBytes, logAccess, checkTarget } = o;
   /** Ordinary requests: the gate steps, then the handlers, in one loop. */
   const requests = compilePipeline([...o.gate, ...o.handlers], o.final, o.onError);
   const handlers = compilePipeline(o.handlers, o.final, o.onError);
@@ -191,11 +190,6 @@ export function createEntry(server: Pick<Server, 'emit'>, o: EntryOptions): Entr
     run(req, res);
   };
 
-  const logSwitch = (req: IncomingMessage) => () => {
-    if (logAccess === undefined) return;
-    logger.info({ method: req.method, url: req.url, status: 101, remote: req.socket.remoteAddress });
-  };
-
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     // Node's own error listener left with the parser: a reset must not crash the process. Once per
     // socket: a keep-alive connection may ignore many Upgrades in a row.
@@ -227,7 +221,7 @@ export function createEntry(server: Pick<Server, 'emit'>, o: EntryOptions): Entr
         );
         return;
       }
-      const { res, tunnel } = bindTunnel(req, socket, head, logSwitch(req));
+      const { res, tunnel } = bindTunnel(req, socket, head);
       tunnels.set(req, tunnel);
       enter(req, res, handshakes);
     });

@@ -80,7 +80,8 @@ export function createLogger(
 
 const CACHE_STATUS = Symbol('gatehouse.log.cacheStatus');
 const QUIET = Symbol('gatehouse.log.quiet');
-type Noted = ServerResponse & { [CACHE_STATUS]?: string; [QUIET]?: true };
+const ON_SWITCH = Symbol('gatehouse.log.onSwitch');
+type Noted = ServerResponse & { [CACHE_STATUS]?: string; [QUIET]?: true; [ON_SWITCH]?: (() => void)[] };
 
 /** Puts the Cache-Status (RFC 9211) a cache answered with into the request's access-log line. */
 export function logCacheStatus(res: ServerResponse, value: string): void {
@@ -98,6 +99,29 @@ export function quietAccessLog(res: ServerResponse): void {
 }
 
 /**
+ * Runs `done` when this handshake's handler switches protocols (101, RFC 9110 §15.2.2): the response
+ * is detached from its socket then and never closes, so observers of 'close' (the access log, the
+ * metrics) register here too. Only for requests that carry an Upgrade (`req.upgrade`).
+ */
+export function onSwitch(res: ServerResponse, done: () => void): void {
+  ((res as Noted)[ON_SWITCH] ??= []).push(done);
+}
+
+/**
+ * The handler switched protocols on this response (entry.ts bindTunnel): status 101, observers told
+ * after the handler's synchronous write of the 101 head, so the bytes they read include it.
+ */
+export function switched(res: ServerResponse): void {
+  res.statusCode = 101;
+  const fns = (res as Noted)[ON_SWITCH];
+  (res as Noted)[ON_SWITCH] = undefined;
+  if (fns !== undefined)
+    queueMicrotask(() => {
+      for (const fn of fns) fn();
+    });
+}
+
+/**
  * Logs each request once it finished (or 499 when the client went away first): method, target,
  * status, bytes sent on the connection for it (head and body, like nginx's $bytes_sent; on HTTP/2 the
  * stream's body bytes, like $body_bytes_sent, since streams share the connection), time, peer,
@@ -111,9 +135,11 @@ export function accessLogger(
     const start = performance.now();
     const socket = req.socket;
     const sentBefore = socket.bytesWritten;
-    res.once('close', () => {
-      if ((res as Noted)[QUIET] === true) return;
-      const status = res.writableFinished ? res.statusCode : 499;
+    let logged = false;
+    const log = () => {
+      if (logged || (res as Noted)[QUIET] === true) return;
+      logged = true;
+      const status = res.statusCode === 101 || res.writableFinished ? res.statusCode : 499;
       const cache = (res as Noted)[CACHE_STATUS];
       // HTTP/2: the stream's own DATA bytes (tls/h2-exchange.ts); streams share the connection's counter.
       const own = (res as { bytesSent?: number }).bytesSent;
@@ -126,6 +152,9 @@ export function accessLogger(
         remote: socket.remoteAddress,
         ...(cache === undefined ? {} : { cache }),
       });
-    });
+    };
+    // 'close' fires once: on() saves once()'s wrapper. A switched handshake never closes.
+    res.on('close', log);
+    if ((req as { upgrade?: boolean }).upgrade === true) onSwitch(res, log);
   };
 }

@@ -3,6 +3,7 @@
 // labelled inc() would hash the labels on every call).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { cacheStatusOf } from './log.js';
+import type { ProxyStats } from './proxy/handler.js';
 
 /** Which part of the server answered a request. */
 export const ROUTE_KINDS = ['static', 'proxy', 'jsonp', 'ws', 'route', 'other'] as const;
@@ -62,12 +63,14 @@ const DURATION_BUCKETS_SEC = [
 ];
 const DURATION_BUCKETS_SEC_N = DURATION_BUCKETS_SEC.map(Number);
 
-/** A metric read at scrape time (registered as a prom-client metric object, aggregated by sum). */
+/** A metric read at scrape time (registered as a prom-client metric object). */
 export interface Collector {
   name: string;
   help: string;
   type: 'counter' | 'gauge' | 'histogram';
-  values(): MetricValue[];
+  /** How the --workers primary combines the workers' values (prom-client's aggregators). */
+  aggregator: 'sum' | 'max' | 'min';
+  values(): MetricValue[] | Promise<MetricValue[]>;
 }
 
 export interface RequestCounts {
@@ -81,6 +84,8 @@ export interface CountsDeps {
   cacheRoutes: readonly { prefix: string; store: string }[];
   /** Open WebSocket connections on our endpoints, read at scrape time. */
   openWebSockets: () => number;
+  /** The proxy's stores and upstreams, read at scrape time. */
+  proxyStats: () => Promise<ProxyStats>;
 }
 
 const KINDS = ROUTE_KINDS.length;
@@ -104,10 +109,15 @@ interface Arrays {
 }
 
 /** The metrics as prom-client reads them, from the arrays (histogram buckets cumulated here). */
-function collectorsOf(a: Arrays, openWebSockets: () => number): Collector[] {
+function collectorsOf(a: Arrays, deps: Pick<CountsDeps, 'openWebSockets' | 'proxyStats'>): Collector[] {
   const collectors: Collector[] = [];
-  const collector = (name: string, help: string, type: Collector['type'], values: () => MetricValue[]) =>
-    collectors.push({ name, help, type, values });
+  const collector = (
+    name: string,
+    help: string,
+    type: Collector['type'],
+    values: () => MetricValue[] | Promise<MetricValue[]>,
+    aggregator: Collector['aggregator'] = 'sum',
+  ) => collectors.push({ name, help, type, aggregator, values });
   collector(
     'gatehouse_requests_total',
     'Requests answered, by status class and the kind of route that answered.',
@@ -191,10 +201,74 @@ function collectorsOf(a: Arrays, openWebSockets: () => number): Collector[] {
     'gatehouse_websockets_open',
     'Open WebSocket connections on Gatehouse endpoints.',
     'gauge',
-    () => [{ labels: {}, value: openWebSockets() }],
+    () => [{ labels: {}, value: deps.openWebSockets() }],
   );
-
+  proxyCollectors(collector, deps.proxyStats);
   return collectors;
+}
+
+/** The cache stores' sizes and the upstreams' health, read from the proxy when scraped. */
+function proxyCollectors(
+  collector: (
+    name: string,
+    help: string,
+    type: Collector['type'],
+    values: () => Promise<MetricValue[]>,
+    aggregator?: Collector['aggregator'],
+  ) => void,
+  stats: () => Promise<ProxyStats>,
+): void {
+  // One read per scrape: prom-client collects every metric at once (the stores' sizes may cost a Redis GET).
+  let pending: Promise<ProxyStats> | undefined;
+  const read = () =>
+    (pending ??= stats().finally(() => {
+      pending = undefined;
+    }));
+  const caches = async (shared: boolean) =>
+    (await read()).caches.flatMap(({ route, store, bytes }) =>
+      (store === 'redis') === shared
+        ? [{ labels: shared ? { route } : ({ route, store } as Record<string, string>), value: bytes }]
+        : [],
+    );
+  collector(
+    'gatehouse_cache_stored_bytes',
+    "Bytes the proxy cache's process-local stores (memory, disk) hold: bodies and metadata, by route.",
+    'gauge',
+    () => caches(false),
+  );
+  // Every process sees the one shared total: the primary keeps the largest report, not their sum.
+  collector(
+    'gatehouse_cache_shared_stored_bytes',
+    'Bytes the shared Redis cache store holds for a route, as this process last read them.',
+    'gauge',
+    () => caches(true),
+    'max',
+  );
+  const upstreams = (value: (u: ProxyStats['upstreams'][number]) => number) => async () =>
+    (await read()).upstreams.map((u) => ({
+      labels: { route: u.route, upstream: u.upstream },
+      value: value(u),
+    }));
+  // A process that took an upstream out reports 0: the primary keeps the lowest.
+  collector(
+    'gatehouse_upstream_up',
+    'Whether the upstream takes requests (1), or is out after failures or a failed health check (0).',
+    'gauge',
+    upstreams((u) => (u.up ? 1 : 0)),
+    'min',
+  );
+  collector(
+    'gatehouse_upstream_in_flight',
+    'Requests sent to the upstream and not finished.',
+    'gauge',
+    upstreams((u) => u.inFlight),
+  );
+  collector(
+    'gatehouse_upstream_errors_total',
+    'Connection failures, timeouts and failed health checks of the upstream.',
+    'counter',
+    upstreams((u) => u.errors),
+  );
 }
 
 export function createRequestCounts(deps: CountsDeps): RequestCounts {
@@ -209,7 +283,7 @@ export function createRequestCounts(deps: CountsDeps): RequestCounts {
     scalars: new Float64Array(3),
   };
   const { requests, bytes, durationCounts, durationSum, cache, scalars } = arrays;
-  const collectors = collectorsOf(arrays, deps.openWebSockets);
+  const collectors = collectorsOf(arrays, deps);
 
   const kindIndex = new Map<RouteKind, number>(ROUTE_KINDS.map((k, i) => [k, i]));
   const otherIndex = kindIndex.get('other')!;
@@ -219,7 +293,8 @@ export function createRequestCounts(deps: CountsDeps): RequestCounts {
     stores.indexOf(routes.find((r) => url.startsWith(r.prefix))?.store ?? routes[0]?.store ?? 'memory');
 
   const count = (req: IncomingMessage, res: ServerResponse, startMs: number, sentBefore: number): void => {
-    const status = res.writableFinished ? res.statusCode : 499;
+    // A switched handshake (log.ts switched) is 101; a response the client left before its end, 499.
+    const status = res.statusCode === 101 || res.writableFinished ? res.statusCode : 499;
     const kind = (res as Tagged)[KIND];
     const k = kind === undefined ? otherIndex : kindIndex.get(kind)!;
     requests[k * CLASSES + statusClassIndex(status)]!++;
@@ -228,7 +303,9 @@ export function createRequestCounts(deps: CountsDeps): RequestCounts {
     while (b < BUCKETS && sec > DURATION_BUCKETS_SEC_N[b]!) b++;
     durationCounts[k * (BUCKETS + 1) + b]!++;
     durationSum[k]! += sec;
-    bytes[k]! += Math.max(0, req.socket.bytesWritten - sentBefore);
+    // HTTP/2: the stream's own bytes (tls/h2-exchange.ts); streams share the connection's counter.
+    const own = (res as { bytesSent?: number }).bytesSent;
+    bytes[k]! += own ?? Math.max(0, req.socket.bytesWritten - sentBefore);
     if (status === 429) scalars[0]!++;
     if (k === proxyIndex) {
       if (status === 502) scalars[1]!++;

@@ -9,7 +9,7 @@ import type { Registry } from 'prom-client';
 import { compileIpRanges, parseIp } from '../http/ip.js';
 import type { Final, Step, StepContext, TunnelHandler } from './context.js';
 import { ERRORS, sendError } from './errors.js';
-import { quietAccessLog } from './log.js';
+import { onSwitch, quietAccessLog } from './log.js';
 import { type CountsDeps, createRequestCounts, KIND, type RouteKind, type Tagged } from './metrics-counts.js';
 
 export interface MetricsOptions {
@@ -113,21 +113,28 @@ export function createMetrics(
   }
   const counts = createRequestCounts(deps);
   for (const c of counts.collectors) {
-    const { name, help, type } = c;
+    const { name, help, type, aggregator } = c;
     registry.registerMetric({
       name,
       help,
       type,
-      aggregator: 'sum',
-      get: () => ({ name, help, type, aggregator: 'sum', values: c.values() }),
+      aggregator,
+      get: async () => ({ name, help, type, aggregator, values: await c.values() }),
     } as unknown as Parameters<Registry['registerMetric']>[0]);
   }
   // Like the access log: one closure and one 'close' listener, nothing stored on the response.
   const observe = (req: IncomingMessage, res: ServerResponse): void => {
     const startMs = performance.now();
     const sentBefore = req.socket.bytesWritten;
-    // 'close' fires once: on() saves once()'s wrapper.
-    res.on('close', () => counts.count(req, res, startMs, sentBefore));
+    let counted = false;
+    const done = () => {
+      if (counted) return;
+      counted = true;
+      counts.count(req, res, startMs, sentBefore);
+    };
+    // 'close' fires once: on() saves once()'s wrapper. A switched handshake (101) never closes.
+    res.on('close', done);
+    if ((req as { upgrade?: boolean }).upgrade === true) onSwitch(res, done);
   };
 
   const step = metricsEndpoint(o, ctx, registry, inCluster);

@@ -296,7 +296,14 @@ describe('gatehouse serve --workers', () => {
     const dir = makeSite({ 'a.txt': 'a' });
     writeFileSync(
       join(dir, 'gatehouse.config.json'),
-      JSON.stringify({ workers: 2, log: { format: 'json' }, metrics: {}, health: {} }),
+      JSON.stringify({
+        workers: 2,
+        log: { format: 'json' },
+        metrics: {},
+        health: {},
+        // Nothing listens on port 9: every request fails (502), once (no retry).
+        proxy: [{ prefix: '/down', upstream: 'http://127.0.0.1:9', retry: false }],
+      }),
     );
     const p = startCli(['--port', '0', dir], dir);
     try {
@@ -320,6 +327,18 @@ describe('gatehouse serve --workers', () => {
         assert.equal(r.status, 200);
         return staticOk(r.text) === sent;
       });
+      // Per-process gauges are not summed: an upstream is up (1) unless a worker took it out (min).
+      const down = (text: string, name: string) =>
+        text
+          .split('\n')
+          .filter((l) => l.startsWith(`${name}{route="/down",upstream="http://127.0.0.1:9"} `))
+          .map((l) => Number(l.split(' ')[1]));
+      assert.deepEqual(down((await get(url, '/metrics')).text, 'gatehouse_upstream_up'), [1]);
+      // Six failures over two workers: one of them saw at least three (health.failures) and took it out.
+      for (let i = 0; i < 6; i++) assert.equal((await get(url, '/down/x')).status, 502);
+      const after = (await get(url, '/metrics')).text;
+      assert.deepEqual(down(after, 'gatehouse_upstream_up'), [0], after);
+      assert.deepEqual(down(after, 'gatehouse_upstream_errors_total'), [6]);
       assert.equal((await get(url, '/readyz')).status, 200);
       p.child.kill('SIGTERM');
       assert.equal(await p.exit, 0);

@@ -189,7 +189,12 @@ describe('attack: Upgrade as a way around the request steps', () => {
   it('with credentials the WebSocket endpoint switches (101)', T, async () => {
     const r = await handshake(s.port, '/private/ws?switched=1', [ALICE]);
     assert.equal(rawStatus(r), 101, r);
-    assert.equal(s.logs.find((l) => l.url === '/private/ws?switched=1')?.status, 101, 'the switch is logged');
+    // Logged once, as any request: status, time taken and bytes (the 101 head) included.
+    const lines = s.logs.filter((l) => l.url === '/private/ws?switched=1');
+    assert.equal(lines.length, 1, JSON.stringify(lines));
+    assert.equal(lines[0]!.status, 101, 'the switch is logged');
+    assert.equal(typeof lines[0]!.ms, 'number', JSON.stringify(lines[0]));
+    assert.ok((lines[0]!.bytes as number) > 0, JSON.stringify(lines[0]));
   });
 
   it('with credentials the pass-through switches and the upstream sees the handshake once', T, async () => {

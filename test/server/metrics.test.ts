@@ -69,8 +69,8 @@ describe('metrics', () => {
       websocket: [{ path: '/ws', mode: 'echo' }],
       proxy: [
         { prefix: '/api', upstream: up.url, cache: { enabled: true } },
-        // A port nothing listens on: 502.
-        { prefix: '/down', upstream: 'http://127.0.0.1:9' },
+        // A port nothing listens on: 502 (tried once: no retry to count twice).
+        { prefix: '/down', upstream: 'http://127.0.0.1:9', retry: false },
       ],
       limits: { rateLimit: { requestsPerSec: 0.01, burst: 1, paths: ['/limited/**'] } },
     });
@@ -156,6 +156,58 @@ describe('metrics', () => {
     await waitUntil('the closed socket is no longer counted', async () => {
       return sample((await scrape()).text, 'gatehouse_websockets_open') === 0;
     });
+  });
+
+  it('counts WebSocket handshakes: a switch as ws 1xx, a refused one as ws 4xx', async () => {
+    const before = (await scrape()).text;
+    const switchedBefore = sample(before, 'gatehouse_requests_total', '{class="1xx",kind="ws"}') ?? 0;
+    const refusedBefore = sample(before, 'gatehouse_requests_total', '{class="4xx",kind="ws"}') ?? 0;
+    for (let i = 0; i < 2; i++) {
+      const ws = new WebSocket(`${s.url.replace(/^http/, 'ws')}/ws`);
+      await new Promise((resolve, reject) => {
+        ws.once('open', resolve);
+        ws.once('error', reject);
+      });
+      ws.close();
+    }
+    // A cross-site Origin is refused (403) before the switch.
+    const refused = new WebSocket(`${s.url.replace(/^http/, 'ws')}/ws`, { origin: 'https://evil.example' });
+    await new Promise((resolve) => refused.once('error', resolve));
+    const body = (
+      await waitUntil('the handshakes are counted', async () => {
+        const r = await scrape();
+        return (
+          (sample(r.text, 'gatehouse_requests_total', '{class="4xx",kind="ws"}') ?? 0) > refusedBefore && r
+        );
+      })
+    ).text;
+    assert.equal(sample(body, 'gatehouse_requests_total', '{class="1xx",kind="ws"}'), switchedBefore + 2);
+    assert.equal(sample(body, 'gatehouse_requests_total', '{class="4xx",kind="ws"}'), refusedBefore + 1);
+    assert.ok((sample(body, 'gatehouse_response_bytes_total', '{kind="ws"}') ?? 0) > 0);
+  });
+
+  it('reports the bytes each cache store holds', async () => {
+    assert.equal((await get(s.url, '/api/cached')).text, 'cached');
+    const body = (await scrape()).text;
+    const stored = sample(body, 'gatehouse_cache_stored_bytes', '{route="/api",store="memory"}') ?? 0;
+    // The one stored response: its body and its metadata.
+    assert.ok(stored > 'cached'.length && stored < 64 * 1024, String(stored));
+    assert.equal(sample(body, 'gatehouse_cache_shared_stored_bytes', '{route="/api"}'), undefined);
+  });
+
+  it('reports each upstream: up, then out after its failures, with its error count', async () => {
+    const down = '{route="/down",upstream="http://127.0.0.1:9"}';
+    const live = `{route="/api",upstream="${up.url.replace(/\/$/, '')}"}`;
+    const before = (await scrape()).text;
+    assert.equal(sample(before, 'gatehouse_upstream_up', live), 1, before);
+    assert.equal(sample(before, 'gatehouse_upstream_in_flight', live), 0);
+    const errors = sample(before, 'gatehouse_upstream_errors_total', down) ?? 0;
+    // health.failures (3) consecutive failures take it out for cooldownMs.
+    for (let i = 0; i < 3; i++) assert.equal((await get(s.url, '/down/x')).status, 502);
+    const after = (await scrape()).text;
+    assert.equal(sample(after, 'gatehouse_upstream_up', down), 0, after);
+    assert.equal(sample(after, 'gatehouse_upstream_errors_total', down), errors + 3);
+    assert.equal(sample(after, 'gatehouse_upstream_up', live), 1);
   });
 
   it('without metrics configured, /metrics is an ordinary path (404)', async () => {

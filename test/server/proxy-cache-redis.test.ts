@@ -30,6 +30,7 @@ describe('proxy cache on redis: two instances', () => {
     site = makeSite({ 'index.html': 'static' });
     const config = {
       redis: { url: redis.url, keyPrefix: 'gh-proxy-test:' },
+      metrics: {},
       proxy: [
         {
           prefix: '/',
@@ -59,6 +60,16 @@ describe('proxy cache on redis: two instances', () => {
     assert.equal(onB.text, 'fresh 1');
     assert.match(String(onB.headers['cache-status']), /^gatehouse; hit/);
     assert.equal(up.count('/fresh'), 1);
+  });
+
+  it("B's metrics report the shared store's bytes, which only A wrote", async () => {
+    await get(a.url, '/fresh', { headers: HOST });
+    await waitUntilStored(a.url, '/fresh', HOST);
+    const shared = (await get(b.url, '/metrics')).text
+      .split('\n')
+      .find((l) => l.startsWith('gatehouse_cache_shared_stored_bytes{route="/"} '));
+    const bytes = Number(shared?.split(' ')[1]);
+    assert.ok(bytes > 'fresh 1'.length && bytes < 64 * 1024, String(shared));
   });
 
   it('the stored entry expires in Redis after freshness plus the stale allowance (PEXPIRE)', async () => {

@@ -948,7 +948,6 @@ describe('createEntry: the request-target check runs first, for handshakes too',
     logger: quiet,
   });
   const entry = createEntry(server, {
-    logger: quiet,
     maxUrlBytes: 8192,
     gate: [],
     handlers: [],

@@ -170,11 +170,18 @@ class RedisStore implements CacheStore {
       sub.on('ready', this.#onSubscriberReady);
       void this.#subscribe();
     }
+    // Down at start: the size is learnt from the first write.
+    await this.readSizeBytes();
+  }
+
+  /** The shared total read from Redis now (other instances write too); the last known when it is down. */
+  async readSizeBytes(): Promise<number> {
     try {
       this.#sizeBytes = Number((await this.#timed(this.#o.redis.client.get(`${this.#base}:size`))) ?? 0);
     } catch {
-      // Down at start: the size is learnt from the first write.
+      // Keep the last known size.
     }
+    return this.#sizeBytes;
   }
 
   /** At startup, waits (at most the command timeout) for a connection being made: the first requests hit it. */

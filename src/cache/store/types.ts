@@ -184,6 +184,11 @@ export interface CacheStore {
   close(): Promise<void>;
   /** Bytes currently accounted to entries: bodies plus (approximate, for memory) metadata. */
   sizeBytes(): number;
+  /**
+   * Optional: sizeBytes read afresh, for a store others write to (redis: the shared total); the last
+   * known size when the read fails.
+   */
+  readSizeBytes?(): Promise<number>;
 }
 
 /** Options shared by every store. */

@@ -30,7 +30,23 @@ export interface Proxy {
   closeTunnels(): void;
   /** Opens the routes' cache stores; rejects when one cannot be opened (see RouteCache.open). */
   ready(): Promise<void>;
+  /** The stores' sizes and the upstreams' health now (for the metrics). */
+  stats(): Promise<ProxyStats>;
   close(): Promise<void>;
+}
+
+/** What the proxy reports at scrape time (the metrics). */
+export interface ProxyStats {
+  /** Per cached route: bytes its store accounts to entries. */
+  readonly caches: readonly { route: string; store: string; bytes: number }[];
+  /** Per upstream of each route: balanced to (not cooling down), requests in flight, failures so far. */
+  readonly upstreams: readonly {
+    route: string;
+    upstream: string;
+    up: boolean;
+    inFlight: number;
+    errors: number;
+  }[];
 }
 
 /** What a proxy can say it allows without knowing the upstream (RFC 9110 §10.2.1). */
@@ -42,6 +58,7 @@ const NO_PROXY: Proxy = {
   upgrade: () => false,
   closeTunnels: () => {},
   ready: async () => {},
+  stats: async () => ({ caches: [], upstreams: [] }),
   close: async () => {},
 };
 
@@ -103,6 +120,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     ready: async () => {
       await Promise.all(state.routes.map((r) => r.cache?.open()));
     },
+    stats: () => proxyStats(state.routes),
     close: async () => {
       closeTunnels(state);
       // Every pool and every cache is closed, whichever fails; the failures are thrown together.
@@ -111,5 +129,31 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
       const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
       if (errors.length > 0) throw new AggregateError(errors, 'the proxy did not close cleanly');
     },
+  };
+}
+
+/** Routes by prefix ('/' for the root); upstreams by origin and base path (no userinfo). */
+async function proxyStats(routes: readonly Route[]): Promise<ProxyStats> {
+  return {
+    caches: await Promise.all(
+      routes.flatMap((r) =>
+        r.cache
+          ? [
+              r.cache
+                .storedBytes()
+                .then((bytes) => ({ route: r.prefix || '/', store: r.o.cache?.store ?? 'memory', bytes })),
+            ]
+          : [],
+      ),
+    ),
+    upstreams: routes.flatMap((r) =>
+      r.upstreams.all.map((u) => ({
+        route: r.prefix || '/',
+        upstream: u.origin + u.basePath,
+        up: r.upstreams.isUp(u),
+        inFlight: u.inFlight,
+        errors: u.errors,
+      })),
+    ),
   };
 }

@@ -43,7 +43,10 @@ export class Upstream {
   readonly pool: Pool;
   /** Requests dispatched to the pool and not finished (each holds one connection: no pipelining). */
   inFlight = 0;
+  /** Consecutive failures (passive health). */
   failures = 0;
+  /** Every failure and failed health check so far (the metrics' upstream errors). */
+  errors = 0;
   downUntilMs = 0;
   private readonly keepAlive: number;
   private readonly max: number;
@@ -171,6 +174,7 @@ export class UpstreamSet {
   /** Passive health: `failures` consecutive failures take an upstream out for `cooldownMs`. */
   failed(u: Upstream): void {
     u.failures++;
+    u.errors++;
     if (u.failures >= this.o.failures) u.downUntilMs = this.now() + this.o.cooldownMs;
   }
 
@@ -191,12 +195,23 @@ export class UpstreamSet {
           });
           await r.body.dump();
           if (r.statusCode < 500) this.succeeded(u);
-          else u.downUntilMs = this.now() + this.o.cooldownMs;
+          else this.checkFailed(u);
         } catch {
-          u.downUntilMs = this.now() + this.o.cooldownMs;
+          this.checkFailed(u);
         }
       }),
     );
+  }
+
+  /** Active health: a failed check takes the upstream out for `cooldownMs`. */
+  private checkFailed(u: Upstream): void {
+    u.errors++;
+    u.downUntilMs = this.now() + this.o.cooldownMs;
+  }
+
+  /** Whether `pick` balances to `u` now (it is not cooling down after failures). */
+  isUp(u: Upstream): boolean {
+    return u.downUntilMs <= this.now();
   }
 
   async close(): Promise<void> {

@@ -35,7 +35,6 @@ export function createRedirectListener(
     hosts: options.listen.redirectToHttps?.hosts,
   });
   const entry = createEntry(server, {
-    logger: o.logger,
     maxUrlBytes: limits.maxUrlBytes,
     gate: [...o.before, redirect],
     handlers: [],

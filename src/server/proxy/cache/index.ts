@@ -50,6 +50,11 @@ export function createRouteCache(
     tryHit: (req, res) => tryHit(s, req, res),
     handle: (req, res, ctx) => handle(s, req, res, ctx),
     open: () => open(s),
+    storedBytes: async () => {
+      const store = s.storeNow;
+      if (store === undefined) return 0;
+      return store.readSizeBytes ? store.readSizeBytes() : store.sizeBytes();
+    },
     close: () => close(s),
   };
 }

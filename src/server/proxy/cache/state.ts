@@ -111,6 +111,8 @@ export interface RouteCache {
   handle(req: IncomingMessage, res: ServerResponse, ctx: CacheRequestContext): Promise<void>;
   /** Opens the store now; rejects, naming the store, when it cannot be opened. */
   open(): Promise<void>;
+  /** Bytes the store accounts to entries (CacheStore.sizeBytes, read afresh from a shared store); 0 before it is open. */
+  storedBytes(): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -69,6 +69,31 @@ describe('redis connection (real redis-server)', () => {
     }
   });
 
+  it('a SUBSCRIBE sent between the connect and ready holds (not lost to a failed ready check)', async () => {
+    // ioredis sends SUBSCRIBE at once on a connected, not yet ready connection; its ready check (INFO)
+    // was then refused in subscriber mode, the connection dropped and the channel silently forgotten:
+    // under load, one instance in three never received a cross-instance broadcast.
+    const other = connectRedis({ url: redis.url, keyPrefix: 'gh-test:', logger: memoryLogger() });
+    try {
+      const sub = other.subscriber();
+      const got: string[] = [];
+      sub.on('message', (_ch: string, m: string) => got.push(m));
+      const subscribed = new Promise((resolve, reject) =>
+        sub.once('connect', () => sub.subscribe(other.key('early')).then(resolve, reject)),
+      );
+      assert.equal(await subscribed, 1);
+      await waitUntil('ready', () => sub.status === 'ready');
+      // Redis still counts the subscription once the connection is ready, and delivers on it.
+      assert.deepEqual(await conn.client.pubsub('NUMSUB', conn.key('early')), [conn.key('early'), 1]);
+      await waitUntil('delivered', async () => {
+        await conn.client.publish(conn.key('early'), 'hello');
+        return got.includes('hello');
+      });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('redactedUrl hides the password', () => {
     assert.equal(redactedUrl('redis://user:secret@127.0.0.1:6379/0'), 'redis://user:***@127.0.0.1:6379/0');
   });

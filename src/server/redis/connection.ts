@@ -80,7 +80,15 @@ export function connectRedis(o: RedisOptions & { logger: Logger }): RedisConnect
       if (sub === undefined) {
         // SUBSCRIBE waits through (re)connects until it succeeds: with no retries a SUBSCRIBE queued
         // before a failed first connect was dropped, and ioredis re-subscribes only what succeeded.
-        sub = new Ctor(o.url, { ...clientOptions(), enableOfflineQueue: true, maxRetriesPerRequest: null });
+        // No ready check: ioredis sends SUBSCRIBE on a connected, not yet ready connection, and the
+        // check's INFO is then refused in subscriber mode; the connection was dropped and the channel
+        // forgotten (ioredis re-subscribes only after a ready connection).
+        sub = new Ctor(o.url, {
+          ...clientOptions(),
+          enableOfflineQueue: true,
+          maxRetriesPerRequest: null,
+          enableReadyCheck: false,
+        });
         sub.on('error', () => {});
       }
       return sub;

@@ -29,10 +29,10 @@ interface Head {
 
 const NEWLINE = 0x0a;
 
-/** The head and the message of a payload, or undefined for one that is not ours. */
 /** Pause before asking again for channels whose SUBSCRIBE failed. */
 const SUBSCRIBE_RETRY_MS = 500;
 
+/** The head and the message of a payload, or undefined for one that is not ours. */
 export function decodeFanout(payload: Buffer): { head: Head; data: Buffer } | undefined {
   const nl = payload.indexOf(NEWLINE);
   if (nl === -1) return undefined;
@@ -81,8 +81,9 @@ export function createRedisFanout(o: {
     o.deliverLocal(room, m.data, m.head.b);
   };
   sub.on('messageBuffer', onMessage);
-  // SUBSCRIBE can fail (a reconnect under load); every channel is asked for again on each 'ready'
-  // and, after a failure, half a second later, until it holds or the fan-out closes.
+  // Belt and braces (the lost subscriptions were the ready check's: redis/connection.ts): every
+  // channel is asked for again on each 'ready' and, after a failed SUBSCRIBE (the connection closed
+  // under it), half a second later, until it holds or the fan-out closes.
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
   const ensure = () => {

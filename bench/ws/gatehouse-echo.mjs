@@ -8,10 +8,15 @@ import { listenUpgrades } from './child.mjs';
 const dist = resolve(process.argv[2] ?? 'dist');
 const { createWebSocketEndpoints } = await import(pathToFileURL(resolve(dist, 'server/websocket.js')).href);
 const { websocketSchema } = await import(pathToFileURL(resolve(dist, 'config/websocket.js')).href);
+// The entry's handoff (src/server/entry.ts): a response bound to the socket, and the tunnel taken on accept.
+const { bindTunnel } = await import(pathToFileURL(resolve(dist, 'server/entry.js')).href);
 
 const quiet = { info() {}, warn() {}, error() {}, isLevelEnabled: () => false };
 const endpoints = createWebSocketEndpoints(websocketSchema.parse([{ path: '/echo', mode: 'echo' }]), {
   originAllowed: () => false,
   logger: quiet,
 });
-listenUpgrades((req, socket, head) => endpoints.handleUpgrade(req, socket, head));
+listenUpgrades((req, socket, head) => {
+  const { res, tunnel } = bindTunnel(req, socket, head);
+  return endpoints.handleUpgrade(req, res, tunnel);
+});

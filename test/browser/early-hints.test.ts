@@ -64,6 +64,10 @@ describeBrowser('103 Early Hints in Chromium over HTTP/2', () => {
   async function visit(base: string): Promise<Seen> {
     const page = await browser.context.newPage();
     try {
+      // Every visit starts cold: a cached asset would need no preload.
+      const cdp = await browser.context.newCDPSession(page);
+      await cdp.send('Network.clearBrowserCache');
+      await cdp.detach();
       await page.goto(`${base}/`, { waitUntil: 'load' });
       return await page.evaluate(() => {
         const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming & {
@@ -87,12 +91,21 @@ describeBrowser('103 Early Hints in Chromium over HTTP/2', () => {
   }
 
   it('with hints: the CSS and the module come from the 103 (initiatorType early-hints), and are used', async () => {
-    const seen = await visit(on.url);
-    assert.equal(seen.protocol, 'h2');
-    assert.ok(
-      seen.firstInterimResponseStart > 0,
-      `firstInterimResponseStart ${seen.firstInterimResponseStart}`,
-    );
+    // Chromium's docs/early-hints.md: "Due to an implementation limitation, initiatorType may not
+    // always set to 'early-hints'" (one CI run in many on a loaded machine showed `link` though the
+    // 103 had arrived). So up to three cold visits; the 103 must arrive on every one, and without
+    // hints (the next test) the initiators are never `early-hints`.
+    let seen: Seen | undefined;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      seen = await visit(on.url);
+      assert.equal(seen.protocol, 'h2');
+      assert.ok(
+        seen.firstInterimResponseStart > 0,
+        `firstInterimResponseStart ${seen.firstInterimResponseStart}`,
+      );
+      if (seen.initiators[CSS] === 'early-hints' && seen.initiators[JS] === 'early-hints') break;
+    }
+    assert.ok(seen);
     assert.equal(seen.initiators[CSS], 'early-hints', JSON.stringify(seen.initiators));
     assert.equal(seen.initiators[JS], 'early-hints', JSON.stringify(seen.initiators));
     assert.equal(seen.color, 'rgb(1, 2, 3)');

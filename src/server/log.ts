@@ -99,12 +99,33 @@ export function quietAccessLog(res: ServerResponse): void {
 }
 
 /**
- * Runs `done` when this handshake's handler switches protocols (101, RFC 9110 §15.2.2): the response
- * is detached from its socket then and never closes, so observers of 'close' (the access log, the
- * metrics) register here too. Only for requests that carry an Upgrade (`req.upgrade`).
+ * Runs `done` once when the request is over: its response closed (finished, or the client left), or,
+ * for a handshake, its handler switched protocols (101, RFC 9110 §15.2.2), after which the detached
+ * response never closes. The access log and the metrics observe requests through this.
  */
-export function onSwitch(res: ServerResponse, done: () => void): void {
-  ((res as Noted)[ON_SWITCH] ??= []).push(done);
+export function whenAnswered(req: IncomingMessage, res: ServerResponse, done: () => void): void {
+  let called = false;
+  const once = () => {
+    if (called) return;
+    called = true;
+    done();
+  };
+  // 'close' fires once: on() saves once()'s wrapper.
+  res.on('close', once);
+  if ((req as { upgrade?: boolean }).upgrade === true) ((res as Noted)[ON_SWITCH] ??= []).push(once);
+}
+
+/** The status an observer reports: 101 for a switch, the one sent, or 499 when the client left first. */
+export function answeredStatus(res: ServerResponse): number {
+  return res.statusCode === 101 || res.writableFinished ? res.statusCode : 499;
+}
+
+/**
+ * Bytes sent for this response since `sentBefore` (the socket's count when it began): head and body;
+ * on HTTP/2 the stream's own DATA bytes (tls/h2-exchange.ts), since streams share the connection's count.
+ */
+export function answeredBytes(req: IncomingMessage, res: ServerResponse, sentBefore: number): number {
+  return (res as { bytesSent?: number }).bytesSent ?? Math.max(0, req.socket.bytesWritten - sentBefore);
 }
 
 /**
@@ -135,26 +156,18 @@ export function accessLogger(
     const start = performance.now();
     const socket = req.socket;
     const sentBefore = socket.bytesWritten;
-    let logged = false;
-    const log = () => {
-      if (logged || (res as Noted)[QUIET] === true) return;
-      logged = true;
-      const status = res.statusCode === 101 || res.writableFinished ? res.statusCode : 499;
+    whenAnswered(req, res, () => {
+      if ((res as Noted)[QUIET] === true) return;
       const cache = (res as Noted)[CACHE_STATUS];
-      // HTTP/2: the stream's own DATA bytes (tls/h2-exchange.ts); streams share the connection's counter.
-      const own = (res as { bytesSent?: number }).bytesSent;
       logger.info({
         method: req.method,
         url: req.url,
-        status,
-        bytes: own ?? socket.bytesWritten - sentBefore,
+        status: answeredStatus(res),
+        bytes: answeredBytes(req, res, sentBefore),
         ms: Math.round((performance.now() - start) * 10) / 10,
         remote: socket.remoteAddress,
         ...(cache === undefined ? {} : { cache }),
       });
-    };
-    // 'close' fires once: on() saves once()'s wrapper. A switched handshake never closes.
-    res.on('close', log);
-    if ((req as { upgrade?: boolean }).upgrade === true) onSwitch(res, log);
+    });
   };
 }

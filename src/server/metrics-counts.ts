@@ -2,7 +2,7 @@
 // reads them through collectors at scrape time, so a request costs a few array writes (prom-client's
 // labelled inc() would hash the labels on every call).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { cacheStatusOf } from './log.js';
+import { answeredBytes, answeredStatus, cacheStatusOf } from './log.js';
 import type { ProxyStats } from './proxy/handler.js';
 
 /** Which part of the server answered a request. */
@@ -108,16 +108,21 @@ interface Arrays {
   scalars: Float64Array;
 }
 
+/** Adds a collector (aggregated by sum unless said). */
+type AddCollector = (
+  name: string,
+  help: string,
+  type: Collector['type'],
+  values: Collector['values'],
+  aggregator?: Collector['aggregator'],
+) => void;
+
 /** The metrics as prom-client reads them, from the arrays (histogram buckets cumulated here). */
 function collectorsOf(a: Arrays, deps: Pick<CountsDeps, 'openWebSockets' | 'proxyStats'>): Collector[] {
   const collectors: Collector[] = [];
-  const collector = (
-    name: string,
-    help: string,
-    type: Collector['type'],
-    values: () => MetricValue[] | Promise<MetricValue[]>,
-    aggregator: Collector['aggregator'] = 'sum',
-  ) => collectors.push({ name, help, type, aggregator, values });
+  const collector: AddCollector = (name, help, type, values, aggregator = 'sum') => {
+    collectors.push({ name, help, type, aggregator, values });
+  };
   collector(
     'gatehouse_requests_total',
     'Requests answered, by status class and the kind of route that answered.',
@@ -208,28 +213,21 @@ function collectorsOf(a: Arrays, deps: Pick<CountsDeps, 'openWebSockets' | 'prox
 }
 
 /** The cache stores' sizes and the upstreams' health, read from the proxy when scraped. */
-function proxyCollectors(
-  collector: (
-    name: string,
-    help: string,
-    type: Collector['type'],
-    values: () => Promise<MetricValue[]>,
-    aggregator?: Collector['aggregator'],
-  ) => void,
-  stats: () => Promise<ProxyStats>,
-): void {
+function proxyCollectors(collector: AddCollector, stats: () => Promise<ProxyStats>): void {
   // One read per scrape: prom-client collects every metric at once (the stores' sizes may cost a Redis GET).
   let pending: Promise<ProxyStats> | undefined;
   const read = () =>
     (pending ??= stats().finally(() => {
       pending = undefined;
     }));
-  const caches = async (shared: boolean) =>
-    (await read()).caches.flatMap(({ route, store, bytes }) =>
-      (store === 'redis') === shared
-        ? [{ labels: shared ? { route } : ({ route, store } as Record<string, string>), value: bytes }]
-        : [],
-    );
+  // The Redis store's total is shared (its own metric, no store label); memory and disk are this process's.
+  const caches = async (shared: boolean): Promise<MetricValue[]> =>
+    (await read()).caches
+      .filter(({ store }) => (store === 'redis') === shared)
+      .map(({ route, store, bytes }): MetricValue => {
+        const labels: Record<string, string> = shared ? { route } : { route, store };
+        return { labels, value: bytes };
+      });
   collector(
     'gatehouse_cache_stored_bytes',
     "Bytes the proxy cache's process-local stores (memory, disk) hold: bodies and metadata, by route.",
@@ -293,8 +291,7 @@ export function createRequestCounts(deps: CountsDeps): RequestCounts {
     stores.indexOf(routes.find((r) => url.startsWith(r.prefix))?.store ?? routes[0]?.store ?? 'memory');
 
   const count = (req: IncomingMessage, res: ServerResponse, startMs: number, sentBefore: number): void => {
-    // A switched handshake (log.ts switched) is 101; a response the client left before its end, 499.
-    const status = res.statusCode === 101 || res.writableFinished ? res.statusCode : 499;
+    const status = answeredStatus(res);
     const kind = (res as Tagged)[KIND];
     const k = kind === undefined ? otherIndex : kindIndex.get(kind)!;
     requests[k * CLASSES + statusClassIndex(status)]!++;
@@ -303,9 +300,7 @@ export function createRequestCounts(deps: CountsDeps): RequestCounts {
     while (b < BUCKETS && sec > DURATION_BUCKETS_SEC_N[b]!) b++;
     durationCounts[k * (BUCKETS + 1) + b]!++;
     durationSum[k]! += sec;
-    // HTTP/2: the stream's own bytes (tls/h2-exchange.ts); streams share the connection's counter.
-    const own = (res as { bytesSent?: number }).bytesSent;
-    bytes[k]! += own ?? Math.max(0, req.socket.bytesWritten - sentBefore);
+    bytes[k]! += answeredBytes(req, res, sentBefore);
     if (status === 429) scalars[0]!++;
     if (k === proxyIndex) {
       if (status === 502) scalars[1]!++;

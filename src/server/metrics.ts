@@ -9,7 +9,7 @@ import type { Registry } from 'prom-client';
 import { compileIpRanges, parseIp } from '../http/ip.js';
 import type { Final, Step, StepContext, TunnelHandler } from './context.js';
 import { ERRORS, sendError } from './errors.js';
-import { onSwitch, quietAccessLog } from './log.js';
+import { quietAccessLog, whenAnswered } from './log.js';
 import { type CountsDeps, createRequestCounts, KIND, type RouteKind, type Tagged } from './metrics-counts.js';
 
 export interface MetricsOptions {
@@ -122,19 +122,11 @@ export function createMetrics(
       get: async () => ({ name, help, type, aggregator, values: await c.values() }),
     } as unknown as Parameters<Registry['registerMetric']>[0]);
   }
-  // Like the access log: one closure and one 'close' listener, nothing stored on the response.
+  // Like the access log (log.ts whenAnswered): one 'close' listener, nothing stored on the response.
   const observe = (req: IncomingMessage, res: ServerResponse): void => {
     const startMs = performance.now();
     const sentBefore = req.socket.bytesWritten;
-    let counted = false;
-    const done = () => {
-      if (counted) return;
-      counted = true;
-      counts.count(req, res, startMs, sentBefore);
-    };
-    // 'close' fires once: on() saves once()'s wrapper. A switched handshake (101) never closes.
-    res.on('close', done);
-    if ((req as { upgrade?: boolean }).upgrade === true) onSwitch(res, done);
+    whenAnswered(req, res, () => counts.count(req, res, startMs, sentBefore));
   };
 
   const step = metricsEndpoint(o, ctx, registry, inCluster);

@@ -1,4 +1,4 @@
-// gatehouse CLI: serve (default), precompress, hash, hash-password, sw-manifest, cert, check. Flags become the same config a file would.
+// gatehouse CLI: serve (default), precompress, hash, hash-password, sw-manifest, cert, check, trust. Flags become the same config a file would.
 import cluster from 'node:cluster';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -21,6 +21,7 @@ const HELP = `Usage: gatehouse [serve] [ROOT] [options]
        gatehouse sw-manifest DIR [--out FILE] [--include GLOB]... [--exclude GLOB]...
        gatehouse cert TARGET [--ca FILE] [--servername NAME] [--warn-days N] [--json]
        gatehouse cert --ca-path
+       gatehouse trust [--uninstall] [--stores nss,system]
        gatehouse check URL [--origin ORIGIN] [--method M] [--header 'Name: value']... [--jsonp NAME]
                        [--json] [--no-color] [--timeout MS] [--insecure] [--ca FILE]
 
@@ -56,6 +57,8 @@ which the server caches for a year (gatehouse hash --help).
 check audits a site's redirects, TLS, caching, validators, coding, CORS, JSONP and security headers,
 with the RFC section of each finding; exit 1 on any error, for CI (gatehouse check --help).
 cert checks a server's certificate or a PEM file: trusted, in date, names the host (gatehouse cert --help).
+trust installs the development CA of --https into the browsers' NSS databases and the system store
+(gatehouse trust --help); --uninstall removes it.
 sw-manifest writes the precache list of a build folder for gatehouse-http/sw (gatehouse sw-manifest --help).
 `;
 
@@ -355,6 +358,10 @@ export async function main(argv: string[]): Promise<number> {
     if (first === 'cert') {
       const { certCommand } = await import('./cert.js');
       return await certCommand(rest, { cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr });
+    }
+    if (first === 'trust') {
+      const { trustCommand } = await import('./trust.js');
+      return await trustCommand(rest, { cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr });
     }
     if (first === 'check') {
       const { checkCommand } = await import('./check.js');

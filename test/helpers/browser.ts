@@ -75,7 +75,10 @@ export interface LaunchedBrowser {
  * Launches Chromium with a fresh profile (empty caches); call close() (in `after`) to end it and remove it.
  * `extraArgs`: flags one test needs beside CHROMIUM_ARGS (HTTPS tests: the SPKI pin of their certificate).
  */
-export async function launchBrowser(extraArgs: readonly string[] = []): Promise<LaunchedBrowser> {
+export async function launchBrowser(
+  extraArgs: readonly string[] = [],
+  options: { env?: Record<string, string> } = {},
+): Promise<LaunchedBrowser> {
   const userDataDir = await mkdtemp(join(tmpdir(), 'gatehouse-chromium-'));
   let context: BrowserContext;
   try {
@@ -83,6 +86,7 @@ export async function launchBrowser(extraArgs: readonly string[] = []): Promise<
       executablePath: CHROMIUM_PATH,
       headless: true,
       args: [...CHROMIUM_ARGS, ...extraArgs],
+      ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
     });
   } catch (err) {
     await rm(userDataDir, { recursive: true, force: true });
@@ -233,7 +237,7 @@ export interface AccessLine {
 }
 
 export interface ServedGatehouse {
-  /** `http://127.0.0.1:PORT`, from the process's `listening on` line. */
+  /** `http://127.0.0.1:PORT` (https with --https), from the process's `listening on` line. */
   readonly url: string;
   readonly port: number;
   /** The access log so far, in the order the process wrote it. */
@@ -250,11 +254,16 @@ const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
  * its stderr if it exits before. `port` 0 (the default) picks a free one; pass the old port to
  * restart a server in place.
  */
-export function serveCli(root: string, args: readonly string[] = [], port = 0): Promise<ServedGatehouse> {
+export function serveCli(
+  root: string,
+  args: readonly string[] = [],
+  port = 0,
+  env: Record<string, string> = {},
+): Promise<ServedGatehouse> {
   const child = spawn(
     process.execPath,
     [BIN, 'serve', root, '--host', '127.0.0.1', '--port', String(port), '--log', 'json', ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
   );
   const log: AccessLine[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -269,7 +278,7 @@ export function serveCli(root: string, args: readonly string[] = [], port = 0): 
       for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
         const line = pending.slice(0, nl);
         pending = pending.slice(nl + 1);
-        const listening = /^listening on (http:\/\/\S+)$/.exec(line);
+        const listening = /^listening on (https?:\/\/\S+)$/.exec(line);
         if (listening) {
           const url = listening[1]!;
           resolve({

@@ -291,11 +291,13 @@ export function devTrustInstructions(caCertPath: string): string {
   return [
     `The Gatehouse development CA is ${caCertPath}`,
     'Trust it once to make https://localhost work without warnings:',
+    '  Linux:         gatehouse trust   (NSS databases of Chromium and Firefox; the system store as root)',
     `  Debian/Ubuntu: sudo cp ${q} /usr/local/share/ca-certificates/gatehouse-dev.crt && sudo update-ca-certificates`,
     `  Fedora/RHEL:   sudo cp ${q} /etc/pki/ca-trust/source/anchors/gatehouse-dev.pem && sudo update-ca-trust`,
     `  macOS:         sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain ${q}`,
     `  Windows:       certutil -addstore -f ROOT ${q}   (in an administrator prompt)`,
-    `  Firefox/Chromium (NSS): certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n "Gatehouse development CA" -i ${q}`,
+    `  Firefox/Chromium (NSS), by hand: certutil -d sql:$HOME/.pki/nssdb -N --empty-password (once, when`,
+    `                  the folder is new), then certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n "Gatehouse development CA" -i ${q}`,
     `  Node.js:       NODE_EXTRA_CA_CERTS=${q} node ...`,
     'Anyone holding its key (ca-key.pem beside it) can impersonate any site to you: never share it.',
   ].join('\n');

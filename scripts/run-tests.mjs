@@ -15,6 +15,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { isCI } from './ci.mjs';
 
 /** Generous for a shared 2-core machine: the slowest test takes a few seconds alone. */
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -74,7 +75,7 @@ const found = (roots.length ? roots : ['test'])
 
 // Resolved as test/helpers/browser.ts resolves them.
 const chromiumPath = process.env.CHROME_PATH || '/usr/bin/chromium';
-const inCI = !['', '0', 'false'].includes((process.env.CI ?? '').toLowerCase());
+const inCI = isCI();
 const isBrowserTest = (f) => /(^|[\\/])browser[\\/]/.test(f);
 const leftOut = !inCI && !existsSync(chromiumPath) ? found.filter(isBrowserTest) : [];
 const browserNote = leftOut.length

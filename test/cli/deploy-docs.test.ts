@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/load.js';
-import { HAPROXY, haproxyAvailable } from '../helpers/haproxy.js';
+import { needsBinary } from '../helpers/ci.js';
+import { HAPROXY } from '../helpers/haproxy.js';
 import { REPO_ROOT } from '../helpers/page-server.js';
 
 const DOC = readFileSync(join(REPO_ROOT, 'docs/deploy.md'), 'utf8');
@@ -27,9 +28,7 @@ describe('docs/deploy.md', () => {
     assert.equal(c.proxy[0]?.cache?.store, 'redis');
   });
 
-  it('its haproxy.cfg passes haproxy -c', {
-    skip: !haproxyAvailable() && process.env.CI !== 'true' && 'no haproxy',
-  }, () => {
+  it('its haproxy.cfg passes haproxy -c', needsBinary(HAPROXY), () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-deploy-doc-'));
     try {
       const cfg = block('', '## haproxy.cfg')

@@ -20,6 +20,7 @@ import { type BrowserContext, type CDPSession, chromium, type Page } from 'playw
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import { createGatehouse, type Gatehouse, type GatehouseDeps } from '../../src/server/app.js';
+import { inCI } from './ci.js';
 import { waitUntil } from './wait.js';
 
 /** CHROME_PATH when set, else Debian's chromium (scripts/run-tests.mjs resolves it the same way). */
@@ -42,8 +43,8 @@ export const browserMissing: string | false = existsSync(CHROMIUM_PATH)
   ? false
   : `no Chromium at ${CHROMIUM_PATH}`;
 
-/** CI=true (or any value but empty, 0 or false): a missing Chromium fails instead of being passed over. */
-export const inCI = !['', '0', 'false'].includes((process.env.CI ?? '').toLowerCase());
+/** CI (test/helpers/ci.ts): a missing Chromium fails instead of being passed over. */
+export { inCI };
 
 /**
  * `describe` for a browser test file. Chromium found: the suite as written. Missing on a developer

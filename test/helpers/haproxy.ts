@@ -1,17 +1,13 @@
 // Debian's HAProxy in front of real Gatehouse processes (issue 17): round robin, HTTP health checks,
 // retries with redispatch, a CSV stats page to read server states. Loopback ports only.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeLoopbackPort } from './redis.js';
 import { waitUntil } from './wait.js';
 
 export const HAPROXY = '/usr/sbin/haproxy';
-
-export function haproxyAvailable(): boolean {
-  return existsSync(HAPROXY);
-}
 
 export interface HaproxyOptions {
   /** name -> loopback port of each backend server. */

@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { needsBinary } from './ci.js';
 
 export const NGINX = '/usr/sbin/nginx';
 
@@ -17,12 +18,8 @@ export const NGINX_MISTAKES = {
   '/app.css': '`gzip on` without `gzip_vary on`: gzip responses carry no Vary: Accept-Encoding',
 } as const;
 
-export function nginxAvailable(): boolean {
-  return existsSync(NGINX);
-}
-
 /** describe() options: skipped without nginx, except under CI (.ci/run installs it; there it must run). */
-export const NGINX_SUITE = { skip: !nginxAvailable() && process.env.CI !== 'true' && 'no /usr/sbin/nginx' };
+export const NGINX_SUITE = needsBinary(NGINX);
 
 const CSS = 'body { margin: 0; padding: 0; color: #222; }\n'.repeat(200);
 

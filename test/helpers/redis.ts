@@ -1,16 +1,12 @@
 // A real redis-server (Debian's) per test file, on a free loopback port, no persistence; it can be
 // paused (SIGSTOP), stopped and started again on the same port for outage tests. Issue 17.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const REDIS_SERVER = '/usr/bin/redis-server';
-
-export function redisAvailable(): boolean {
-  return existsSync(REDIS_SERVER);
-}
 
 /** A port that was free a moment ago (bound to 0 and closed). */
 export function freeLoopbackPort(): Promise<number> {

@@ -10,8 +10,9 @@ import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import { createGatehouse } from '../../src/server/app.js';
 import { createHealth, decideHealth, type HealthState, type Probe } from '../../src/server/health.js';
 import { createLogger } from '../../src/server/log.js';
+import { needsBinary } from '../helpers/ci.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
-import { redisAvailable, startRedis } from '../helpers/redis.js';
+import { REDIS_SERVER, startRedis } from '../helpers/redis.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const OK: HealthState = {
@@ -200,29 +201,31 @@ describe('health endpoints', () => {
     );
   });
 
-  it('readiness follows a required Redis: 503 while it is stopped, 200 when it is back', {
-    skip: !redisAvailable() && 'no redis-server',
-  }, async () => {
-    const redis = await startRedis();
-    const dir = makeSite({ 'a.txt': 'a' });
-    const s = await serve(dir, { health: { requireRedis: true }, redis: { url: redis.url } });
-    try {
-      await waitUntil('ready with Redis up', async () => (await get(s.url, '/readyz')).status === 200);
-      await redis.stop();
-      const down = await waitUntil('not ready with Redis down', async () => {
-        const r = await get(s.url, '/readyz');
-        return r.status === 503 && r;
-      });
-      assert.match(down.text, /Redis/);
-      assert.equal((await get(s.url, '/healthz')).status, 200);
-      await redis.start();
-      await waitUntil('ready again', async () => (await get(s.url, '/readyz')).status === 200, {
-        intervalMs: 50,
-      });
-    } finally {
-      await s.app.close();
-      await redis.close();
-      removeSite(dir);
-    }
-  });
+  it(
+    'readiness follows a required Redis: 503 while it is stopped, 200 when it is back',
+    needsBinary(REDIS_SERVER),
+    async () => {
+      const redis = await startRedis();
+      const dir = makeSite({ 'a.txt': 'a' });
+      const s = await serve(dir, { health: { requireRedis: true }, redis: { url: redis.url } });
+      try {
+        await waitUntil('ready with Redis up', async () => (await get(s.url, '/readyz')).status === 200);
+        await redis.stop();
+        const down = await waitUntil('not ready with Redis down', async () => {
+          const r = await get(s.url, '/readyz');
+          return r.status === 503 && r;
+        });
+        assert.match(down.text, /Redis/);
+        assert.equal((await get(s.url, '/healthz')).status, 200);
+        await redis.start();
+        await waitUntil('ready again', async () => (await get(s.url, '/readyz')).status === 200, {
+          intervalMs: 50,
+        });
+      } finally {
+        await s.app.close();
+        await redis.close();
+        removeSite(dir);
+      }
+    },
+  );
 });

@@ -11,7 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import { Agent, request } from 'undici';
 import WebSocket from 'ws';
 import { connectRedis } from '../../src/server/redis/connection.js';
-import { haproxyAvailable, startHaproxy, type TestHaproxy } from '../helpers/haproxy.js';
+import { needsBinary } from '../helpers/ci.js';
+import { HAPROXY, startHaproxy, type TestHaproxy } from '../helpers/haproxy.js';
 import { GATEHOUSE_BIN, REPO_ROOT } from '../helpers/page-server.js';
 import { freeLoopbackPort, startRedis, type TestRedis } from '../helpers/redis.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -59,7 +60,7 @@ async function stopInstance(i: Instance): Promise<void> {
 
 describe('Gatehouse instances behind HAProxy', {
   // CI installs haproxy (.ci/run): there a missing one fails instead of leaving the cases out.
-  skip: !haproxyAvailable() && process.env.CI !== 'true' && 'no /usr/sbin/haproxy',
+  ...needsBinary(HAPROXY),
 }, () => {
   let instances: Instance[];
   let lb: TestHaproxy;
@@ -136,7 +137,7 @@ describe('Gatehouse instances behind HAProxy', {
 
 /** Two instances of one config sharing a real Redis, HAProxy in front checking /readyz. */
 describe('Gatehouse instances sharing one Redis behind HAProxy', {
-  skip: !haproxyAvailable() && process.env.CI !== 'true' && 'no /usr/sbin/haproxy',
+  ...needsBinary(HAPROXY),
 }, () => {
   let redis: TestRedis;
   let upstream: Server;

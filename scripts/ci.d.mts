@@ -1,0 +1,1 @@
+export declare function isCI(env?: Record<string, string | undefined>): boolean;

@@ -65,6 +65,35 @@ export async function waitUntilElapsed(sinceMs: number, ms: number): Promise<voi
   }
 }
 
+/** How late this process's timers have run since a probe started (lagProbe). */
+export interface LagProbe {
+  /** The largest delay past its due time any tick had so far, in ms. */
+  maxMs(): number;
+  stop(): void;
+}
+
+/**
+ * Measures event-loop lag from now on: a 10 ms timer re-armed continuously, keeping the largest delay
+ * past its due time. Tests that bound a time from above allow this much on top, so a loaded machine
+ * widens the bound as much as it delayed every timer of the process, instead of failing the test.
+ */
+export function lagProbe(): LagProbe {
+  const TICK_MS = 10;
+  let max = 0;
+  let due = performance.now() + TICK_MS;
+  const tick = () => {
+    const now = performance.now();
+    max = Math.max(max, now - due);
+    due = now + TICK_MS;
+    timer = setTimeout(tick, TICK_MS);
+  };
+  let timer = setTimeout(tick, TICK_MS);
+  return {
+    maxMs: () => Math.max(max, performance.now() - due),
+    stop: () => clearTimeout(timer),
+  };
+}
+
 /**
  * Asserts that `probe` stays truthy for `ms` (a thing that must not happen, such as a late store
  * write): polls throughout and throws at the first falsy answer. A slow machine can only make the

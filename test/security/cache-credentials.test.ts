@@ -8,6 +8,7 @@ import { formatBasicAuthorization } from '../../src/http/basic-auth.js';
 import { hashPassword } from '../../src/server/auth.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { type Handler, type Origin, origin, text } from '../helpers/origin.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const alice = formatBasicAuthorization('alice', 'alice pw');
 const bob = formatBasicAuthorization('bob', 'bob pw');
@@ -43,13 +44,10 @@ describe('cache and credentials', () => {
 
   /** GET until the answer comes from the store, or `tries` answers came from the origin. */
   async function untilHit(base: string, path: string, authorization: string): Promise<string> {
-    const deadline = Date.now() + 5000;
-    for (;;) {
+    return waitUntil(`${path} is served from the store`, async () => {
       const r = await get(base, path, { headers: { authorization } });
-      if (/^gatehouse; hit/.test(String(r.headers['cache-status']))) return r.text;
-      assert.ok(Date.now() < deadline, 'never served from the store');
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+      return /^gatehouse; hit/.test(String(r.headers['cache-status'])) ? r.text : undefined;
+    });
   }
 
   it("attack: alice's `public` answer under an auth rule -> never stored, bob gets his own", async () => {

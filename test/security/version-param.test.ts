@@ -39,6 +39,18 @@ describe('?v= attacks', () => {
     removeSite(dir);
   });
 
+  /**
+   * The positive control each "not pinned" attack on `s` runs first: on the same server, the file's own
+   * ?v= is pinned for a year. Without it those tests would pass on a server that never pins anything.
+   */
+  async function pinnedControl(file = 'app.js', body = OLD): Promise<void> {
+    const own = `/${file}?v=${hashOf(body).slice(0, 10)}`;
+    assert.equal(own, await assetUrl(dir, file));
+    const r = await get(s.url, own);
+    assert.equal(r.text, body);
+    assert.equal(r.headers['cache-control'], IMMUTABLE, `control: ${own} is pinned`);
+  }
+
   it('attack: stale ?v= from an old build -> not pinned for a year', async () => {
     const d = makeSite({ 'app.js': OLD });
     const srv = await startServer(d);
@@ -63,6 +75,7 @@ describe('?v= attacks', () => {
   });
 
   it('attack: forged short ?v= -> not immutable', async () => {
+    await pinnedControl();
     const h = hashOf(OLD);
     for (const v of [h.slice(0, 1), h.slice(0, 4), h.slice(0, 7)]) {
       assertNotPinned(await get(s.url, `/app.js?v=${v}`), v);
@@ -70,6 +83,7 @@ describe('?v= attacks', () => {
   });
 
   it('attack: guessed ?v= values (hex, all-A, random base64url) -> not immutable', async () => {
+    await pinnedControl();
     const hex = createHash('sha256').update(OLD).digest('hex').slice(0, 10);
     for (const v of [hex, 'AAAAAAAAAA', 'Zm9vYmFyYmF6', '__________']) {
       assertNotPinned(await get(s.url, `/app.js?v=${v}`), v);
@@ -77,10 +91,13 @@ describe('?v= attacks', () => {
   });
 
   it("attack: another file's right ?v= -> not pinned", async () => {
+    await pinnedControl();
+    await pinnedControl('other.js', NEW);
     assertNotPinned(await get(s.url, `/app.js?v=${hashOf(NEW).slice(0, 10)}`), 'other.js v on app.js');
   });
 
   it('attack: ?v= repeated with one right and one wrong value -> not pinned (ambiguous)', async () => {
+    await pinnedControl();
     const right = hashOf(OLD).slice(0, 10);
     for (const q of [`v=${right}&v=AAAAAAAAAA`, `v=AAAAAAAAAA&v=${right}`, `v=${right}&v=${right}`]) {
       assertNotPinned(await get(s.url, `/app.js?${q}`), q);
@@ -88,6 +105,7 @@ describe('?v= attacks', () => {
   });
 
   it('attack: right ?v= with its case changed or percent-encoded -> not pinned', async () => {
+    await pinnedControl();
     const right = hashOf(OLD).slice(0, 10);
     const swapped = right.replace(/[a-zA-Z]/g, (c) =>
       c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase(),
@@ -97,10 +115,13 @@ describe('?v= attacks', () => {
   });
 
   it('attack: right ?v= on HTML -> still no-cache (the entry page is always revalidated)', async () => {
+    await pinnedControl();
+    await pinnedControl('other.js', NEW);
     assertNotPinned(await get(s.url, `/index.html?v=${hashOf('<!doctype html>').slice(0, 10)}`), 'html');
   });
 
   it('attack: v smuggled in the path or the fragment -> not pinned', async () => {
+    await pinnedControl();
     const right = hashOf(OLD).slice(0, 10);
     // `;v=` is part of the path (a different, missing file); `#v=` never reaches a server normally.
     const semi = await get(s.url, `/app.js;v=${right}`, { headers: { accept: 'application/json' } });

@@ -63,6 +63,14 @@ const staticSchema = z
       .startsWith('/')
       .default('/index.html')
       .describe('Page served by the SPA fallback.'),
+    spaRoutes: z
+      .array(z.string().startsWith('/'))
+      .default([])
+      .describe(
+        'With spa: path globs (/users/**) whose navigations always get the fallback page, even when ' +
+          'the last segment has a dot (/users/john.doe); a file that exists is still served, and paths ' +
+          'under assetsDir never fall back.',
+      ),
     assetsDir: z
       .string()
       .default('assets')

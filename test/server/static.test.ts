@@ -485,6 +485,52 @@ describe('SPA fallback', () => {
     const { etag } = (await get(s.url, '/a', { headers: html })).headers;
     assert.equal((await get(s.url, '/b', { headers: { ...html, 'if-none-match': etag! } })).status, 304);
   });
+  it('a deep link whose last segment has a dot is 404 without spaRoutes', async () => {
+    assert.equal((await get(s.url, '/users/john.doe', { headers: html })).status, 404);
+  });
+});
+
+describe('SPA fallback: static.spaRoutes', () => {
+  let dir: string;
+  let s: TestServer;
+  const html = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+  before(async () => {
+    dir = makeSite({
+      'index.html': '<!doctype html><title>app</title>',
+      'users/export.csv': 'id,name',
+      'assets/app-3f2a9c1b.js': 'x',
+    });
+    s = await startServer(dir, { static: { spa: true, spaRoutes: ['/users/**', '/assets/**'] } });
+  });
+  after(async () => {
+    await s.close();
+    removeSite(dir);
+  });
+  it('a navigation under a listed glob falls back even with a dot in the last segment', async () => {
+    const r = await get(s.url, '/users/john.doe', { headers: html });
+    assert.equal(r.status, 200);
+    assert.match(r.text, /<title>app<\/title>/);
+    assert.equal(r.headers['cache-control'], 'no-cache');
+    assert.match(r.headers.vary!, /Accept/);
+    assert.equal((await get(s.url, '/users/a/b.c.d', { headers: html })).status, 200);
+  });
+  it('a file that exists under the glob is still the file', async () => {
+    const r = await get(s.url, '/users/export.csv', { headers: html });
+    assert.equal(r.status, 200);
+    assert.equal(r.text, 'id,name');
+  });
+  it('not for requests that do not want HTML, paths outside the globs, or the assets folder', async () => {
+    assert.equal(
+      (await get(s.url, '/users/john.doe', { headers: { accept: 'application/json' } })).status,
+      404,
+    );
+    assert.equal((await get(s.url, '/other/john.doe', { headers: html })).status, 404);
+    // Listed or not, a missing chunk is 404: a stale tab must never get index.html as JavaScript.
+    assert.equal((await get(s.url, '/assets/app-0000.js', { headers: html })).status, 404);
+  });
+  it('a glob that does not start with / is a config error naming the key', () => {
+    assert.throws(() => parseConfig({ static: { spa: true, spaRoutes: ['users/**'] } }), /static\.spaRoutes/);
+  });
 });
 
 describe('cache policy rules', () => {

@@ -12,6 +12,8 @@ export interface StaticContext {
   readonly expires: (sec: number) => string;
   /** `/<assetsDir>/`: never an SPA navigation. */
   readonly assetsPrefix: string;
+  /** static.spaRoutes compiled (globToRegExp): navigations that fall back whatever their last segment. */
+  readonly spaRoutes: readonly RegExp[];
   readonly onError: (err: unknown, req: IncomingMessage) => void;
   /** 103 Early Hints before HTML pages; undefined when static.earlyHints is off. */
   readonly earlyHints: EarlyHints | undefined;

@@ -16,6 +16,8 @@ import type { CachePolicy, PolicyInput } from './policy.js';
 export interface StaticOptions {
   spa: boolean;
   spaFallback: string;
+  /** Path globs whose navigations fall back even with a dot in the last segment. */
+  spaRoutes?: readonly string[];
   assetsDir: string;
   etag: 'strong' | 'weak';
   lastModified: boolean;

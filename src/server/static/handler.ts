@@ -3,6 +3,7 @@
 // Parts share one StaticContext (context.ts) built here: resources.ts picks what a path answers,
 // respond.ts applies the conditional/range decisions, body.ts sends bytes, fail.ts handles errors.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { globToRegExp } from '../../http/glob.js';
 import { ERRORS, sendError } from '../errors.js';
 import { makeExpires, type StaticContext } from './context.js';
 import { createEarlyHints } from './early-hints.js';
@@ -43,6 +44,7 @@ export function createStaticHandler(o: {
     nowMs: now,
     expires: makeExpires(now),
     assetsPrefix: `/${opts.assetsDir.replace(/^\/+|\/+$/g, '')}/`,
+    spaRoutes: (opts.spaRoutes ?? []).map(globToRegExp),
     onError,
     earlyHints: createEarlyHints(files, opts, onError),
   };

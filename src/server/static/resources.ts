@@ -88,7 +88,9 @@ function notFound(ctx: StaticContext, req: IncomingMessage, res: ServerResponse,
 }
 
 function isNavigation(ctx: StaticContext, req: IncomingMessage, path: string): boolean {
-  // SPA fallback only for page navigations: GET/HEAD, wants HTML, no extension, not an asset.
+  // SPA fallback only for page navigations: GET/HEAD, wants HTML, not an asset, and no extension
+  // unless static.spaRoutes names the path (/users/john.doe).
+  if (!prefersHtml(req.headers.accept) || `${path}/`.startsWith(ctx.assetsPrefix)) return false;
   const last = path.slice(path.lastIndexOf('/') + 1);
-  return prefersHtml(req.headers.accept) && !last.includes('.') && !`${path}/`.startsWith(ctx.assetsPrefix);
+  return !last.includes('.') || ctx.spaRoutes.some((re) => re.test(path));
 }

@@ -7,8 +7,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import * as zlib from 'node:zlib';
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
+import { ZSTD_ON_THE_FLY } from '../../src/server/static/files.js';
 import { createStaticHandler } from '../../src/server/static/handler.js';
 import {
   get,
@@ -27,6 +29,29 @@ const CSS = `body { color: #333; }\n${'.x { margin: 0 }\n'.repeat(200)}`;
 const BIG = Buffer.alloc(3 * 1024 * 1024, 'abcdefghij');
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 
+/**
+ * A zstd frame (RFC 8878 §3.1.1) of raw blocks: valid zstd that any decoder reads, made without a zstd
+ * compressor (Node 20's zlib has none). Single segment, 4-byte content size, no checksum.
+ */
+function zstdRawFrame(data: Buffer): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUInt32LE(0xfd2fb528, 0); // Magic_Number
+  head[4] = 0xa0; // Frame_Content_Size_flag 2 (4 bytes), Single_Segment_flag 1
+  head.writeUInt32LE(data.length, 5);
+  const parts: Buffer[] = [head];
+  const MAX = 128 * 1024; // Block_Maximum_Size
+  for (let off = 0; off < data.length || off === 0; off += MAX) {
+    const chunk = data.subarray(off, off + MAX);
+    const last = off + MAX >= data.length ? 1 : 0;
+    const bh = Buffer.alloc(3);
+    bh.writeUIntLE(last | (0 << 1) | (chunk.length << 3), 0, 3); // Block_Type 0: Raw_Block
+    parts.push(bh, chunk);
+    if (last) break;
+  }
+  return Buffer.concat(parts);
+}
+const zstdDecompress = (zlib as unknown as { zstdDecompressSync?: (b: Buffer) => Buffer }).zstdDecompressSync;
+
 function siteFiles(): Record<string, string | Buffer> {
   return {
     'index.html': '<!doctype html><title>home</title>',
@@ -37,6 +62,9 @@ function siteFiles(): Record<string, string | Buffer> {
     'assets/app-3f2a9c1b.js': JS,
     'assets/app-3f2a9c1b.js.br': brotliCompressSync(JS),
     'assets/app-3f2a9c1b.js.gz': gzipSync(JS),
+    'assets/vendor-9a8b7c6d.js': JS,
+    'assets/vendor-9a8b7c6d.js.zst': zstdRawFrame(Buffer.from(JS)),
+    'assets/vendor-9a8b7c6d.js.br': brotliCompressSync(JS),
     'assets/style.css': CSS,
     'logo.png': PNG,
     'font.woff2': Buffer.alloc(2000, 1),
@@ -418,6 +446,49 @@ describe('static server', () => {
       });
       assert.equal(c.status, 304);
       assert.equal(c.headers.vary, 'Accept-Encoding');
+    });
+
+    it("a .zst sibling (RFC 8878) is served for zstd, by the client's q-values, on every Node", async () => {
+      const sibling = zstdRawFrame(Buffer.from(JS));
+      if (zstdDecompress)
+        assert.equal(zstdDecompress(sibling).toString(), JS, 'the test frame is valid zstd');
+      const only = await get(s.url, '/assets/vendor-9a8b7c6d.js', { headers: { 'accept-encoding': 'zstd' } });
+      assert.equal(only.headers['content-encoding'], 'zstd');
+      assert.deepEqual(only.body, sibling);
+      assert.equal(only.headers.vary, 'Accept-Encoding');
+      // Chromium's list: every coding at q=1, so the server's order decides (br first).
+      const chrome = await get(s.url, '/assets/vendor-9a8b7c6d.js', {
+        headers: { 'accept-encoding': 'gzip, deflate, br, zstd' },
+      });
+      assert.equal(chrome.headers['content-encoding'], 'br');
+      const preferred = await get(s.url, '/assets/vendor-9a8b7c6d.js', {
+        headers: { 'accept-encoding': 'br;q=0.5, zstd' },
+      });
+      assert.equal(preferred.headers['content-encoding'], 'zstd');
+      const refused = await get(s.url, '/assets/vendor-9a8b7c6d.js', {
+        headers: { 'accept-encoding': 'zstd;q=0, gzip' },
+      });
+      assert.equal(refused.headers['content-encoding'], undefined, 'no .gz sibling: identity');
+      assert.equal(refused.text, JS);
+      const tags = new Set([only.headers.etag, chrome.headers.etag, refused.headers.etag]);
+      assert.equal(tags.size, 3, 'each variant has its own ETag');
+      const range = await get(s.url, '/assets/vendor-9a8b7c6d.js', {
+        headers: { 'accept-encoding': 'zstd', range: 'bytes=0-3' },
+      });
+      assert.equal(range.status, 206);
+      assert.deepEqual(range.body, sibling.subarray(0, 4));
+    });
+
+    it(`zstd on the fly: ${ZSTD_ON_THE_FLY ? 'compressed once, decodes to the file' : 'off on this Node (no zlib zstd): br/gzip/identity only'}`, async () => {
+      const r = await get(s.url, '/assets/style.css', { headers: { 'accept-encoding': 'zstd, gzip;q=0.5' } });
+      if (ZSTD_ON_THE_FLY) {
+        assert.equal(r.headers['content-encoding'], 'zstd');
+        assert.equal(zstdDecompress!(r.body).toString(), CSS);
+      } else {
+        assert.equal(r.headers['content-encoding'], 'gzip');
+        assert.equal(gunzipSync(r.body).toString(), CSS);
+      }
+      assert.equal(ZSTD_ON_THE_FLY, zstdDecompress !== undefined, 'on whenever this Node has zstd');
     });
 
     it('small bodies, images and woff2 are not compressed and have no Vary', async () => {

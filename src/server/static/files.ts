@@ -6,6 +6,7 @@ import { createReadStream, type Stats } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { promisify } from 'node:util';
+import * as zlib from 'node:zlib';
 import { brotliCompress, gzip, constants as zc } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { formatHttpDate } from '../../http/dates.js';
@@ -53,9 +54,29 @@ const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Referrer-Policy': 'strict-origin-when-cross-origin',
 };
 
-export type Coding = 'br' | 'gzip';
-const CODING_EXT: Record<Coding, string> = { br: '.br', gzip: '.gz' };
-const CODINGS: readonly Coding[] = ['br', 'gzip'];
+export type Coding = 'br' | 'zstd' | 'gzip';
+const CODING_EXT: Record<Coding, string> = { br: '.br', zstd: '.zst', gzip: '.gz' };
+/** Server preference on ties (RFC 9110 §12.5.3): br (smallest at quality 11), then zstd (RFC 8878), gzip. */
+const CODINGS: readonly Coding[] = ['br', 'zstd', 'gzip'];
+
+type ZstdCompress = (
+  buf: Buffer,
+  o: { params: Record<number, number> },
+  cb: (e: Error | null, out: Buffer) => void,
+) => void;
+/** zstd in node:zlib: Node 22.15+ / 23.8+. Without it only precompressed .zst siblings are served. */
+const zstdCompress = (zlib as unknown as { zstdCompress?: ZstdCompress }).zstdCompress;
+const ZSTD_LEVEL_PARAM =
+  (zc as unknown as { ZSTD_c_compressionLevel?: number }).ZSTD_c_compressionLevel ?? 100;
+export const ZSTD_ON_THE_FLY = zstdCompress !== undefined;
+const zstd = zstdCompress === undefined ? undefined : promisify(zstdCompress);
+function zstdOf(src: Buffer, level: number): Promise<Buffer> {
+  // Never reached without zstd: FLY_CODINGS leaves it out, and a .zst sibling is read, not made.
+  if (zstd === undefined) return Promise.reject(new Error('zstd is not in this Node (22.15+)'));
+  return zstd(src, { params: { [ZSTD_LEVEL_PARAM]: level } });
+}
+/** The codings compressed on the fly, in server preference order. */
+const FLY_CODINGS: readonly Coding[] = ZSTD_ON_THE_FLY ? CODINGS : ['br', 'gzip'];
 
 export interface Variant {
   readonly coding: Coding | 'identity';
@@ -321,7 +342,7 @@ export class FileView {
     const compressible =
       this.opts.compress && info.compressible && body !== undefined && st.size >= this.opts.compressMinBytes;
     const codings: Coding[] =
-      siblings.size > 0 ? CODINGS.filter((c) => siblings.has(c)) : compressible ? [...CODINGS] : [];
+      siblings.size > 0 ? CODINGS.filter((c) => siblings.has(c)) : compressible ? [...FLY_CODINGS] : [];
     const vary = codings.length > 0;
     const make = (
       coding: Coding | 'identity',
@@ -396,16 +417,19 @@ export class FileView {
 
   private async compress(file: FileResource, coding: Coding): Promise<Variant> {
     const src = file.identity.body ?? (await readFile(file.absPath));
+    const small = src.length <= 256 * 1024;
     const out =
       coding === 'br'
         ? await brotli(src, {
             params: {
-              [zc.BROTLI_PARAM_QUALITY]: src.length <= 256 * 1024 ? 11 : 9,
+              [zc.BROTLI_PARAM_QUALITY]: small ? 11 : 9,
               [zc.BROTLI_PARAM_SIZE_HINT]: src.length,
               [zc.BROTLI_PARAM_MODE]: zc.BROTLI_MODE_TEXT,
             },
           })
-        : await gz(src, { level: 9 });
+        : coding === 'zstd'
+          ? await zstdOf(src, small ? 19 : 12)
+          : await gz(src, { level: 9 });
     const etag =
       this.opts.etag === 'weak' ? `${file.identity.etag.slice(0, -1)}-${coding}"` : `"${hashBuffer(out)}"`;
     const h = file.identity.headers;

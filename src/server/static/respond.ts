@@ -36,7 +36,8 @@ export function serveFile(
   let variant: Variant | Promise<Variant> = file.identity;
   if (file.codings.length > 0) {
     const coding = negotiateEncoding(req.headers['accept-encoding'], file.codings);
-    if (coding === 'br' || coding === 'gzip') variant = ctx.files.variant(file, coding as Coding, rawPath);
+    if (coding === 'br' || coding === 'gzip' || coding === 'zstd')
+      variant = ctx.files.variant(file, coding as Coding, rawPath);
   }
   if (variant instanceof Promise) {
     variant.then(

@@ -6,11 +6,10 @@
 // path stays on for them and the bound costs a counter. The first time a request arrives while an
 // earlier one on the same connection is unanswered, the client pipelines, and its connection moves to
 // a feed of our own: from then on its bytes reach Node's parser one request head at a time, and only
-// while fewer than `maxPipelined` requests are outstanding. The requests already in the read that
-// revealed the pipelining (at most 64 KiB of heads) are parsed by then; those beyond the bound wait,
-// without a handler, until earlier answers finish. So a client that pipelines thousands of requests
-// and never reads holds `maxPipelined` handlers and at most one read's worth of parsed heads, like
-// nginx, which reads the next request only after answering the previous one.
+// while fewer than `maxPipelined` requests are outstanding. The read that revealed the pipelining
+// stops at the first request beyond the bound (stopRead); the rest of it goes to the feed unparsed.
+// So a client that pipelines thousands of requests and never reads holds `maxPipelined` handlers and
+// a few parsed heads, like nginx, which reads the next request only after answering the previous one.
 //
 // How: the feed takes off the socket's 'data' and 'end' listeners that Node's HTTP server installs
 // (`socketOnData`, `socketOnEnd`, the same in Node 20, 22 and 24) and calls them itself; adding a
@@ -19,9 +18,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
+/** Node's HTTP parser (node_http_parser.cc), as far as the feed and the stop use it. */
+interface HttpParser {
+  incoming?: { complete?: boolean } | null;
+  /** True while the parser reads the socket itself, in C++ (`parser.consume(handle)`). */
+  _consumed?: boolean;
+  /** After a request head: what llhttp does next (0: go on, 2: upgrade); set per connection. */
+  onIncoming?: (req: unknown, keepAlive: unknown) => unknown;
+  /** Clears a pause (llhttp_resume). */
+  resume?: () => void;
+  /** Inside the kOnExecute callback: a copy of the whole read just parsed. */
+  getCurrentBuffer?: () => Buffer;
+  [k: number]: unknown;
+}
+
 /** Node internals the feed reads: the HTTP parser and Node's own pause flag. */
 interface HttpSocket extends Socket {
-  parser?: { incoming?: { complete?: boolean } | null } | null;
+  parser?: HttpParser | null;
   /** Set by Node's HTTP server while the outgoing buffer is full; Node asserts it is false on data. */
   _paused?: boolean;
   [CONN]?: Conn;
@@ -43,6 +56,12 @@ class Conn {
   pump: (() => void) | undefined;
   /** Hands over the bytes not yet given to the parser (to an upgrade handler), leaving none. */
   take: (() => Buffer | undefined) | undefined;
+  /** Puts bytes the parser stopped before back in front of the feed's. */
+  giveBack: ((rest: Buffer) => void) | undefined;
+  /** The feed is giving bytes to the parser now (so a request arriving is one it gave). */
+  feeding = false;
+  /** Stops the read being parsed on Node's C++ path after the current head (stopRead), once. */
+  stop: (() => void) | undefined;
 
   get accepted(): number {
     return this.unanswered.size;
@@ -88,7 +107,12 @@ function installFeed(socket: HttpSocket, c: Conn, maxPipelined: number): void {
       const cut = i === -1 ? held.length : i + 4;
       const piece = cut === held.length ? held : held.subarray(0, cut);
       held = cut === held.length ? undefined : held.subarray(cut);
-      onData(piece);
+      c.feeding = true;
+      try {
+        onData(piece);
+      } finally {
+        c.feeding = false;
+      }
       // An upgrade listener took the socket and the rest of the bytes (takeUnparsed).
       if (done) return;
       if (socket.parser !== parser) {
@@ -146,6 +170,65 @@ function installFeed(socket: HttpSocket, c: Conn, maxPipelined: number): void {
     held = undefined;
     detach();
     return rest;
+  };
+  c.giveBack = (rest) => {
+    if (done) return;
+    held = held === undefined ? rest : Buffer.concat([rest, held]);
+    pump();
+  };
+}
+
+/** llhttp's HPE_PAUSED: a parser callback returning it stops llhttp_execute at that point. */
+const HPE_PAUSED = 21;
+
+/**
+ * Lets the read being parsed on Node's C++ path stop at the first request beyond the bound, so the
+ * rest of it is never parsed into requests (issue 25: 5,000 pipelined heads in one read became about
+ * 1,900 requests, 3 MB per connection). Called when the connection starts to pipeline, from inside
+ * that read. Node's parser asks `parser.onIncoming` what to do after each request head (0: go on,
+ * 2: upgrade) and hands the answer to llhttp; HPE_PAUSED stops llhttp right after that head, before
+ * any body (on Node 20 `parser.pause()` inside a callback waits for the end of the read). Node then
+ * calls the parser's kOnExecute with a `HPE_PAUSED` error: there the parser resumes, Node is told
+ * the bytes parsed (not an error), and the bytes after the head go back to the feed. Both hooks are
+ * put back after that read; from the next read on, the feed gives heads one at a time. Only for a
+ * parser that read the socket itself (for a JavaScript `execute`, Node treats the pause as an error).
+ */
+function stopRead(socket: HttpSocket, c: Conn): void {
+  const parser = socket.parser;
+  const k = (parser?.constructor as { kOnExecute?: unknown } | undefined)?.kOnExecute;
+  if (parser == null || typeof k !== 'number') return;
+  const onExecute = parser[k];
+  const onIncoming = parser.onIncoming;
+  const { resume, getCurrentBuffer } = parser;
+  if (typeof onExecute !== 'function' || typeof onIncoming !== 'function' || !resume || !getCurrentBuffer) {
+    return;
+  }
+  let stopNow = false;
+  c.stop = () => {
+    c.stop = undefined;
+    stopNow = true;
+  };
+  parser.onIncoming = (req: unknown, keepAlive: unknown): unknown => {
+    const r = onIncoming(req, keepAlive);
+    if (!stopNow || r !== 0) return r;
+    stopNow = false;
+    return HPE_PAUSED;
+  };
+  parser[k] = function (this: unknown, ret: unknown) {
+    parser[k] = onExecute;
+    parser.onIncoming = onIncoming;
+    c.stop = undefined;
+    const e = ret as { code?: unknown; bytesParsed?: unknown };
+    if (!(ret instanceof Error) || e.code !== 'HPE_PAUSED' || typeof e.bytesParsed !== 'number') {
+      (onExecute as (r: unknown) => void).call(this, ret);
+      return;
+    }
+    // Only within kOnExecute does the parser hold the read (a copy is returned).
+    const rest = getCurrentBuffer.call(parser).subarray(e.bytesParsed);
+    // Before Node's handler, which may pause the parser for its own reasons (a full send buffer).
+    resume.call(parser);
+    (onExecute as (r: unknown) => void).call(this, e.bytesParsed);
+    if (rest.length > 0) c.giveBack?.(rest);
   };
 }
 
@@ -241,7 +324,12 @@ export function limitPipelining(
     // The answer in progress (an earlier request) counts too.
     const current = currentResponse(socket);
     if (current) track(c, current);
-    if (maxPipelined > 0) installFeed(socket, c, maxPipelined);
+    if (maxPipelined > 0) {
+      // Whether Node's parser reads the socket in C++ (the feed's 'data' listener ends that).
+      const consumed = socket.parser?._consumed === true;
+      installFeed(socket, c, maxPipelined);
+      if (consumed && c.pump !== undefined) stopRead(socket, c);
+    }
     return c;
   };
 
@@ -269,6 +357,8 @@ export function limitPipelining(
     track(c, res);
     if (maxPipelined > 0 && c.accepted > maxPipelined) {
       (c.waiting ??= []).push(res);
+      // The first beyond the bound in the read that showed the pipelining: the rest is not parsed.
+      if (c.stop !== undefined && !c.feeding) c.stop();
       return;
     }
     handle(req, res);

@@ -84,7 +84,7 @@ describe('pipelining flood', () => {
     removeSite(site);
   });
 
-  it('attack: 20 connections pipelining 5,000 requests each, never reading -> at most maxPipelinedRequests handled per connection, one read of heads parsed, others still served', async () => {
+  it('attack: 20 connections pipelining 5,000 requests each, never reading -> at most maxPipelinedRequests handled per connection, the read stops past the bound, others still served', async () => {
     const flood: Socket[] = [];
     const request = 'GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n';
     const serverSide = new Set<Socket>();
@@ -110,10 +110,11 @@ describe('pipelining flood', () => {
         // A handler has run for a request once its answer's head exists; the rest wait unhandled.
         const handled = [...c.unanswered].filter((res) => res.headersSent).length;
         assert.ok(handled <= MAX, `round ${round}: ${handled} unanswered requests handled (bound ${MAX})`);
-        // The read that showed the pipelining is parsed whole; nothing more is read until answers drain.
+        // The read that showed the pipelining stops at the first request beyond the bound (it was
+        // parsed whole: perRead heads); nothing more is read until answers drain.
         assert.ok(
-          c.unanswered.size <= MAX + perRead,
-          `round ${round}: ${c.unanswered.size} parsed and unanswered (bound ${MAX} + ${perRead} heads of one read)`,
+          c.unanswered.size <= MAX + 3,
+          `round ${round}: ${c.unanswered.size} parsed and unanswered (bound ${MAX} + 3, not ${perRead} heads of one read)`,
         );
       }
     }

@@ -12,6 +12,9 @@ import { waitUntil } from '../helpers/wait.js';
 const T = { timeout: 30_000 };
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
 
+/** A masked text frame "hi" (RFC 6455 §5.2), as a client sends it. */
+const MASKED_HI = Buffer.from([0x81, 0x82, 1, 2, 3, 4, 0x68 ^ 1, 0x69 ^ 2]);
+
 function handshakeHead(path: string): string {
   return `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n`;
 }
@@ -118,6 +121,154 @@ describe('attack: upgrades the upstream refuses', () => {
     }
     await until(() => f.up.open() === 0, 'every upstream socket to close');
     assert.equal(f.up.open(), 0);
+  });
+});
+
+/**
+ * An upstream that answers handshakes from its 'upgrade' listener, as a Node WebSocket server does:
+ * `/ws/refuse` gets `403` with `Content-Length: 0` and `/ws/silent` nothing, and either way it keeps
+ * the socket without reading it, so a FIN alone never reaches its code. Counts its open sockets and
+ * the handshakes it received.
+ */
+async function holdingUpstream(): Promise<CountingUpstream & { handshakes: () => number }> {
+  let open = 0;
+  let handshakes = 0;
+  const held = new Set<Socket>();
+  const server = createServer();
+  server.on('connection', (s) => {
+    open++;
+    s.on('close', () => open--);
+  });
+  server.on('upgrade', (req, socket: Socket) => {
+    handshakes++;
+    held.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => held.delete(socket));
+    if (req.url!.endsWith('/refuse')) socket.write('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    open: () => open,
+    handshakes: () => handshakes,
+    close: async () => {
+      for (const s of held) s.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+describe('attack: refused handshakes whose upstream keeps the connection open', () => {
+  const f = {} as { up: CountingUpstream & { handshakes: () => number }; s: TestServer };
+  let site = '';
+  before(async () => {
+    site = makeSite({});
+    f.up = await holdingUpstream();
+    // A short handshake timeout for /slow (connect + headers): the 504 case.
+    f.s = await startServer(site, {
+      proxy: [
+        { prefix: '/slow', upstream: `${f.up.url}/ws`, timeouts: { connectMs: 200, headersMs: 300 } },
+        { prefix: '/ws', upstream: f.up.url },
+      ],
+    });
+  });
+  after(async () => {
+    await f.s.close();
+    await f.up.close();
+    removeSite(site);
+  });
+
+  it(
+    'attack: 20 handshakes refused with 403 and Content-Length: 0, clients gone -> the upstream holds no socket',
+    T,
+    async () => {
+      const before = f.up.handshakes();
+      for (let i = 0; i < 20; i++) {
+        const r = await handshake(f.s.port, '/ws/refuse');
+        assert.equal(rawStatus(r.head), 403, r.head);
+        r.socket.destroy();
+      }
+      assert.equal(f.up.handshakes() - before, 20, 'every handshake reached the upstream');
+      await until(() => f.up.open() === 0, 'every upstream socket to close');
+    },
+  );
+
+  it(
+    'attack: 20 clients leave before the upstream answers (half after sending a frame early) -> the upstream holds no socket',
+    T,
+    async () => {
+      const before = f.up.handshakes();
+      const clients: Socket[] = [];
+      for (let i = 0; i < 20; i++) {
+        const c = connect(f.s.port, '127.0.0.1');
+        c.on('error', () => {});
+        c.write(handshakeHead('/ws/silent'));
+        clients.push(c);
+      }
+      await until(() => f.up.handshakes() - before === 20, 'every handshake to reach the upstream');
+      // Bytes waiting unread on the server's side of a socket would hide its FIN from Node.
+      for (const c of clients.slice(10)) c.write(MASKED_HI);
+      for (const c of clients) c.end();
+      await until(() => f.up.open() === 0, 'every upstream socket to close');
+    },
+  );
+
+  it(
+    'attack: handshakes the upstream never answers -> 504, and the upstream holds no socket',
+    T,
+    async () => {
+      const before = f.up.handshakes();
+      for (let i = 0; i < 5; i++) {
+        const r = await handshake(f.s.port, '/slow/silent');
+        assert.equal(rawStatus(r.head), 504, r.head);
+        r.socket.destroy();
+      }
+      assert.equal(f.up.handshakes() - before, 5, 'every handshake reached the upstream');
+      await until(() => f.up.open() === 0, 'every upstream socket to close');
+    },
+  );
+});
+
+describe('proxy: WebSocket pass-through, a frame the client sends before the answer', () => {
+  it('reaches the upstream after the switch, in order', T, async () => {
+    const wss = new WebSocketServer({ noServer: true });
+    const up = createServer();
+    let pending: (() => void) | undefined;
+    up.on('upgrade', (req, socket: Socket, head) => {
+      pending = () =>
+        wss.handleUpgrade(req, socket, head, (ws) => ws.on('message', (m) => ws.send(`echo:${m}`)));
+    });
+    await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
+    const site = makeSite({});
+    const s = await startServer(site, {
+      proxy: [{ prefix: '/ws', upstream: `http://127.0.0.1:${(up.address() as AddressInfo).port}` }],
+    });
+    const serverSide: Socket[] = [];
+    s.app.server.on('connection', (c: Socket) => serverSide.push(c));
+    const c = connect(s.port, '127.0.0.1');
+    try {
+      let got = Buffer.alloc(0);
+      c.on('data', (d: Buffer) => {
+        got = Buffer.concat([got, d]);
+      });
+      const head = handshakeHead('/ws/x');
+      c.write(head);
+      await waitUntil('the upstream to hold the handshake', () => pending);
+      c.write(MASKED_HI);
+      // The frame reached Gatehouse while the upstream had not answered yet.
+      await waitUntil('the frame to reach the server', () => serverSide[0]!.bytesRead >= head.length + 8);
+      pending!();
+      await waitUntil('the echo', () => got.includes('echo:hi'));
+      assert.equal(rawStatus(got.toString('latin1')), 101);
+    } finally {
+      c.destroy();
+      await s.close();
+      for (const ws of wss.clients) ws.terminate();
+      up.closeAllConnections();
+      up.close();
+      removeSite(site);
+    }
   });
 });
 

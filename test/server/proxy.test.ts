@@ -658,6 +658,8 @@ describe('proxy: WebSocket pass-through', () => {
   it('an upstream refusal reaches the client as that status, not 101', async () => {
     const up = createServer((_q, r) => r.end());
     up.on('upgrade', (_req, socket: Socket) => {
+      // The pass-through resets a refused handshake's connection the upstream has not closed yet.
+      socket.on('error', () => {});
       socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 6\r\nWWW-Authenticate: Bearer\r\n\r\nnope!\n');
     });
     await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));

@@ -2,7 +2,8 @@
 // request step let it through (src/server/entry.ts). The client gets the upstream's 101 (with the
 // steps' fields, see switchHead) and then bytes flow both ways; any other answer is relayed as an
 // ordinary response on the step's ServerResponse and the upstream connection is closed: it was
-// opened for this one exchange.
+// opened for this one exchange. Until the switch, the upstream connection is closed with a reset
+// (resetUpstream), so an upstream that keeps the socket open still sees the close.
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
@@ -64,6 +65,29 @@ export function switchHead(
   return `${s}\r\n`;
 }
 
+/**
+ * Closes the upstream connection of a handshake that did not switch. A FIN alone is not enough: a
+ * Node upstream answers a refusal from its 'upgrade' listener and keeps the socket open (its server
+ * allows half-open connections), so it holds the connection forever; a reset (RST) ends it. An
+ * upstream that already closed its side gets the FIN. TLS sockets have no TCP handle to reset
+ * (resetAndDestroy throws): they get the FIN.
+ */
+function resetUpstream(s: Socket | undefined): void {
+  if (s === undefined || s.destroyed) return;
+  if (s.readableEnded) {
+    s.destroy();
+    return;
+  }
+  try {
+    s.resetAndDestroy();
+  } catch {
+    s.destroy();
+  }
+}
+
+/** Bytes a client may send between its handshake and the upstream's answer; more closes it. */
+const MAX_EARLY_BYTES = 64 * 1024;
+
 export function proxyUpgrade(
   req: IncomingMessage,
   res: ServerResponse,
@@ -94,10 +118,17 @@ export function proxyUpgrade(
   });
 
   let answered = false;
+  /** The upstream answered 101 and the tunnel carries the bytes: its sockets close each other. */
+  let switched = false;
+  /** The exchange is over without a switch: nothing more is read from or sent to the upstream. */
+  const abandon = () => {
+    resetUpstream(upSocket);
+    up.destroy();
+  };
   const timer = setTimeout(() => {
     if (answered) return;
     answered = true;
-    up.destroy();
+    abandon();
     o.onFailure();
     sendError(req, res, ERRORS.gatewayTimeout, 'The upstream did not answer the handshake in time.');
   }, o.timeoutMs);
@@ -105,8 +136,25 @@ export function proxyUpgrade(
     clearTimeout(timer);
     answered = true;
     // The client went away: nothing is left to relay, in either state.
-    up.destroy();
-    upSocket?.destroy();
+    if (switched) {
+      up.destroy();
+      upSocket?.destroy();
+    } else abandon();
+  });
+  // Node stopped reading the client at the upgrade; read it while the upstream decides, or its FIN
+  // would go unseen and the exchange would wait for the upstream forever. Bytes sent before the
+  // answer (RFC 6455 §4.1: a client waits for it) are kept for the tunnel, up to MAX_EARLY_BYTES.
+  const early: Buffer[] = [];
+  let earlyBytes = 0;
+  const onEarly = (chunk: Buffer) => {
+    earlyBytes += chunk.length;
+    if (earlyBytes > MAX_EARLY_BYTES) socket.destroy();
+    else early.push(chunk);
+  };
+  socket.on('data', onEarly);
+  // A client that half-closes before the answer cannot use a tunnel: the exchange ends.
+  socket.once('end', () => {
+    if (!answered) socket.destroy();
   });
 
   up.on('upgrade', (upRes, upgraded: Socket, upHead) => {
@@ -117,11 +165,14 @@ export function proxyUpgrade(
       return;
     }
     answered = true;
+    switched = true;
     const steps = switchFields(responseFields(res));
     tunnel.accept();
     socket.write(switchHead(upRes.statusMessage || 'Switching Protocols', upRes.rawHeaders, steps));
     if (upHead.length > 0) socket.write(upHead);
+    socket.removeListener('data', onEarly);
     if (tunnel.head.length > 0) upgraded.write(tunnel.head);
+    for (const chunk of early) upgraded.write(chunk);
     // An end or error on either side closes the other.
     upgraded.pipe(socket);
     socket.pipe(upgraded);
@@ -134,7 +185,7 @@ export function proxyUpgrade(
     clearTimeout(timer);
     const closeUpstream = () => {
       upRes.destroy();
-      upSocket?.destroy();
+      abandon();
     };
     upRes.once('end', closeUpstream);
     upRes.once('error', () => {

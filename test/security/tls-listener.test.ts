@@ -77,13 +77,14 @@ for (const http2 of [true, false]) {
     });
     const tls = (extra: Partial<Tls> = {}): Tls => ({ cert: files.cert, key: files.key, http2, ...extra });
 
-    it('attack: sockets that never finish a handshake (silent, 6 bytes of a ClientHello) hold every place under maxConnections -> closed after headersTimeoutMs, a real client then connects', async () => {
+    it('attack: sockets that never finish a handshake (silent, 6 bytes of a ClientHello, a trickled one) hold every place under maxConnections -> closed after headersTimeoutMs, a real client then connects', async () => {
       const s = await startServer(site, {
         tls: tls(),
         limits: { maxConnections: 4, headersTimeoutMs: 300 },
       });
       const seen = watchServer(s);
       const stalled: Socket[] = [];
+      let trickle: NodeJS.Timeout | undefined;
       try {
         const closed = new Set<Socket>();
         for (let i = 0; i < 4; i++) {
@@ -94,6 +95,8 @@ for (const http2 of [true, false]) {
           if (i % 2 === 1) sock.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]));
           stalled.push(sock);
         }
+        // The last one trickles a byte of the ClientHello every 50 ms: the deadline is not an idle timer.
+        trickle = setInterval(() => stalled[3]?.write(Buffer.from([0x00])), 50);
         await waitUntil('the server accepted the four stalled sockets', () => seen.raw.length === 4);
         // Node's own handshake timeout is 120 s; the server must close them within the wait deadline.
         await waitUntil('the server closed every stalled socket', () => closed.size === 4);
@@ -103,6 +106,7 @@ for (const http2 of [true, false]) {
         );
         assert.match(await handshake(s.port, ca), /^TLSv1\.3 /);
       } finally {
+        clearInterval(trickle);
         for (const sock of stalled) sock.destroy();
         await s.close();
       }

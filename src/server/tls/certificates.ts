@@ -53,8 +53,8 @@ export interface CertificateStore {
   readonly files: readonly string[];
 }
 
-/** What every context (the default one and each SNI one) is built with: an SNI context replaces the
- *  default one mid-handshake, suites included. */
+/** What every context (the default one and each SNI one) is built with, so a certificate chosen by
+ *  SNI is served on the same terms. */
 export type ContextOptions = Pick<TlsOptions, 'minVersion'> & {
   /** OpenSSL's colon-separated list (ciphers.ts cipherString). */
   ciphers: string;

@@ -1,7 +1,7 @@
-// The cipher suites and TLS options every context of the listener is built with. The default is RFC
-// 9325 §4.2's recommendation (Mozilla "intermediate" without DHE): forward secret (ECDHE) and AEAD only
-// (AES-GCM, ChaCha20-Poly1305), for ECDSA and RSA certificates alike, plus the TLS 1.3 suites (§4.1).
-// Node's own default ends with HIGH, which offers TLS_RSA_* (no forward secrecy) and CBC suites.
+// The cipher suites and TLS options every context of the listener is built with. The default follows
+// RFC 9325 §4.1-4.2 (Mozilla "intermediate" without DHE): forward secret (ECDHE) and AEAD only (AES-GCM,
+// ChaCha20-Poly1305), for ECDSA and RSA certificates alike, plus the TLS 1.3 suites. Node's own default
+// ends with HIGH, which offers TLS_RSA_* (no forward secrecy) and CBC suites.
 import { constants } from 'node:crypto';
 import { getCiphers } from 'node:tls';
 
@@ -19,9 +19,9 @@ export const DEFAULT_CIPHERS: readonly string[] = [
 ];
 
 /**
- * RFC 9325 §3.5 (RFC 5746 aside): a client-initiated renegotiation costs the server a full handshake
- * per request of the client's; refused outright (OpenSSL answers no_renegotiation). Node would allow
- * three per ten minutes. HTTP/2 forbids it anyway (RFC 9113 §9.2.1).
+ * A client-initiated renegotiation (TLS 1.2) costs the server a full handshake each time the client
+ * asks (THC-SSL-DoS); refused outright, OpenSSL answers no_renegotiation. Node would allow three per
+ * ten minutes on HTTP/1.1; HTTP/2 forbids it anyway (RFC 9113 §9.2.1).
  */
 export const TLS_SECURE_OPTIONS = constants.SSL_OP_NO_RENEGOTIATION;
 

@@ -1,6 +1,7 @@
 // Config of the TLS listener: certificate files, SNI names, ACME and the dev CA. Paths are relative
 // to the config file (load.ts resolves them); checks that need the files happen when the server starts.
 import { z } from 'zod';
+import { blockedForHttp2, DEFAULT_CIPHERS, isTls13Suite, knownCipher } from '../server/tls/ciphers.js';
 
 const pemPath = z.string().min(1);
 
@@ -48,6 +49,20 @@ export const tlsSchema = z
     key: pemPath.optional().describe('PEM file: the private key.'),
     ca: pemPath.optional().describe('PEM file of extra CA certificates to send or trust.'),
     minVersion: z.enum(['TLSv1.2', 'TLSv1.3']).default('TLSv1.2').describe('Oldest TLS version accepted.'),
+    ciphers: z
+      .array(
+        z
+          .string()
+          .refine(knownCipher, 'not a cipher suite name OpenSSL knows (e.g. ECDHE-RSA-AES128-GCM-SHA256)'),
+      )
+      .min(1)
+      .default([...DEFAULT_CIPHERS])
+      .describe(
+        'Cipher suites by OpenSSL name (no OpenSSL expressions). Default: forward-secret AEAD suites (RFC 9325; ' +
+          'ECDHE-ECDSA/RSA with AES-GCM or ChaCha20-Poly1305) and the TLS 1.3 ones. With http2 on, every TLS 1.2 ' +
+          'suite must be ECDHE/DHE with an AEAD cipher (RFC 9113 §9.2.2). Listing no TLS_* suite keeps ' +
+          "Node's TLS 1.3 defaults.",
+      ),
     sni: z
       .record(hostName, certFilesSchema)
       .default({})
@@ -70,8 +85,35 @@ export const tlsSchema = z
       ctx.addIssue({ code: 'custom', message: 'cert/key, acme and dev exclude each other' });
     if ((t.cert === undefined) !== (t.key === undefined))
       ctx.addIssue({ code: 'custom', message: 'cert and key go together' });
+    cipherIssues(t, ctx);
   })
   .describe('HTTPS on the main listener: HTTP/2 and HTTP/1.1 (ALPN), SIGHUP reloads certificates.');
+
+/**
+ * RFC 9113 §9.2.2: HTTP/2 is never negotiated over a blocklisted suite. ALPN is chosen without regard
+ * to the suite, so a custom list with such a suite is refused while http2 is on (set http2: false
+ * to serve it over HTTP/1.1 only).
+ */
+function cipherIssues(
+  t: { ciphers: string[]; http2: boolean; minVersion: 'TLSv1.2' | 'TLSv1.3' },
+  ctx: z.RefinementCtx,
+): void {
+  t.ciphers.forEach((name, i) => {
+    if (t.http2 && knownCipher(name) && blockedForHttp2(name))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ciphers', i],
+        message: `${name} is on HTTP/2's blocklist (RFC 9113 Appendix A: not ECDHE/DHE with AES-GCM, ChaCha20-Poly1305 or CCM); remove it or set tls.http2: false`,
+      });
+  });
+  if (t.minVersion === 'TLSv1.2' && t.ciphers.every(isTls13Suite))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ciphers'],
+      message:
+        'lists no TLS 1.2 suite, so TLS 1.2 clients could not connect: add one or set minVersion: TLSv1.3',
+    });
+}
 
 /** Config paths inside `tls` that are files or folders, for resolving against the config file. */
 export function tlsPaths(t: z.input<typeof tlsSchema>, resolvePath: (p: string) => string): typeof t {

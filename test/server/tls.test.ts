@@ -175,7 +175,7 @@ describe('TLS listener: protocols', () => {
     assert.match(h1, /\r\n\r\nhello$/);
   });
 
-  it('accepts TLS 1.2 by default (secure floor, Node default ciphers)', async () => {
+  it('accepts TLS 1.2 by default (secure floor, forward-secret AEAD suites)', async () => {
     const version = await new Promise<string | null>((resolve, reject) => {
       const t = tlsConnect({ port: s.port, host: '127.0.0.1', ca, maxVersion: 'TLSv1.2' }, () => {
         resolve(t.getProtocol());
@@ -184,6 +184,89 @@ describe('TLS listener: protocols', () => {
       t.on('error', reject);
     });
     assert.equal(version, 'TLSv1.2');
+  });
+});
+
+/** The protocol, suite and ALPN choice a client gets, or `refused <code>`. */
+function negotiate(
+  port: number,
+  ca: string,
+  o: { maxVersion: 'TLSv1.2' | 'TLSv1.3'; ciphers?: string; alpn?: string[] },
+): Promise<string> {
+  return new Promise((resolve) => {
+    const t = tlsConnect(
+      {
+        port,
+        host: '127.0.0.1',
+        servername: 'localhost',
+        ca,
+        maxVersion: o.maxVersion,
+        ciphers: o.ciphers,
+        ALPNProtocols: o.alpn ?? ['h2', 'http/1.1'],
+      },
+      () => {
+        resolve(`${t.getProtocol()} ${t.getCipher().name} ${t.alpnProtocol}`);
+        t.end();
+      },
+    );
+    t.on('error', (err: NodeJS.ErrnoException) => resolve(`refused ${err.code}`));
+  });
+}
+
+describe('TLS listener: cipher suites (RFC 9325 §4.2)', () => {
+  for (const keyType of ['P-256', 'RSA-2048'] as const) {
+    it(`the default suites serve a ${keyType} certificate: ECDHE + AES-GCM on TLS 1.2, TLS 1.3, h2`, async () => {
+      const pki = await testPki();
+      const leaf = await leafFor({ hosts: ['localhost'], keyType });
+      const files = await writePair(leaf, pki.intermediate.certPem);
+      const site = makeSite({ 'a.txt': 'a' });
+      const s = await start(site, { tls: { cert: files.cert, key: files.key } });
+      try {
+        const sig = keyType === 'P-256' ? 'ECDSA' : 'RSA';
+        assert.equal(
+          await negotiate(s.port, pki.root.certPem, { maxVersion: 'TLSv1.2' }),
+          `TLSv1.2 ECDHE-${sig}-AES128-GCM-SHA256 h2`,
+        );
+        assert.match(
+          await negotiate(s.port, pki.root.certPem, { maxVersion: 'TLSv1.3' }),
+          /^TLSv1\.3 TLS_(AES_128_GCM_SHA256|AES_256_GCM_SHA384|CHACHA20_POLY1305_SHA256) h2$/,
+        );
+        assert.equal(
+          await negotiate(s.port, pki.root.certPem, {
+            maxVersion: 'TLSv1.2',
+            ciphers: `ECDHE-${sig}-CHACHA20-POLY1305`,
+          }),
+          `TLSv1.2 ECDHE-${sig}-CHACHA20-POLY1305 h2`,
+        );
+      } finally {
+        await s.app.close();
+        removeSite(site);
+        rmSync(files.dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  it('tls.ciphers with a CBC suite and http2: false serves it over HTTP/1.1 only, and nothing outside the list', async () => {
+    const s = await tlsSite(
+      { 'a.txt': 'a' },
+      { tls: { http2: false, ciphers: ['ECDHE-ECDSA-AES128-SHA', 'TLS_AES_256_GCM_SHA384'] } },
+    );
+    try {
+      assert.equal(
+        await negotiate(s.port, s.ca, { maxVersion: 'TLSv1.2' }),
+        'TLSv1.2 ECDHE-ECDSA-AES128-SHA http/1.1',
+      );
+      assert.match(
+        await negotiate(s.port, s.ca, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' }),
+        /^refused /,
+      );
+      assert.equal(
+        await negotiate(s.port, s.ca, { maxVersion: 'TLSv1.3' }),
+        'TLSv1.3 TLS_AES_256_GCM_SHA384 http/1.1',
+      );
+    } finally {
+      await s.stop();
+    }
   });
 });
 

@@ -5,6 +5,7 @@
 import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, type SecureContext } from 'node:tls';
+import { cipherString, TLS_SECURE_OPTIONS } from './ciphers.js';
 import type { CertFiles, TlsOptions } from './options.js';
 
 /** A chain and key in memory (PEM). */
@@ -29,7 +30,7 @@ interface Contexts {
   readonly fallback: SecureContext | undefined;
   /** The default pair itself: node's server takes its default as options (setSecureContext). */
   readonly fallbackPair: PemPair | undefined;
-  /** minVersion and the extra CA the contexts were built with. */
+  /** minVersion, the suites and the extra CA the contexts were built with. */
   readonly options: ContextOptions;
   /** Exact names, lower case. */
   readonly exact: ReadonlyMap<string, SecureContext>;
@@ -52,7 +53,15 @@ export interface CertificateStore {
   readonly files: readonly string[];
 }
 
-export type ContextOptions = Pick<TlsOptions, 'minVersion'> & { ca?: string | undefined };
+/** What every context (the default one and each SNI one) is built with, so a certificate chosen by
+ *  SNI is served on the same terms. */
+export type ContextOptions = Pick<TlsOptions, 'minVersion'> & {
+  /** OpenSSL's colon-separated list (ciphers.ts cipherString). */
+  ciphers: string;
+  /** SSL_OP_* flags (ciphers.ts TLS_SECURE_OPTIONS: no renegotiation). */
+  secureOptions: number;
+  ca?: string | undefined;
+};
 
 /**
  * Builds a context from a pair, refusing what would fail at handshake time: no certificate, a key
@@ -67,7 +76,7 @@ export function contextFor(pair: PemPair, source: string, o: ContextOptions): Se
     throw new CertificateError(source, `not a PEM certificate (${(err as Error).message})`);
   }
   try {
-    return createSecureContext({ cert: pair.cert, key: pair.key, ca: o.ca, minVersion: o.minVersion });
+    return createSecureContext({ cert: pair.cert, key: pair.key, ...o });
   } catch (err) {
     const code = (err as { code?: string }).code ?? '';
     const why = code.includes('KEY_VALUES_MISMATCH')
@@ -88,7 +97,11 @@ async function readPair(f: CertFiles): Promise<PemPair> {
 
 /** The store for `tls`, empty until the first reload() (the listener awaits it before listening). */
 export function createCertificateStore(tls: TlsOptions): CertificateStore {
-  const o: ContextOptions = { minVersion: tls.minVersion };
+  const o: ContextOptions = {
+    minVersion: tls.minVersion,
+    ciphers: cipherString(tls.ciphers),
+    secureOptions: TLS_SECURE_OPTIONS,
+  };
   const defaultFiles =
     tls.cert !== undefined && tls.key !== undefined ? { cert: tls.cert, key: tls.key } : undefined;
   let memoryDefault: PemPair | undefined;
@@ -101,7 +114,7 @@ export function createCertificateStore(tls: TlsOptions): CertificateStore {
         : await readFile(caFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
             throw new CertificateError(caFile, `cannot read (${err.code ?? err.message})`);
           });
-    const opts: ContextOptions = { minVersion: tls.minVersion, ca };
+    const opts: ContextOptions = { ...o, ca };
     const exact = new Map<string, SecureContext>();
     const wildcard = new Map<string, SecureContext>();
     for (const [name, files] of Object.entries(tls.sni)) {

@@ -2,7 +2,7 @@
 // node:https when HTTP/2 is off. HTTP/1.1 connections on it run through Node's HTTP/1 server code, so
 // the limits below are set as that code reads them. Certificates come from the store: the default
 // one by setSecureContext (new connections only), the others by SNI; files are watched and SIGHUP
-// (in the CLI) calls reload().
+// (in the CLI) calls reload(). Every context carries the same suites and options (ciphers.ts).
 import { type FSWatcher, watch } from 'node:fs';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
@@ -41,6 +41,10 @@ export function createTlsListener(o: {
   });
   const common = {
     ...secureOptions(store.defaultPair),
+    // A handshake gets the time a request head gets: Node's own 120 s let a few silent sockets (or
+    // 6 bytes of a ClientHello) hold every place under limits.maxConnections. A deadline from accept,
+    // not an idle timer: trickled bytes do not extend it.
+    handshakeTimeout: o.limits.headersTimeoutMs,
     // RFC 6066 §3: the name's own certificate, else (undefined) the default one.
     SNICallback: (name: string, cb: (err: Error | null, ctx?: import('node:tls').SecureContext) => void) =>
       cb(null, store.forName(name)),

@@ -33,6 +33,8 @@ export interface TlsOptions {
   ca?: string | undefined;
   /** Oldest protocol accepted (default TLS 1.2). */
   minVersion: 'TLSv1.2' | 'TLSv1.3';
+  /** Cipher suites by OpenSSL name (ciphers.ts DEFAULT_CIPHERS: RFC 9325, forward secret, AEAD). */
+  ciphers: readonly string[];
   /** Per-name certificates chosen by SNI (RFC 6066 §3); a name may start with `*.`. */
   sni: Record<string, CertFiles>;
   acme?: AcmeOptions | undefined;

@@ -3,10 +3,11 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { forTerminal, jsonForTerminal } from '../http/terminal.js';
 import { CheckUsageError, inspectSite, noFinalResponse, unreachableReason } from '../inspect/index.js';
 import type { CheckOptions } from '../inspect/live.js';
 import { checkOptions } from '../inspect/live.js';
-import { printable, renderJson, renderText } from '../inspect/report.js';
+import { renderJson, renderText } from '../inspect/report.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
 export interface CheckIo extends CommandIo {
@@ -116,7 +117,7 @@ export async function checkCommand(args: string[], io: CheckIo): Promise<number>
     p = await parse(args, io.cwd);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.stderr.write(`gatehouse check: ${err.message}\n${USAGE}`);
+    io.stderr.write(`gatehouse check: ${forTerminal(err.message)}\n${USAGE}`);
     return EXIT_USAGE;
   }
   if (p.help) {
@@ -128,15 +129,15 @@ export async function checkCommand(args: string[], io: CheckIo): Promise<number>
   const { recording, report } = await inspectSite(p.url, options);
   const unreachable = unreachableReason(recording);
   if (unreachable !== undefined) {
-    if (p.json) io.stdout.write(`${JSON.stringify({ url: recording.url, error: unreachable })}\n`);
-    io.stderr.write(`gatehouse check: cannot reach ${printable(unreachable)}\n`);
+    if (p.json) io.stdout.write(`${jsonForTerminal({ url: recording.url, error: unreachable })}\n`);
+    io.stderr.write(`gatehouse check: cannot reach ${forTerminal(unreachable)}\n`);
     return EXIT_FAILURE;
   }
   const color = io.color === true && !p.noColor;
   io.stdout.write(p.json ? renderJson(report) : renderText(report, { color }));
   const noFinal = noFinalResponse(recording);
   if (noFinal !== undefined) {
-    io.stderr.write(`gatehouse check: no final response: ${printable(noFinal)}\n`);
+    io.stderr.write(`gatehouse check: no final response: ${forTerminal(noFinal)}\n`);
     return EXIT_FAILURE;
   }
   return report.summary.errors > 0 ? EXIT_FAILURE : EXIT_OK;

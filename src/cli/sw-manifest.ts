@@ -9,6 +9,7 @@ import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { globToRegExp } from '../http/glob.js';
 import { isHashedName } from '../http/hashed-name.js';
+import { forTerminal, jsonForTerminal } from '../http/terminal.js';
 import { hashFile } from '../server/static/files.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
@@ -114,7 +115,7 @@ export async function swManifestCommand(args: string[], io: SwManifestIo): Promi
       },
     }));
   } catch (err) {
-    io.stderr.write(`gatehouse sw-manifest: ${(err as Error).message}\n${USAGE}`);
+    io.stderr.write(`gatehouse sw-manifest: ${forTerminal((err as Error).message)}\n${USAGE}`);
     return EXIT_USAGE;
   }
   if (values.help) {
@@ -122,7 +123,7 @@ export async function swManifestCommand(args: string[], io: SwManifestIo): Promi
     return EXIT_OK;
   }
   const usage = (msg: string) => {
-    io.stderr.write(`gatehouse sw-manifest: ${msg}\n${USAGE}`);
+    io.stderr.write(`gatehouse sw-manifest: ${forTerminal(msg)}\n${USAGE}`);
     return EXIT_USAGE;
   };
   if (positionals.length !== 1) return usage('expected one DIR');
@@ -143,11 +144,12 @@ export async function swManifestCommand(args: string[], io: SwManifestIo): Promi
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     io.stderr.write(
-      `gatehouse sw-manifest: cannot read ${e.path ? relative(io.cwd, e.path) || '.' : root}: ${e.code ?? e.message}\n`,
+      `gatehouse sw-manifest: ${forTerminal(`cannot read ${e.path ? relative(io.cwd, e.path) || '.' : root}: ${e.code ?? e.message}`)}\n`,
     );
     return EXIT_FAILURE;
   }
-  const json = JSON.stringify(manifest, null, 2);
+  // URLs are percent-encoded already; U+2028/9 would end a line in the .js module form.
+  const json = jsonForTerminal(manifest, 2);
   // A .js/.mjs FILE is a module a module service worker imports (`import precache from './precache.js'`).
   const text = out && /\.m?js$/.test(out) ? `export default ${json};\n` : `${json}\n`;
   if (out === undefined) {
@@ -157,9 +159,13 @@ export async function swManifestCommand(args: string[], io: SwManifestIo): Promi
   try {
     await writeFile(out, text);
   } catch (err) {
-    io.stderr.write(`gatehouse sw-manifest: --out ${values.out}: ${(err as NodeJS.ErrnoException).code}\n`);
+    io.stderr.write(
+      `gatehouse sw-manifest: --out ${forTerminal(values.out ?? '')}: ${(err as NodeJS.ErrnoException).code}\n`,
+    );
     return EXIT_FAILURE;
   }
-  io.stderr.write(`gatehouse sw-manifest: ${manifest.length} files -> ${relative(io.cwd, out) || out}\n`);
+  io.stderr.write(
+    `gatehouse sw-manifest: ${manifest.length} files -> ${forTerminal(relative(io.cwd, out) || out)}\n`,
+  );
   return EXIT_OK;
 }

@@ -33,7 +33,9 @@ Prints the certificate (subject, SANs, issuer, validity, key, signature, serial,
 the chain as served, and the protocol and cipher when live) and checks that it
   - chains to a trusted CA (the system store, or --ca FILE),
   - is within its validity window,
-  - names the host (or --servername NAME; for a PEM file only when --servername is given).
+  - names the host (or --servername NAME; for a PEM file only when --servername is given),
+  - has strong keys and signatures: RSA >= 2048 bits, EC >= 256 bits, no SHA-1 (CA/Browser Forum
+    Baseline Requirements §6.1.5).
 It warns when it expires within --warn-days (default 21) and when the served chain is incomplete.
   --ca FILE         PEM file of the CA certificates to trust in place of the system store
   --servername NAME the name to send (SNI) and to match, in place of the target's host
@@ -100,11 +102,14 @@ export function formatText(r: InspectReport): string {
   });
   const width = Math.max(...rows.map(([k]) => k.length)) + 2;
   const lines = rows.map(([k, v]) => `${(k === '' ? '' : `${k}:`).padEnd(width)}${forTerminal(v)}`);
-  for (const name of ['trusted', 'timeValid', 'hostnameMatches'] as const) {
+  for (const name of ['trusted', 'timeValid', 'hostnameMatches', 'keyStrength'] as const) {
     const v = r.checks[name];
     if (v === true) lines.push(`ok: ${name}`);
     else if (v === null) lines.push(`skipped: ${name} (give --servername to check a file's names)`);
-    else lines.push(`FAIL: ${forTerminal(r.failures.find((f) => f.startsWith(`${name}:`)) ?? name)}`);
+    else {
+      const reasons = r.failures.filter((f) => f.startsWith(`${name}:`));
+      for (const f of reasons.length > 0 ? reasons : [name]) lines.push(`FAIL: ${forTerminal(f)}`);
+    }
   }
   for (const w of r.warnings) lines.push(`warning: ${forTerminal(w)}`);
   return `${lines.join('\n')}\n`;

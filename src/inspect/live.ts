@@ -480,7 +480,9 @@ async function tlsRecord(url: URL, o: CheckOptions, timeoutMs: number): Promise<
         trusted: r.checks.trusted,
         timeValid: r.checks.timeValid,
         hostnameMatches: r.checks.hostnameMatches !== false,
+        keyStrength: r.checks.keyStrength,
       },
+      weakKeys: r.failures.filter((f) => f.startsWith('keyStrength: ')).map((f) => f.slice(13)),
       warnings: r.warnings,
     },
   };

@@ -18,7 +18,7 @@ export interface CheckIo extends CommandIo {
 }
 
 const USAGE = `Usage: gatehouse check URL [--origin ORIGIN] [--method M] [--header 'Name: value']... [--jsonp NAME]
-                      [--json] [--no-color] [--timeout MS] [--insecure] [--ca FILE]
+                      [--json] [--no-color] [--timeout MS] [--insecure] [--ca FILE] [--allow-private]
 Requests URL (following redirects), then sends probes to the final URL (conditional, range,
 content-coding, CORS and JSONP requests) and reports what it finds about redirects, protocol and TLS,
 caching, validators, content coding, CORS, JSONP and security headers, with the RFC section of each.
@@ -31,6 +31,8 @@ caching, validators, content coding, CORS, JSONP and security headers, with the 
   --timeout MS      give up on each request after MS milliseconds (default 10000)
   --insecure        do not verify the certificate (still checked and reported)
   --ca FILE         also trust the CA certificates in this PEM file
+  --allow-private   follow redirects from a public address to a loopback, private or link-local one
+                    (refused by default, as from one of those kinds to another: URL's own kind is fine)
 Exit: 0 no errors, 1 an error was found or the site cannot be reached, 2 bad usage.
 `;
 
@@ -68,6 +70,7 @@ async function parse(args: string[], cwd: string): Promise<Parsed> {
         timeout: { type: 'string' },
         insecure: { type: 'boolean' },
         ca: { type: 'string' },
+        'allow-private': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -90,6 +93,7 @@ async function parse(args: string[], cwd: string): Promise<Parsed> {
     options.timeoutMs = Number(values.timeout);
   }
   if (values.insecure === true) options.insecure = true;
+  if (values['allow-private'] === true) options.allowPrivate = true;
   if (typeof values.ca === 'string') {
     try {
       options.ca = await readFile(resolve(cwd, values.ca), 'utf8');

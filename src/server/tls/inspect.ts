@@ -234,6 +234,8 @@ export interface LiveTarget {
   host: string;
   port: number;
   timeoutMs: number;
+  /** Resolves a host name (gatehouse check passes its address guard); default dns.lookup. */
+  lookup?: import('node:net').LookupFunction;
 }
 
 /** The chain as served: the peer certificate, then issuerCertificate links until one is its own issuer. */
@@ -269,6 +271,7 @@ export function inspectLive(t: LiveTarget, o: CheckOptions): Promise<InspectResu
     const socket = tls.connect({
       host: t.host,
       port: t.port,
+      ...(t.lookup === undefined ? {} : { lookup: t.lookup }),
       ...(sni !== undefined ? { servername: sni } : {}),
       ...(o.caPem !== undefined ? { ca: o.caPem } : {}),
       ALPNProtocols: ['h2', 'http/1.1'],

@@ -111,6 +111,15 @@ describe('attack: hostile file names through the built CLI', () => {
   });
 });
 
+describe('attack: hostile names in serve messages', () => {
+  it('attack: serve with a missing ROOT named with ESC/BEL and a newline -> exit 2, the name escaped on one line', async () => {
+    const r = await cli(['serve', 'gone\u001b]0;pwned\u0007\nfake\u009b', '--port', '0']);
+    assert.equal(r.code, 2);
+    assertClean('stderr', r.err);
+    assert.match(r.err.toString(), /not a directory: .*gone\\x1b\]0;pwned\\x07\\x0afake\\x9b\n/);
+  });
+});
+
 describe('attack: hostile fields in --json', () => {
   it('attack: check --json against a server whose Server header holds C1 (0x9B CSI, 0x85 NEL) -> \\u escapes, same value', async () => {
     let requests = 0;

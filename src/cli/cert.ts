@@ -6,6 +6,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { forTerminal, jsonForTerminal } from '../http/terminal.js';
 import { referenceIdentity } from '../server/tls/checks.js';
 import { existingDevCaPath } from '../server/tls/dev-ca.js';
 import {
@@ -32,7 +33,9 @@ Prints the certificate (subject, SANs, issuer, validity, key, signature, serial,
 the chain as served, and the protocol and cipher when live) and checks that it
   - chains to a trusted CA (the system store, or --ca FILE),
   - is within its validity window,
-  - names the host (or --servername NAME; for a PEM file only when --servername is given).
+  - names the host (or --servername NAME; for a PEM file only when --servername is given),
+  - has strong keys and signatures: RSA >= 2048 bits, EC >= 256 bits, no SHA-1 (CA/Browser Forum
+    Baseline Requirements §6.1.5).
 It warns when it expires within --warn-days (default 21) and when the served chain is incomplete.
   --ca FILE         PEM file of the CA certificates to trust in place of the system store
   --servername NAME the name to send (SNI) and to match, in place of the target's host
@@ -76,14 +79,6 @@ function hostPort(url: string, arg: string): CertTarget {
   return { kind: 'live', host, port };
 }
 
-/** Control characters (a NUL or an ANSI escape in a subject) are shown as \xNN, never sent to the terminal. */
-export function printable(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
-    const code = c.charCodeAt(0);
-    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16)}`;
-  });
-}
-
 /** Aligned `name: value` lines, then one ok/FAIL line per check and the warnings. */
 export function formatText(r: InspectReport): string {
   const rows: [string, string][] = [
@@ -106,14 +101,17 @@ export function formatText(r: InspectReport): string {
     rows.push([i === 0 ? 'chain' : '', `${i}: ${c.subject} (issuer ${c.issuer}, until ${c.validTo})`]);
   });
   const width = Math.max(...rows.map(([k]) => k.length)) + 2;
-  const lines = rows.map(([k, v]) => `${(k === '' ? '' : `${k}:`).padEnd(width)}${printable(v)}`);
-  for (const name of ['trusted', 'timeValid', 'hostnameMatches'] as const) {
+  const lines = rows.map(([k, v]) => `${(k === '' ? '' : `${k}:`).padEnd(width)}${forTerminal(v)}`);
+  for (const name of ['trusted', 'timeValid', 'hostnameMatches', 'keyStrength'] as const) {
     const v = r.checks[name];
     if (v === true) lines.push(`ok: ${name}`);
     else if (v === null) lines.push(`skipped: ${name} (give --servername to check a file's names)`);
-    else lines.push(`FAIL: ${printable(r.failures.find((f) => f.startsWith(`${name}:`)) ?? name)}`);
+    else {
+      const reasons = r.failures.filter((f) => f.startsWith(`${name}:`));
+      for (const f of reasons.length > 0 ? reasons : [name]) lines.push(`FAIL: ${forTerminal(f)}`);
+    }
   }
-  for (const w of r.warnings) lines.push(`warning: ${printable(w)}`);
+  for (const w of r.warnings) lines.push(`warning: ${forTerminal(w)}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -213,7 +211,7 @@ export async function certCommand(args: string[], io: CertIo): Promise<number> {
     if (p.ca !== undefined) caPem = await readCa(p.ca, io.cwd);
   } catch (err) {
     if (!(err instanceof CertUsageError)) throw err;
-    io.stderr.write(`gatehouse cert: ${err.message}\n${USAGE}`);
+    io.stderr.write(`gatehouse cert: ${forTerminal(err.message)}\n${USAGE}`);
     return EXIT_USAGE;
   }
   if (p.help) {
@@ -243,11 +241,11 @@ export async function certCommand(args: string[], io: CertIo): Promise<number> {
   if (result.kind === 'error') {
     if (p.json) {
       const label = target.kind === 'file' ? target.path : `${target.host}:${target.port}`;
-      io.stdout.write(`${JSON.stringify({ target: label, ok: false, error: result.reason })}\n`);
+      io.stdout.write(`${jsonForTerminal({ target: label, ok: false, error: result.reason })}\n`);
     }
-    io.stderr.write(`gatehouse cert: ${printable(result.reason)}\n`);
+    io.stderr.write(`gatehouse cert: ${forTerminal(result.reason)}\n`);
     return EXIT_FAILURE;
   }
-  io.stdout.write(p.json ? `${JSON.stringify(result.report, null, 2)}\n` : formatText(result.report));
+  io.stdout.write(p.json ? `${jsonForTerminal(result.report, 2)}\n` : formatText(result.report));
   return result.report.ok ? EXIT_OK : EXIT_FAILURE;
 }

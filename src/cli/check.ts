@@ -3,10 +3,11 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { forTerminal, jsonForTerminal } from '../http/terminal.js';
 import { CheckUsageError, inspectSite, noFinalResponse, unreachableReason } from '../inspect/index.js';
 import type { CheckOptions } from '../inspect/live.js';
 import { checkOptions } from '../inspect/live.js';
-import { printable, renderJson, renderText } from '../inspect/report.js';
+import { renderJson, renderText } from '../inspect/report.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
 export interface CheckIo extends CommandIo {
@@ -17,7 +18,7 @@ export interface CheckIo extends CommandIo {
 }
 
 const USAGE = `Usage: gatehouse check URL [--origin ORIGIN] [--method M] [--header 'Name: value']... [--jsonp NAME]
-                      [--json] [--no-color] [--timeout MS] [--insecure] [--ca FILE]
+                      [--json] [--no-color] [--timeout MS] [--insecure] [--ca FILE] [--allow-private]
 Requests URL (following redirects), then sends probes to the final URL (conditional, range,
 content-coding, CORS and JSONP requests) and reports what it finds about redirects, protocol and TLS,
 caching, validators, content coding, CORS, JSONP and security headers, with the RFC section of each.
@@ -30,6 +31,8 @@ caching, validators, content coding, CORS, JSONP and security headers, with the 
   --timeout MS      give up on each request after MS milliseconds (default 10000)
   --insecure        do not verify the certificate (still checked and reported)
   --ca FILE         also trust the CA certificates in this PEM file
+  --allow-private   follow redirects from a public address to a loopback, private or link-local one
+                    (refused by default, as from one of those kinds to another: URL's own kind is fine)
 Exit: 0 no errors, 1 an error was found or the site cannot be reached, 2 bad usage.
 `;
 
@@ -67,6 +70,7 @@ async function parse(args: string[], cwd: string): Promise<Parsed> {
         timeout: { type: 'string' },
         insecure: { type: 'boolean' },
         ca: { type: 'string' },
+        'allow-private': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -89,6 +93,7 @@ async function parse(args: string[], cwd: string): Promise<Parsed> {
     options.timeoutMs = Number(values.timeout);
   }
   if (values.insecure === true) options.insecure = true;
+  if (values['allow-private'] === true) options.allowPrivate = true;
   if (typeof values.ca === 'string') {
     try {
       options.ca = await readFile(resolve(cwd, values.ca), 'utf8');
@@ -116,7 +121,7 @@ export async function checkCommand(args: string[], io: CheckIo): Promise<number>
     p = await parse(args, io.cwd);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.stderr.write(`gatehouse check: ${err.message}\n${USAGE}`);
+    io.stderr.write(`gatehouse check: ${forTerminal(err.message)}\n${USAGE}`);
     return EXIT_USAGE;
   }
   if (p.help) {
@@ -128,15 +133,15 @@ export async function checkCommand(args: string[], io: CheckIo): Promise<number>
   const { recording, report } = await inspectSite(p.url, options);
   const unreachable = unreachableReason(recording);
   if (unreachable !== undefined) {
-    if (p.json) io.stdout.write(`${JSON.stringify({ url: recording.url, error: unreachable })}\n`);
-    io.stderr.write(`gatehouse check: cannot reach ${printable(unreachable)}\n`);
+    if (p.json) io.stdout.write(`${jsonForTerminal({ url: recording.url, error: unreachable })}\n`);
+    io.stderr.write(`gatehouse check: cannot reach ${forTerminal(unreachable)}\n`);
     return EXIT_FAILURE;
   }
   const color = io.color === true && !p.noColor;
   io.stdout.write(p.json ? renderJson(report) : renderText(report, { color }));
   const noFinal = noFinalResponse(recording);
   if (noFinal !== undefined) {
-    io.stderr.write(`gatehouse check: no final response: ${printable(noFinal)}\n`);
+    io.stderr.write(`gatehouse check: no final response: ${forTerminal(noFinal)}\n`);
     return EXIT_FAILURE;
   }
   return report.summary.errors > 0 ? EXIT_FAILURE : EXIT_OK;

@@ -4,6 +4,7 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
+import { forTerminal } from '../http/terminal.js';
 import { AssetPathError, assetUrl } from '../server/static/asset-url.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
@@ -34,7 +35,7 @@ export async function hashCommand(args: string[], io: HashIo): Promise<number> {
       },
     }));
   } catch (err) {
-    io.stderr.write(`gatehouse hash: ${(err as Error).message}\n${USAGE}`);
+    io.stderr.write(`gatehouse hash: ${forTerminal((err as Error).message)}\n${USAGE}`);
     return EXIT_USAGE;
   }
   if (values.help) {
@@ -42,7 +43,7 @@ export async function hashCommand(args: string[], io: HashIo): Promise<number> {
     return EXIT_OK;
   }
   const usage = (msg: string) => {
-    io.stderr.write(`gatehouse hash: ${msg}\n${USAGE}`);
+    io.stderr.write(`gatehouse hash: ${forTerminal(msg)}\n${USAGE}`);
     return EXIT_USAGE;
   };
   if (files.length === 0) return usage('expected at least one FILE');
@@ -61,10 +62,11 @@ export async function hashCommand(args: string[], io: HashIo): Promise<number> {
       if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
         throw new AssetPathError('outside_root', file, `not under the root ${root}`);
       }
-      io.stdout.write(`${await assetUrl(server, `/${rel.split(sep).join('/')}`)}\n`);
+      // assetUrl percent-encodes; the escape is for the one rule: nothing printed skips it.
+      io.stdout.write(`${forTerminal(await assetUrl(server, `/${rel.split(sep).join('/')}`))}\n`);
     } catch (err) {
       if (!(err instanceof AssetPathError)) throw err;
-      io.stderr.write(`gatehouse hash: ${file}: ${err.reason}\n`);
+      io.stderr.write(`gatehouse hash: ${forTerminal(`${file}: ${err.reason}`)}\n`);
       code = EXIT_FAILURE;
     }
   }

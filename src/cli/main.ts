@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { isToken } from '../http/lists.js';
+import { forTerminal, forTerminalLines } from '../http/terminal.js';
 import { createGatehouse } from '../server/app.js';
 import { createLogger } from '../server/log.js';
 import { WebSocketConfigError } from '../server/websocket.js';
@@ -200,8 +201,8 @@ async function announceDevCa(): Promise<void> {
   const dev = await ensureDevCertificate();
   process.stdout.write(
     dev.created.ca
-      ? `${devTrustInstructions(dev.caCertPath)}\n`
-      : `HTTPS with the development CA ${dev.caCertPath} (how to trust it: README, "Local development CA")\n`,
+      ? `${forTerminalLines(devTrustInstructions(dev.caCertPath))}\n`
+      : `HTTPS with the development CA ${forTerminal(dev.caCertPath)} (how to trust it: README, "Local development CA")\n`,
   );
 }
 
@@ -209,7 +210,7 @@ async function serve(args: string[]): Promise<number> {
   const { overrides, configPath } = parseServeFlags(args);
   const { config } = loadConfig({ cwd: process.cwd(), configPath, overrides });
   if (!existsSync(config.root) || !statSync(config.root).isDirectory()) {
-    throw new ConfigError(`root: not a directory: ${config.root}`);
+    throw new ConfigError(`root: not a directory: ${forTerminal(config.root)}`);
   }
   const slot = workerSlot();
   if (slot === undefined && config.tls?.dev === true) await announceDevCa();
@@ -237,10 +238,10 @@ async function serve(args: string[]): Promise<number> {
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'GATEHOUSE_CACHE_STORE' || e.code === 'GATEHOUSE_TLS')
-      console.error(`gatehouse: ${e.message}`);
+      console.error(`gatehouse: ${forTerminalLines(e.message)}`);
     else
       console.error(
-        `gatehouse: cannot listen on ${config.listen.host}:${config.listen.port}: ${e.code ?? e.message}`,
+        `gatehouse: ${forTerminal(`cannot listen on ${config.listen.host}:${config.listen.port}: ${e.code ?? e.message}`)}`,
       );
     await app.close();
     // A worker's IPC channel would keep it alive: the primary counts this death (crash loop).
@@ -376,7 +377,7 @@ export async function main(argv: string[]): Promise<number> {
     return await serve(argv);
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError || err instanceof WebSocketConfigError) {
-      process.stderr.write(`gatehouse: ${err.message}\n`);
+      process.stderr.write(`gatehouse: ${forTerminalLines(err.message)}\n`);
       if (err instanceof UsageError) process.stderr.write('Run gatehouse --help for usage.\n');
       return EXIT_USAGE;
     }

@@ -17,6 +17,7 @@ import {
   type ZlibOptions,
   constants as zc,
 } from 'node:zlib';
+import { forTerminal } from '../http/terminal.js';
 import { mediaInfo } from '../server/static/media.js';
 
 const EXIT_OK = 0;
@@ -522,7 +523,8 @@ function progressLine(stream: OutputStream) {
   let drawn = false;
   let lastDrawMs = Number.NEGATIVE_INFINITY;
   return {
-    update(done: number, total: number, path: string): void {
+    update(done: number, total: number, rawPath: string): void {
+      const path = forTerminal(rawPath);
       const nowMs = Date.now();
       if (nowMs - lastDrawMs < PROGRESS_REDRAW_MS) return;
       lastDrawMs = nowMs;
@@ -556,7 +558,9 @@ export async function precompressCommand(
     parsed = parsePrecompressArgs(args);
   } catch (err) {
     if (!(err instanceof PrecompressUsageError)) throw err;
-    io.stderr.write(`gatehouse precompress: ${err.message} (see gatehouse precompress --help)\n`);
+    io.stderr.write(
+      `gatehouse precompress: ${forTerminal(err.message)} (see gatehouse precompress --help)\n`,
+    );
     return EXIT_USAGE;
   }
   if (parsed.help) {
@@ -566,16 +570,16 @@ export async function precompressCommand(
   const dir = parsed.options.dir!;
   try {
     if (!(await stat(dir)).isDirectory()) {
-      io.stderr.write(`gatehouse precompress: DIR is not a directory: ${dir}\n`);
+      io.stderr.write(`gatehouse precompress: DIR is not a directory: ${forTerminal(dir)}\n`);
       return EXIT_USAGE;
     }
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
-      io.stderr.write(`gatehouse precompress: DIR does not exist: ${dir}\n`);
+      io.stderr.write(`gatehouse precompress: DIR does not exist: ${forTerminal(dir)}\n`);
       return EXIT_USAGE;
     }
-    io.stderr.write(`gatehouse precompress: cannot read ${dir}: ${errorMessage(err)}\n`);
+    io.stderr.write(`gatehouse precompress: ${forTerminal(`cannot read ${dir}: ${errorMessage(err)}`)}\n`);
     return EXIT_FAILURE;
   }
 
@@ -589,13 +593,13 @@ export async function precompressCommand(
       bar?.clear();
       io.stdout.write(
         a.kind === 'write'
-          ? `would write ${a.path} (${kB(a.sizeBytes)})\n`
-          : `would delete ${a.path} (not smaller)\n`,
+          ? `would write ${forTerminal(a.path)} (${kB(a.sizeBytes)})\n`
+          : `would delete ${forTerminal(a.path)} (not smaller)\n`,
       );
     },
     error: (path, message) => {
       bar?.clear();
-      io.stderr.write(`gatehouse precompress: ${path}: ${message}\n`);
+      io.stderr.write(`gatehouse precompress: ${forTerminal(`${path}: ${message}`)}\n`);
     },
   });
   bar?.clear();

@@ -8,6 +8,7 @@ import { copyFile, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { forTerminal, forTerminalLines } from '../http/terminal.js';
 import { devTrustInstructions, ensureDevCertificate, existingDevCaPath } from '../server/tls/dev-ca.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
@@ -267,7 +268,9 @@ export async function trustCommand(args: string[], io: TrustIo): Promise<number>
   if (process.platform !== 'linux') {
     const ca = (await ensureDevCertificate(io.dataDir === undefined ? {} : { dataDir: io.dataDir }))
       .caCertPath;
-    io.stderr.write(`gatehouse trust installs on Linux only; here, by hand:\n${devTrustInstructions(ca)}\n`);
+    io.stderr.write(
+      `gatehouse trust installs on Linux only; here, by hand:\n${forTerminalLines(devTrustInstructions(ca))}\n`,
+    );
     return EXIT_FAILURE;
   }
   const uninstall = values.uninstall === true;
@@ -281,14 +284,15 @@ export async function trustCommand(args: string[], io: TrustIo): Promise<number>
     io.stdout.write('no development CA: nothing to remove\n');
     return EXIT_OK;
   }
-  io.stdout.write(`${uninstall ? 'removing' : 'installing'} the development CA ${result.caPath}\n`);
+  io.stdout.write(
+    `${uninstall ? 'removing' : 'installing'} the development CA ${forTerminal(result.caPath)}\n`,
+  );
   let failed = false;
   for (const s of result.steps) {
     const asked = stores?.includes(s.store) === true;
     if (s.outcome === 'failed' || (s.outcome === 'skipped' && asked)) failed = true;
-    io.stdout.write(
-      `  ${s.store} ${s.target}: ${s.outcome}${s.detail === undefined ? '' : ` (${s.detail})`}\n`,
-    );
+    const detail = s.detail === undefined ? '' : ` (${s.detail})`;
+    io.stdout.write(`${forTerminal(`  ${s.store} ${s.target}: ${s.outcome}${detail}`)}\n`);
   }
   if (!uninstall && !failed) io.stdout.write('restart the browser to pick it up\n');
   return failed ? EXIT_FAILURE : EXIT_OK;

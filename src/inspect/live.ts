@@ -2,12 +2,14 @@
 // agrees on h2), the redirect chain followed by hand, then the probes of ProbeName, all recorded.
 // Nothing here judges; the checks read the Recording.
 import { createHash, randomBytes } from 'node:crypto';
+import dns from 'node:dns';
 import http from 'node:http';
 import http2 from 'node:http2';
 import https from 'node:https';
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import tls from 'node:tls';
 import { inspectLive, parsePemCertificates } from '../server/tls/inspect.js';
+import { type AddressState, admitAddress, classifyAddress, noteAddress } from './address-policy.js';
 import { field } from './exchange.js';
 import {
   type Exchange,
@@ -38,6 +40,13 @@ export interface CheckOptions {
   ca?: string;
   /** The pause before the repeat probe (default 1000, so a Date-derived ETag shows); tests shorten it. */
   repeatDelayMs?: number;
+  /**
+   * `--allow-private`: let redirects lead from a public address to a loopback, private or link-local
+   * one (or from one of those to another kind). Off by default: see address-policy.ts.
+   */
+  allowPrivate?: boolean;
+  /** Resolves host names (default dns.lookup); every address it gives is checked before connecting. */
+  lookup?: LookupFunction;
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -117,6 +126,56 @@ interface SendSpec {
   headers: readonly FieldLine[];
 }
 
+const REFUSED_ADDRESS = 'GATEHOUSE_CHECK_REFUSED_ADDRESS';
+
+/**
+ * Admits each address a check connects to (address-policy.ts). Host names go through `lookup`, the
+ * hook the socket connects with, so the address judged is the address connected to: a name that
+ * resolves to a public address for one lookup and a private one for the next (DNS rebinding) is
+ * judged each time. IP literals, which Node connects to without a lookup, are judged by `literal`.
+ */
+class AddressGuard {
+  private readonly state: AddressState = { start: undefined, publicSeen: false };
+
+  constructor(
+    private readonly allowPrivate: boolean,
+    private readonly resolve: LookupFunction,
+  ) {}
+
+  /** undefined when admitted (and noted), else why not. */
+  literal(address: string): string | undefined {
+    const cls = classifyAddress(address);
+    const a = admitAddress(this.state, cls, this.allowPrivate);
+    if (a.kind === 'refuse') {
+      return `refused to connect to ${address}: ${a.reason} (a guard against server-side request forgery; --allow-private lifts it)`;
+    }
+    noteAddress(this.state, cls);
+    return undefined;
+  }
+
+  readonly lookup: LookupFunction = (hostname, options, callback) => {
+    this.resolve(hostname, { ...options, all: true }, (err, found, family) => {
+      if (err !== null) return callback(err, '', undefined);
+      const all = Array.isArray(found) ? found : [{ address: found, family: family ?? 4 }];
+      const admitted: dns.LookupAddress[] = [];
+      let refusal: string | undefined;
+      for (const a of all) {
+        const why = this.literal(a.address);
+        if (why === undefined) admitted.push(a);
+        else refusal ??= `${hostname}: ${why}`;
+      }
+      const first = admitted[0];
+      if (first === undefined) {
+        const e: NodeJS.ErrnoException = new Error(refusal ?? `${hostname}: no address`);
+        e.code = REFUSED_ADDRESS;
+        return callback(e, '', undefined);
+      }
+      if (options.all === true) callback(null, admitted);
+      else callback(null, first.address, first.family);
+    });
+  };
+}
+
 /** The connections of one check: one HTTP/2 session or one keep-alive agent per origin. */
 class Connections {
   private readonly h2 = new Map<string, http2.ClientHttp2Session>();
@@ -124,7 +183,10 @@ class Connections {
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   private readonly httpsAgent: https.Agent;
 
-  constructor(private readonly o: { timeoutMs: number; insecure: boolean; ca: string | undefined }) {
+  constructor(
+    private readonly o: { timeoutMs: number; insecure: boolean; ca: string | undefined },
+    readonly guard: AddressGuard,
+  ) {
     this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 1, ...this.tlsOptions() });
   }
 
@@ -151,6 +213,9 @@ class Connections {
       this.o.timeoutMs,
     );
     try {
+      const host = hostOf(spec.url);
+      const refused = isIP(host) === 0 ? undefined : this.guard.literal(host);
+      if (refused !== undefined) return { request, error: refused, sentAtMs, receivedAtMs: Date.now() };
       const got =
         spec.url.protocol === 'https:' && (await this.protocolOf(spec.url, deadline.signal)) === 'h2'
           ? await this.sendH2(spec, deadline.signal)
@@ -173,10 +238,11 @@ class Connections {
   private async protocolOf(url: URL, signal: AbortSignal): Promise<'h2' | 'http/1.1'> {
     const known = this.alpn.get(url.origin);
     if (known !== undefined && (known === 'http/1.1' || this.h2.has(url.origin))) return known;
-    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const host = hostOf(url);
     const socket = await new Promise<tls.TLSSocket>((resolve, reject) => {
       const s = tls.connect({
         host,
+        lookup: this.guard.lookup,
         port: Number(url.port || 443),
         // RFC 6066 §3: SNI carries host names only, never an IP literal.
         ...(isIP(host) === 0 ? { servername: host } : {}),
@@ -223,6 +289,7 @@ class Connections {
       path: `${spec.url.pathname}${spec.url.search}`,
       headers,
       agent: isHttps ? this.httpsAgent : this.httpAgent,
+      lookup: this.guard.lookup,
       signal,
     };
     return new Promise((resolve, reject) => {
@@ -354,10 +421,16 @@ const ERRORS: Record<string, string> = {
   ERR_TLS_CERT_ALTNAME_INVALID: 'certificate does not name the host; --insecure checks it anyway',
 };
 
+/** The host of a URL as a socket takes it: an IPv6 literal without its brackets. */
+function hostOf(url: URL): string {
+  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+}
+
 /** One plain line: a known code's meaning, else the code or message. */
 function describeError(err: unknown): string {
   const e = err as NodeJS.ErrnoException & { reason?: unknown };
   if (e?.name === 'AbortError' && e.cause instanceof Error) return e.cause.message;
+  if (e?.code === REFUSED_ADDRESS) return e.message;
   const known = e?.code === undefined ? undefined : ERRORS[e.code];
   if (known !== undefined) return known;
   const msg = e instanceof Error ? e.message : String(err);
@@ -455,12 +528,17 @@ function planProbes(
 }
 
 /** Certificate and handshake facts of the final URL, from the code `gatehouse cert` runs. */
-async function tlsRecord(url: URL, o: CheckOptions, timeoutMs: number): Promise<TlsRecord | undefined> {
+async function tlsRecord(
+  url: URL,
+  o: CheckOptions,
+  timeoutMs: number,
+  lookup: LookupFunction,
+): Promise<TlsRecord | undefined> {
   if (url.protocol !== 'https:') return undefined;
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const host = hostOf(url);
   const ca = o.ca === undefined ? undefined : `${tls.rootCertificates.join('\n')}\n${o.ca}`;
   const result = await inspectLive(
-    { host, port: Number(url.port || 443), timeoutMs },
+    { host, port: Number(url.port || 443), timeoutMs, lookup },
     { caPem: ca, warnDays: 21, nowMs: Date.now() },
   );
   if (result.kind === 'error') return undefined;
@@ -480,7 +558,9 @@ async function tlsRecord(url: URL, o: CheckOptions, timeoutMs: number): Promise<
         trusted: r.checks.trusted,
         timeValid: r.checks.timeValid,
         hostnameMatches: r.checks.hostnameMatches !== false,
+        keyStrength: r.checks.keyStrength,
       },
+      weakKeys: r.failures.filter((f) => f.startsWith('keyStrength: ')).map((f) => f.slice(13)),
       warnings: r.warnings,
     },
   };
@@ -601,7 +681,11 @@ export function checkOptions(url: string, options: CheckOptions) {
  */
 export async function record(url: string, options: CheckOptions = {}): Promise<Recording> {
   const { start, timeoutMs, method, origin, user, jsonp } = checkOptions(url, options);
-  const conns = new Connections({ timeoutMs, insecure: options.insecure === true, ca: options.ca });
+  const guard = new AddressGuard(
+    options.allowPrivate === true,
+    options.lookup ?? (dns.lookup as LookupFunction),
+  );
+  const conns = new Connections({ timeoutMs, insecure: options.insecure === true, ca: options.ca }, guard);
   // The user's headers (credentials, often) go to the origin given only, as curl does without --location-trusted.
   const headersFor: HeadersFor = (u, own = []) =>
     mergeHeaders(BASE_HEADERS, u.origin === start.origin ? user : [], own);
@@ -613,7 +697,7 @@ export async function record(url: string, options: CheckOptions = {}): Promise<R
         : await sendProbes(conns, final, { ...options, origin, method }, jsonp, headersFor);
     const tlsFacts =
       final !== undefined && probes.primary?.response !== undefined
-        ? await tlsRecord(final, options, timeoutMs)
+        ? await tlsRecord(final, options, timeoutMs, guard.lookup)
         : undefined;
     return {
       url: start.href,

@@ -1,5 +1,6 @@
 // The report of `gatehouse check`: the checks' findings in area order with their counts, as JSON
 // (DESIGN: { url, finalUrl, findings: [{ id, severity, message, evidence, rfc }], summary }) or as text.
+import { forTerminal, jsonForTerminal } from '../http/terminal.js';
 import { CHECKS } from './checks/index.js';
 import type { Area, Check, Finding, Recording, Report, Severity } from './types.js';
 
@@ -48,17 +49,12 @@ export function summarize(findings: readonly Finding[]): Report['summary'] {
   return summary;
 }
 
-/** The JSON form: the Report itself, `area` kept on each finding (an addition to the DESIGN shape). */
+/**
+ * The JSON form: the Report itself, `area` kept on each finding (an addition to the DESIGN shape); C1
+ * controls, U+2028/9 and bidi overrides a server sent are \u-escaped (same value, nothing raw).
+ */
 export function renderJson(report: Report): string {
-  return `${JSON.stringify(report, null, 2)}\n`;
-}
-
-/** Control characters from a hostile server (an ANSI escape in a header) never reach the terminal. */
-export function printable(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
-    const code = c.charCodeAt(0);
-    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16)}`;
-  });
+  return `${jsonForTerminal(report, 2)}\n`;
 }
 
 const MARKS: Readonly<Record<Severity, string>> = { error: 'ERROR', warning: 'WARN ', info: 'info ' };
@@ -74,18 +70,18 @@ export interface TextOptions {
  */
 export function renderText(report: Report, o: TextOptions = { color: false }): string {
   const paint = (code: string, s: string) => (o.color ? `\u001b[${code}m${s}\u001b[0m` : s);
-  const out: string[] = [`gatehouse check ${printable(report.url)}`];
-  if (report.finalUrl !== report.url) out.push(`final URL ${printable(report.finalUrl)}`);
+  const out: string[] = [`gatehouse check ${forTerminal(report.url)}`];
+  if (report.finalUrl !== report.url) out.push(`final URL ${forTerminal(report.finalUrl)}`);
   for (const area of AREAS) {
     const inArea = report.findings.filter((f) => f.area === area);
     if (inArea.length === 0) continue;
     inArea.sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity]);
     out.push('', paint('1', AREA_TITLES[area]));
     for (const f of inArea) {
-      out.push(`  ${paint(COLORS[f.severity], MARKS[f.severity])} ${printable(f.message)} [${f.id}]`);
+      out.push(`  ${paint(COLORS[f.severity], MARKS[f.severity])} ${forTerminal(f.message)} [${f.id}]`);
       const second = [f.evidence, f.rfc]
         .filter((s) => s !== '')
-        .map(printable)
+        .map(forTerminal)
         .join(' | ');
       if (second !== '') out.push(`        ${paint('2', second)}`);
     }

@@ -114,7 +114,10 @@ export interface TlsRecord {
     validFrom: string;
     validTo: string;
     daysLeft: number;
-    checks: { trusted: boolean; timeValid: boolean; hostnameMatches: boolean };
+    /** keyStrength: RSA >= 2048, EC >= 256 bits, no SHA-1 signature (absent in older recordings). */
+    checks: { trusted: boolean; timeValid: boolean; hostnameMatches: boolean; keyStrength?: boolean };
+    /** Why keyStrength failed, one line each (CA/Browser Forum Baseline Requirements §6.1.5). */
+    weakKeys?: string[];
     /** Warnings from the certificate check (expiring soon, incomplete chain), one line each. */
     warnings: string[];
   };

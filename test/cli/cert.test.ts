@@ -107,7 +107,12 @@ describe('gatehouse cert: live', () => {
     ]) {
       assert.ok(k in json, k);
     }
-    assert.deepEqual(json.checks, { trusted: true, timeValid: true, hostnameMatches: true });
+    assert.deepEqual(json.checks, {
+      trusted: true,
+      timeValid: true,
+      hostnameMatches: true,
+      keyStrength: true,
+    });
     assert.deepEqual(json.san, ['DNS:localhost', 'IP:127.0.0.1', 'IP:::1']);
     assert.equal(json.ok, true);
     assert.equal(json.protocol, 'TLSv1.3');
@@ -133,7 +138,12 @@ describe('gatehouse cert: live', () => {
     const port = await serve(c.certPem + pki.intermediate.certPem, c.keyPem);
     const { code, json } = await runJson([`localhost:${port}`, '--ca', rootPath]);
     assert.equal(code, 1);
-    assert.deepEqual(json.checks, { trusted: true, timeValid: false, hostnameMatches: true });
+    assert.deepEqual(json.checks, {
+      trusted: true,
+      timeValid: false,
+      hostnameMatches: true,
+      keyStrength: true,
+    });
     assert.ok((json.daysLeft as number) < 0);
   });
 
@@ -157,7 +167,12 @@ describe('gatehouse cert: live', () => {
     const port = await serve(c.certPem + pki.intermediate.certPem, c.keyPem);
     const { code, json } = await runJson([`localhost:${port}`, '--ca', rootPath]);
     assert.equal(code, 1);
-    assert.deepEqual(json.checks, { trusted: true, timeValid: true, hostnameMatches: false });
+    assert.deepEqual(json.checks, {
+      trusted: true,
+      timeValid: true,
+      hostnameMatches: false,
+      keyStrength: true,
+    });
   });
 
   it('--servername picks the name to send and match', async () => {
@@ -180,7 +195,12 @@ describe('gatehouse cert: live', () => {
     const port = await serve(c.certPem, c.keyPem);
     const { code, json, out } = await runJson([`localhost:${port}`, '--ca', rootPath]);
     assert.equal(code, 1);
-    assert.deepEqual(json.checks, { trusted: false, timeValid: true, hostnameMatches: true });
+    assert.deepEqual(json.checks, {
+      trusted: false,
+      timeValid: true,
+      hostnameMatches: true,
+      keyStrength: true,
+    });
     assert.match(out, /self-signed/);
   });
 
@@ -294,7 +314,12 @@ describe('gatehouse cert: PEM files', () => {
     writeFileSync(join(dir, 'chain.pem'), pki.chain);
     const { code, json } = await runJson(['chain.pem', '--ca', rootPath]);
     assert.equal(code, 0);
-    assert.deepEqual(json.checks, { trusted: true, timeValid: true, hostnameMatches: null });
+    assert.deepEqual(json.checks, {
+      trusted: true,
+      timeValid: true,
+      hostnameMatches: null,
+      keyStrength: true,
+    });
     assert.equal(json.source, 'file');
     assert.equal(json.protocol, null);
   });
@@ -465,7 +490,12 @@ describe('gatehouse serve --https', () => {
     const checkLive = async (url: string) => {
       const { code, json } = await runJson([url, '--ca', caPath]);
       assert.equal(code, 0, JSON.stringify(json));
-      assert.deepEqual(json.checks, { trusted: true, timeValid: true, hostnameMatches: true });
+      assert.deepEqual(json.checks, {
+        trusted: true,
+        timeValid: true,
+        hostnameMatches: true,
+        keyStrength: true,
+      });
       assert.equal(json.ok, true);
     };
     let checked: Promise<void> = Promise.resolve();

@@ -467,6 +467,7 @@ describe('record: Gatehouse itself (examples/site, defaults)', () => {
         trusted: true,
         timeValid: true,
         hostnameMatches: true,
+        keyStrength: true,
       });
       const report = await checkUrl(url, { ...FAST, ca: files.caPem });
       assert.equal(report.summary.errors, 0, JSON.stringify(report.findings));

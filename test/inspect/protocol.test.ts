@@ -91,6 +91,21 @@ const cases: [string, RecordingSpec, string, 'fires' | 'quiet'][] = [
   ],
   ['certificate names the host', good, 'protocol.certificate-wrong-host', 'quiet'],
   [
+    'RSA 1024 leaf (keyStrength false)',
+    {
+      ...good,
+      tls: tls({
+        cert: {
+          checks: { trusted: true, timeValid: true, hostnameMatches: true, keyStrength: false },
+          weakKeys: ['the certificate has a RSA key of 1024 bits, under 2048'],
+        },
+      }),
+    },
+    'protocol.certificate-weak-key',
+    'fires',
+  ],
+  ['strong key (keyStrength true)', good, 'protocol.certificate-weak-key', 'quiet'],
+  [
     '20 days left',
     { ...good, tls: tls({ cert: { daysLeft: 20 } }) },
     'protocol.certificate-expiring',

@@ -55,7 +55,12 @@ describe('attack: host name confusion', () => {
     ]);
     assert.equal(r.code, 1);
     const json = JSON.parse(r.out);
-    assert.deepEqual(json.checks, { trusted: true, timeValid: true, hostnameMatches: false });
+    assert.deepEqual(json.checks, {
+      trusted: true,
+      timeValid: true,
+      hostnameMatches: false,
+      keyStrength: true,
+    });
     assert.equal(json.ok, false);
   });
 

@@ -177,7 +177,7 @@ describe('evaluateChecks', () => {
   for (const [name, over, checks, ok, warnings] of cases) {
     it(name, () => {
       const r = evaluateChecks({ ...base, ...over });
-      assert.deepEqual(r.checks, checks);
+      assert.deepEqual(r.checks, { ...checks, keyStrength: true });
       assert.equal(r.ok, ok);
       assert.equal(r.warnings.length, warnings);
       assert.equal(r.failures.length, Object.values(checks).filter((v) => v === false).length);

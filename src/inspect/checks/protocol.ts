@@ -1,5 +1,5 @@
 // Protocol and TLS: the HTTP version and ALPN of the final URL, the TLS version, and the certificate
-// checks `gatehouse cert` makes (trusted, in date, names the host, expiring, complete chain).
+// checks `gatehouse cert` makes (trusted, in date, names the host, key strength, expiring, complete chain).
 import type { Finding, Recording, TlsRecord } from '../types.js';
 
 const EXPIRING_DAYS = 21;
@@ -104,6 +104,17 @@ function certificate(tls: TlsRecord): Finding[] {
         'the certificate does not name this host: add it to the subjectAltName',
         `san: ${c.san.join(', ') || '(none)'}`,
         'RFC 9525 §6.3',
+      ),
+    );
+  }
+  if (c.checks.keyStrength === false) {
+    out.push(
+      finding(
+        'certificate-weak-key',
+        'error',
+        'the certificate chain has a weak key or a SHA-1 signature: reissue with RSA 2048+ or P-256 and SHA-256',
+        (c.weakKeys ?? []).join('; '),
+        'CA/Browser Forum Baseline Requirements §6.1.5',
       ),
     );
   }

@@ -174,6 +174,62 @@ export function timeCheck(validFromMs: number, validToMs: number, nowMs: number)
   return { kind: 'valid', daysLeft };
 }
 
+/** What keyStrength reads of one certificate (inspect.ts fills it from the DER). */
+export interface KeyFacts {
+  /** Who, for the reason: the subject, one line. */
+  name: string;
+  /** Node's asymmetricKeyType: 'rsa', 'rsa-pss', 'dsa', 'ec', 'ed25519', ... */
+  keyType: string;
+  /** RSA/DSA modulus bits, or the EC curve's field size (prime256v1 -> 256); undefined = unknown. */
+  keyBits: number | undefined;
+  /** The hash of the signature on the certificate ('SHA-1', 'SHA-256'), or undefined when unknown. */
+  signatureHash: string | undefined;
+  /** Self-signed: a root served in the chain, whose own signature is not relied upon. */
+  selfSigned: boolean;
+}
+
+/** RSA (and DSA) under this fails: CA/Browser Forum Baseline Requirements §6.1.5. */
+export const MIN_RSA_BITS = 2048;
+/** EC under this fails: §6.1.5 allows P-256, P-384 and P-521 only. */
+export const MIN_EC_BITS = 256;
+/** Signature hashes that fail: BR §7.1.3.2 allows SHA-256, SHA-384, SHA-512 only; SHA-1 is collided (SHAttered). */
+const WEAK_HASHES: ReadonlySet<string> = new Set(['SHA-1', 'MD5', 'MD2']);
+
+/** The bits of a named curve: prime256v1, secp384r1, brainpoolP256r1 -> 256, 384, 256. */
+export function curveBits(namedCurve: string | undefined): number | undefined {
+  const m = /(\d{3})/.exec(namedCurve ?? '');
+  return m === null ? undefined : Number(m[1]);
+}
+
+/**
+ * Why the served certificates' keys or signatures are too weak (empty: strong enough). Every served
+ * certificate's key counts (a weak intermediate key forges leaves as well); so does every signature
+ * but a self-signed root's in the chain, which nothing relies on (the leaf's always counts).
+ */
+export function keyStrength(certs: readonly KeyFacts[]): string[] {
+  const reasons: string[] = [];
+  for (const [i, c] of certs.entries()) {
+    const who = i === 0 ? 'the certificate' : `chain certificate ${i} (${c.name})`;
+    const rsaLike = c.keyType === 'rsa' || c.keyType === 'rsa-pss' || c.keyType === 'dsa';
+    if (rsaLike && c.keyBits !== undefined && c.keyBits < MIN_RSA_BITS) {
+      reasons.push(
+        `${who} has a ${c.keyType.toUpperCase()} key of ${c.keyBits} bits, under ${MIN_RSA_BITS} (CA/Browser Forum Baseline Requirements §6.1.5)`,
+      );
+    }
+    if (c.keyType === 'ec' && c.keyBits !== undefined && c.keyBits < MIN_EC_BITS) {
+      reasons.push(
+        `${who} has an EC key of ${c.keyBits} bits, under ${MIN_EC_BITS} (CA/Browser Forum Baseline Requirements §6.1.5: P-256, P-384, P-521)`,
+      );
+    }
+    if (!(i > 0 && c.selfSigned) && c.signatureHash !== undefined && WEAK_HASHES.has(c.signatureHash)) {
+      reasons.push(
+        `${who} is signed with ${c.signatureHash}, which is broken for signatures (CA/Browser Forum Baseline Requirements §6.1.5, §7.1.3.2: SHA-256 or stronger)`,
+      );
+    }
+  }
+  return reasons;
+}
+
 export interface CheckInput {
   /** Node's verification said yes (live), or undefined when there was no handshake (a file). */
   nodeAuthorized: boolean | undefined;
@@ -183,11 +239,13 @@ export interface CheckInput {
   time: TimeCheck;
   /** undefined: not checked (a file without --servername). */
   hostMatch: { name: string; matches: boolean } | undefined;
+  /** keyStrength's reasons for the served certificates (absent or empty: strong enough). */
+  weakKeys?: readonly string[];
   warnDays: number;
 }
 
 export interface CheckOutcome {
-  checks: { trusted: boolean; timeValid: boolean; hostnameMatches: boolean | null };
+  checks: { trusted: boolean; timeValid: boolean; hostnameMatches: boolean | null; keyStrength: boolean };
   /** One line per failed check, naming it. */
   failures: string[];
   warnings: string[];
@@ -221,8 +279,10 @@ export function evaluateChecks(i: CheckInput): CheckOutcome {
   if (i.hostMatch !== undefined && !i.hostMatch.matches) {
     failures.push(`hostnameMatches: the certificate does not name ${i.hostMatch.name}`);
   }
+  const weakKeys = i.weakKeys ?? [];
+  for (const why of weakKeys) failures.push(`keyStrength: ${why}`);
   return {
-    checks: { trusted, timeValid: t.kind === 'valid', hostnameMatches },
+    checks: { trusted, timeValid: t.kind === 'valid', hostnameMatches, keyStrength: weakKeys.length === 0 },
     failures,
     warnings,
     ok: failures.length === 0,

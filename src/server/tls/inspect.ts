@@ -8,8 +8,11 @@ import {
   buildChain,
   type ChainCert,
   type CheckOutcome,
+  curveBits,
   evaluateChecks,
   hostnameMatches,
+  type KeyFacts,
+  keyStrength,
   type ReferenceIdentity,
   referenceIdentity,
   timeCheck,
@@ -64,6 +67,34 @@ function keyType(cert: X509Certificate): string {
     return `${k.asymmetricKeyType.toUpperCase()} ${d?.modulusLength ?? '?'}`;
   }
   return k.asymmetricKeyType === 'ed25519' ? 'Ed25519' : String(k.asymmetricKeyType);
+}
+
+/** The facts keyStrength judges (checks.ts). */
+function keyFacts(cert: X509Certificate): KeyFacts {
+  const k = cert.publicKey;
+  const d = k.asymmetricKeyDetails;
+  let signatureHash: string | undefined;
+  try {
+    const alg = new x509.X509Certificate(cert.raw).signatureAlgorithm as Algorithm & { hash?: Algorithm };
+    signatureHash = alg.hash?.name;
+  } catch {
+    signatureHash = undefined; // an algorithm the parser does not know: not judged
+  }
+  return {
+    name: cert.subject.replace(/\n/g, ', '),
+    keyType: String(k.asymmetricKeyType),
+    keyBits: k.asymmetricKeyType === 'ec' ? curveBits(d?.namedCurve) : d?.modulusLength,
+    signatureHash,
+    selfSigned: cert.issuer === cert.subject && safeVerify(cert, cert),
+  };
+}
+
+function safeVerify(child: X509Certificate, parent: X509Certificate): boolean {
+  try {
+    return child.verify(parent.publicKey);
+  } catch {
+    return false;
+  }
 }
 
 function signatureAlgorithm(p: x509.X509Certificate): string {
@@ -169,6 +200,7 @@ function report(
     chain: buildChain(leaf, rest.map(toChainCert), anchorsFor(o)),
     time,
     hostMatch,
+    weakKeys: keyStrength(served.map(keyFacts)),
     warnDays: o.warnDays,
   });
   return {
@@ -202,6 +234,8 @@ export interface LiveTarget {
   host: string;
   port: number;
   timeoutMs: number;
+  /** Resolves a host name (gatehouse check passes its address guard); default dns.lookup. */
+  lookup?: import('node:net').LookupFunction;
 }
 
 /** The chain as served: the peer certificate, then issuerCertificate links until one is its own issuer. */
@@ -237,6 +271,7 @@ export function inspectLive(t: LiveTarget, o: CheckOptions): Promise<InspectResu
     const socket = tls.connect({
       host: t.host,
       port: t.port,
+      ...(t.lookup === undefined ? {} : { lookup: t.lookup }),
       ...(sni !== undefined ? { servername: sni } : {}),
       ...(o.caPem !== undefined ? { ca: o.caPem } : {}),
       ALPNProtocols: ['h2', 'http/1.1'],

@@ -7,7 +7,7 @@ import type { GatehouseConfigInput } from '../config/schema.js';
 import { isToken } from '../http/lists.js';
 import { forTerminal, forTerminalLines } from '../http/terminal.js';
 import { createGatehouse } from '../server/app.js';
-import { createLogger } from '../server/log.js';
+import { createLogger, dropWriteErrors } from '../server/log.js';
 import { WebSocketConfigError } from '../server/websocket.js';
 
 export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
@@ -207,6 +207,8 @@ async function announceDevCa(): Promise<void> {
 }
 
 async function serve(args: string[]): Promise<number> {
+  // The listening line and pretty logs go to stdout too: a closed one must not stop the server.
+  dropWriteErrors(process.stdout);
   const { overrides, configPath } = parseServeFlags(args);
   const { config } = loadConfig({ cwd: process.cwd(), configPath, overrides });
   if (!existsSync(config.root) || !statSync(config.root).isDirectory()) {

@@ -58,6 +58,30 @@ export function prettyLine(o: Line): string {
   return `${t} ${lvl} ${o.msg ?? ''}${o.err?.message ? `: ${o.err.message}` : ''}\n`;
 }
 
+let droppedWrites = 0;
+
+/** Log writes that failed (the reader of stdout went away: EPIPE) and were dropped, since start. */
+export function droppedLogWrites(): number {
+  return droppedWrites;
+}
+
+const guarded = new WeakSet<object>();
+
+/**
+ * A log that cannot be written must not stop the server: a closed stdout (the reader of a pipe gone,
+ * `gatehouse serve | head`) makes every write fail with EPIPE, and an unhandled 'error' event would end
+ * the process. Such writes are dropped and counted (droppedLogWrites; the metric of the same name).
+ */
+export function dropWriteErrors(stream: {
+  on(event: 'error', listener: (err: Error) => void): unknown;
+}): void {
+  if (guarded.has(stream)) return;
+  guarded.add(stream);
+  stream.on('error', () => {
+    droppedWrites++;
+  });
+}
+
 /** `base` goes into every line (e.g. `{ worker: 2 }` in a cluster worker; pretty lines show `[w2]`). */
 export function createLogger(
   o: LogOptions,
@@ -66,16 +90,17 @@ export function createLogger(
 ): Logger {
   if (o.format === 'off') return OFF;
   const pino = loadPino();
+  dropWriteErrors(out);
   if (o.format === 'pretty') {
     return pino(
       { level: o.level, base },
       { write: (s: string) => void out.write(prettyLine(JSON.parse(s) as Line)) },
     );
   }
-  return pino(
-    { level: o.level, base },
-    out === process.stdout ? pino.destination({ dest: 1, sync: false }) : out,
-  );
+  if (out !== process.stdout) return pino({ level: o.level, base }, out);
+  const dest = pino.destination({ dest: 1, sync: false });
+  dropWriteErrors(dest);
+  return pino({ level: o.level, base }, dest);
 }
 
 const CACHE_STATUS = Symbol('gatehouse.log.cacheStatus');

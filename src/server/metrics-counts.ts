@@ -2,7 +2,7 @@
 // reads them through collectors at scrape time, so a request costs a few array writes (prom-client's
 // labelled inc() would hash the labels on every call).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { answeredBytes, answeredStatus, cacheStatusOf } from './log.js';
+import { answeredBytes, answeredStatus, cacheStatusOf, droppedLogWrites } from './log.js';
 import type { ProxyStats } from './proxy/handler.js';
 
 /** Which part of the server answered a request. */
@@ -207,6 +207,12 @@ function collectorsOf(a: Arrays, deps: Pick<CountsDeps, 'openWebSockets' | 'prox
     'Open WebSocket connections on Gatehouse endpoints.',
     'gauge',
     () => [{ labels: {}, value: deps.openWebSockets() }],
+  );
+  collector(
+    'gatehouse_log_dropped_writes_total',
+    'Log writes dropped because the log could not be written (a closed stdout: EPIPE).',
+    'counter',
+    () => [{ labels: {}, value: droppedLogWrites() }],
   );
   proxyCollectors(collector, deps.proxyStats);
   return collectors;

@@ -5,7 +5,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { forTerminal, jsonForTerminal } from '../http/terminal.js';
 import { referenceIdentity } from '../server/tls/checks.js';
 import { existingDevCaPath } from '../server/tls/dev-ca.js';
@@ -17,6 +16,7 @@ import {
   inspectLive,
   parsePemCertificates,
 } from '../server/tls/inspect.js';
+import { type FlagTable, parseFlags } from './args.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
 export interface CertIo extends CommandIo {
@@ -45,6 +45,17 @@ It warns when it expires within --warn-days (default 21) and when the served cha
   --ca-path         print the path of the development CA (gatehouse serve --https); exit 1 if none
 Exit: 0 every check passes, 1 a check fails or the target cannot be reached, 2 bad usage.
 `;
+
+/** The flags of `cert` (checked against --help and the README: test/cli/help.test.ts). */
+export const CERT_FLAGS = {
+  ca: { type: 'string' },
+  servername: { type: 'string' },
+  'warn-days': { type: 'string' },
+  json: { type: 'boolean' },
+  'timeout-ms': { type: 'string' },
+  'ca-path': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies FlagTable;
 
 export type CertTarget =
   | { kind: 'file'; path: string }
@@ -140,20 +151,10 @@ async function parse(args: string[], cwd: string): Promise<Parsed> {
   let values: Record<string, string | boolean | undefined>;
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        ca: { type: 'string' },
-        servername: { type: 'string' },
-        'warn-days': { type: 'string' },
-        json: { type: 'boolean' },
-        'timeout-ms': { type: 'string' },
-        'ca-path': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    ({ values, positionals } = parseFlags(args, CERT_FLAGS, true) as {
+      values: Record<string, string | boolean | undefined>;
+      positionals: string[];
+    });
   } catch (err) {
     throw new CertUsageError((err as Error).message);
   }

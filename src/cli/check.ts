@@ -1,13 +1,14 @@
 // gatehouse check URL (issue 16): requests the site, runs the inspector's checks, prints the report.
 //   gatehouse check https://staging.example/ --origin https://app.example --json
+
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { forTerminal, jsonForTerminal } from '../http/terminal.js';
 import { CheckUsageError, inspectSite, noFinalResponse, unreachableReason } from '../inspect/index.js';
 import type { CheckOptions } from '../inspect/live.js';
 import { checkOptions } from '../inspect/live.js';
 import { renderJson, renderText } from '../inspect/report.js';
+import { type FlagTable, parseFlags } from './args.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
 export interface CheckIo extends CommandIo {
@@ -56,24 +57,10 @@ async function parse(args: string[], cwd: string): Promise<Parsed> {
   let values: Record<string, string | boolean | string[] | undefined>;
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        origin: { type: 'string' },
-        method: { type: 'string' },
-        header: { type: 'string', multiple: true },
-        jsonp: { type: 'string' },
-        json: { type: 'boolean' },
-        'no-color': { type: 'boolean' },
-        timeout: { type: 'string' },
-        insecure: { type: 'boolean' },
-        ca: { type: 'string' },
-        'allow-private': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    ({ values, positionals } = parseFlags(args, CHECK_FLAGS, true) as {
+      values: Record<string, string | boolean | string[] | undefined>;
+      positionals: string[];
+    });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
@@ -146,3 +133,18 @@ export async function checkCommand(args: string[], io: CheckIo): Promise<number>
   }
   return report.summary.errors > 0 ? EXIT_FAILURE : EXIT_OK;
 }
+
+/** The flags of `check` (checked against --help and the README: test/cli/help.test.ts). */
+export const CHECK_FLAGS = {
+  origin: { type: 'string' },
+  method: { type: 'string' },
+  header: { type: 'string', multiple: true },
+  jsonp: { type: 'string' },
+  json: { type: 'boolean' },
+  'no-color': { type: 'boolean' },
+  timeout: { type: 'string' },
+  insecure: { type: 'boolean' },
+  ca: { type: 'string' },
+  'allow-private': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies FlagTable;

@@ -1,8 +1,9 @@
 // gatehouse hash-password: reads a password from stdin, prints the scrypt hash for auth[].basic.users.
 //   printf '%s' 'correct horse' | gatehouse hash-password
 // The password never appears in argv (visible in `ps` and shell history).
-import { parseArgs } from 'node:util';
+
 import { hashPassword, parseScryptHash, SCRYPT_DEFAULTS } from '../server/auth.js';
+import { type FlagTable, parseFlags } from './args.js';
 
 const EXIT_OK = 0;
 const EXIT_USAGE = 2;
@@ -34,19 +35,18 @@ async function readFirstLine(stdin: HashPasswordIo['stdin']): Promise<string | n
 }
 
 /** Runs the command; resolves with the exit code. */
+/** The flags of `hash-password` (checked against --help and the README: test/cli/help.test.ts). */
+export const HASH_PASSWORD_FLAGS = {
+  n: { type: 'string' },
+  r: { type: 'string' },
+  p: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies FlagTable;
+
 export async function hashPasswordCommand(args: string[], io: HashPasswordIo): Promise<number> {
   let values: { n?: string; r?: string; p?: string; help?: boolean };
   try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      options: {
-        n: { type: 'string' },
-        r: { type: 'string' },
-        p: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    ({ values } = parseFlags(args, HASH_PASSWORD_FLAGS, false) as { values: typeof values });
   } catch (err) {
     io.stderr.write(`gatehouse hash-password: ${(err as Error).message}\n${USAGE}`);
     return EXIT_USAGE;

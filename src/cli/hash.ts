@@ -3,9 +3,9 @@
 // the same string assetUrl gives and the static handler pins for a year (see server/static/asset-url.ts).
 import { stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { parseArgs } from 'node:util';
 import { forTerminal } from '../http/terminal.js';
 import { AssetPathError, assetUrl } from '../server/static/asset-url.js';
+import { type FlagTable, parseFlags } from './args.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
 export type HashIo = CommandIo;
@@ -20,20 +20,21 @@ still printed, and the exit code is 1.
 `;
 
 /** Runs the command; resolves with the exit code. */
+/** The flags of `hash` (checked against --help and the README: test/cli/help.test.ts). */
+export const HASH_FLAGS = {
+  root: { type: 'string' },
+  param: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies FlagTable;
+
 export async function hashCommand(args: string[], io: HashIo): Promise<number> {
   let values: { root?: string; param?: string; help?: boolean };
   let files: string[];
   try {
-    ({ values, positionals: files } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        root: { type: 'string' },
-        param: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    ({ values, positionals: files } = parseFlags(args, HASH_FLAGS, true) as {
+      values: typeof values;
+      positionals: string[];
+    });
   } catch (err) {
     io.stderr.write(`gatehouse hash: ${forTerminal((err as Error).message)}\n${USAGE}`);
     return EXIT_USAGE;

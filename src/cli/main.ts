@@ -1,7 +1,6 @@
 // gatehouse CLI: serve (default), precompress, hash, hash-password, sw-manifest, cert, check, trust. Flags become the same config a file would.
 import cluster from 'node:cluster';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { isToken } from '../http/lists.js';
@@ -12,10 +11,11 @@ import { WebSocketConfigError } from '../server/websocket.js';
 
 export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
+import { type FlagTable, type ParsedFlags, parseFlags } from './args.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 import { runPrimary, type WorkerMessage, workerCount, workerSlot } from './workers.js';
 
-const HELP = `Usage: gatehouse [serve] [ROOT] [options]
+export const HELP = `Usage: gatehouse [serve] [ROOT] [options]
        gatehouse precompress DIR [--min-bytes N] [--force] [--no-brotli] [--no-gzip] [--dry-run] [--quiet]
        gatehouse hash-password [--n N] [--r R] [--p P] < password
        gatehouse hash [--root DIR] [--param NAME] FILE...
@@ -27,7 +27,8 @@ const HELP = `Usage: gatehouse [serve] [ROOT] [options]
                        [--json] [--no-color] [--timeout MS] [--insecure] [--ca FILE]
 
 serve options:
-  --port N          port to listen on (default 8080; 0 picks a free one)
+  --root DIR        the folder to serve, in place of ROOT (default: the config's root, else .)
+  -p, --port N      port to listen on (default 8080; 0 picks a free one)
   --host ADDR       address to bind (default 127.0.0.1)
   --config FILE     config file (default: ./gatehouse.config.json when present)
   --spa             serve index.html for unknown page navigations
@@ -73,39 +74,41 @@ function version(): string {
   return pkg.version;
 }
 
+/** The flags of `serve` (the help and the README list exactly these: test/cli/help.test.ts). */
+export const SERVE_FLAGS = {
+  root: { type: 'string' },
+  port: { type: 'string', short: 'p' },
+  host: { type: 'string' },
+  config: { type: 'string' },
+  spa: { type: 'boolean' },
+  'no-early-hints': { type: 'boolean' },
+  log: { type: 'string' },
+  proxy: { type: 'string', multiple: true },
+  cors: { type: 'string' },
+  'cors-headers': { type: 'string' },
+  'cors-credentials': { type: 'boolean' },
+  jsonp: { type: 'boolean' },
+  https: { type: 'boolean' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'http-port': { type: 'string' },
+  workers: { type: 'string' },
+} as const satisfies FlagTable;
+
 export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInput; configPath?: string } {
-  let parsed: ReturnType<typeof parseArgs>;
+  let parsed: ParsedFlags;
   try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        config: { type: 'string' },
-        spa: { type: 'boolean' },
-        'no-early-hints': { type: 'boolean' },
-        log: { type: 'string' },
-        proxy: { type: 'string', multiple: true },
-        cors: { type: 'string' },
-        'cors-headers': { type: 'string' },
-        'cors-credentials': { type: 'boolean' },
-        jsonp: { type: 'boolean' },
-        https: { type: 'boolean' },
-        'tls-cert': { type: 'string' },
-        'tls-key': { type: 'string' },
-        'http-port': { type: 'string' },
-        workers: { type: 'string' },
-      },
-    });
+    parsed = parseFlags(args, SERVE_FLAGS, true);
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
   const { values, positionals } = parsed;
   if (positionals.length > 1) throw new UsageError(`serve takes one ROOT, got: ${positionals.join(' ')}`);
+  if (positionals.length > 0 && values.root !== undefined)
+    throw new UsageError(`--root and a ROOT argument: give one (${values.root}, ${positionals[0]})`);
   const overrides: GatehouseConfigInput = {};
-  if (positionals[0] !== undefined) overrides.root = positionals[0];
+  const root = positionals[0] ?? (values.root as string | undefined);
+  if (root !== undefined) overrides.root = root;
   const listen: { port?: number; host?: string; httpPort?: number } = {};
   if (values.port !== undefined) {
     const p = String(values.port);

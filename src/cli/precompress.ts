@@ -1,4 +1,5 @@
-// gatehouse precompress DIR: writes FILE.br and FILE.gz beside the compressible files of a build folder.
+// gatehouse precompress DIR: writes FILE.br and FILE.gz (and FILE.zst with --zstd) beside the compressible
+// files of a build folder.
 // The static handler serves a sibling only while its mtime >= the original's (server/static/files.ts), so
 // a sibling here always gets such an mtime, and a sibling older than its file counts as stale.
 import { randomBytes } from 'node:crypto';
@@ -19,15 +20,19 @@ import {
 } from 'node:zlib';
 import { forTerminal } from '../http/terminal.js';
 import { mediaInfo } from '../server/static/media.js';
+import { createZstdCompress, ZSTD_AVAILABLE, zstdCompress } from '../server/static/zstd.js';
+import { type FlagTable, parseFlags } from './args.js';
 
 const EXIT_OK = 0;
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 
-export type Coding = 'br' | 'gzip';
-const CODINGS: readonly Coding[] = ['br', 'gzip'];
-const CODING_EXT: Record<Coding, string> = { br: '.br', gzip: '.gz' };
-const CODING_LABEL: Record<Coding, string> = { br: 'br', gzip: 'gz' };
+export type Coding = 'br' | 'gzip' | 'zstd';
+const CODINGS: readonly Coding[] = ['br', 'gzip', 'zstd'];
+const CODING_EXT: Record<Coding, string> = { br: '.br', gzip: '.gz', zstd: '.zst' };
+const CODING_LABEL: Record<Coding, string> = { br: 'br', gzip: 'gz', zstd: 'zst' };
+/** zstd's usual maximum (20-22 are its memory-hungry "ultra" levels). */
+const ZSTD_LEVEL = 19;
 
 export const DEFAULT_MIN_BYTES = 1024;
 /** Files above this size are streamed through the compressor instead of read whole. */
@@ -166,12 +171,14 @@ const brotliCompressAsync = promisify(brotliCompress) as (buf: Buffer, o: Brotli
 const gzipAsync = promisify(gzip) as (buf: Buffer, o: ZlibOptions) => Promise<Buffer>;
 
 function compressBuffer(coding: Coding, data: Buffer, textual: boolean): Promise<Buffer> {
+  if (coding === 'zstd') return zstdCompress(data, ZSTD_LEVEL);
   return coding === 'br'
     ? brotliCompressAsync(data, brotliOptions(data.length, textual))
     : gzipAsync(data, GZIP_OPTIONS);
 }
 
 function compressStream(coding: Coding, sizeBytes: number, textual: boolean) {
+  if (coding === 'zstd') return createZstdCompress(ZSTD_LEVEL);
   return coding === 'br' ? createBrotliCompress(brotliOptions(sizeBytes, textual)) : createGzip(GZIP_OPTIONS);
 }
 
@@ -296,7 +303,7 @@ async function precompressFile(
   if (todo.length === 0) return { kind: 'skipped' };
 
   const temps: string[] = [];
-  const codedBytes: Record<Coding, number> = { br: st.size, gzip: st.size };
+  const codedBytes: Record<Coding, number> = { br: st.size, gzip: st.size, zstd: st.size };
   let wrote = false;
   try {
     const encoded = await encodeAll(file, st, todo, opts, temps);
@@ -356,7 +363,7 @@ export async function precompressDir(
     skipped: 0,
     notWorthIt: 0,
     originalBytes: 0,
-    codedBytes: { br: 0, gzip: 0 },
+    codedBytes: { br: 0, gzip: 0, zstd: 0 },
   };
   let done = 0;
   let next = 0;
@@ -410,8 +417,8 @@ export interface CommandIO {
 
 export const PRECOMPRESS_HELP = `Usage: gatehouse precompress DIR [options]
 
-Writes FILE.br and FILE.gz beside each compressible file under DIR (text, JS, CSS, JSON, SVG, XML,
-wasm, ttf/otf) for the static server to send. Siblings at least as new as their file are kept; a
+Writes FILE.br and FILE.gz (and FILE.zst with --zstd) beside each compressible file under DIR (text,
+JS, CSS, JSON, SVG, XML, wasm, ttf/otf) for the static server to send. Siblings at least as new as their file are kept; a
 sibling that would not be smaller than its file is not written. Dot folders other than .well-known
 and symlinks are skipped.
 
@@ -420,6 +427,7 @@ Options:
   --force         recompress even when the siblings are up to date
   --no-brotli     do not write .br files
   --no-gzip       do not write .gz files
+  --zstd          also write .zst files (zstd level 19, RFC 8878; needs Node 22.15+)
   --dry-run       compress to measure, but write and delete nothing; list what would change
   --quiet         print errors only (no progress bar, no summary)
   -h, --help      this help
@@ -433,64 +441,62 @@ interface ParsedArgs {
 
 class PrecompressUsageError extends Error {}
 
-const BOOLEAN_FLAGS = new Set([
-  '--force',
-  '--no-brotli',
-  '--no-gzip',
-  '--dry-run',
-  '--quiet',
-  '--help',
-  '-h',
-]);
+/** The flags of `precompress` (checked against --help and the README: test/cli/help.test.ts). */
+export const PRECOMPRESS_FLAGS = {
+  'min-bytes': { type: 'string' },
+  force: { type: 'boolean' },
+  'no-brotli': { type: 'boolean' },
+  'no-gzip': { type: 'boolean' },
+  zstd: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  quiet: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies FlagTable;
 
 function parsePrecompressArgs(args: readonly string[]): ParsedArgs {
-  const flags = new Set<string>();
-  const positionals: string[] = [];
-  let minBytes = DEFAULT_MIN_BYTES;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === '--') {
-      positionals.push(...args.slice(i + 1));
-      break;
-    }
-    if (!arg.startsWith('-') || arg === '-') {
-      positionals.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = eq > 0 ? arg.slice(0, eq) : arg;
-    if (name === '--min-bytes') {
-      const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
-      if (value === undefined) throw new PrecompressUsageError('--min-bytes: missing value');
-      if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
-        throw new PrecompressUsageError(`--min-bytes: not a byte count: ${value}`);
-      }
-      minBytes = Number(value);
-    } else if (BOOLEAN_FLAGS.has(name)) {
-      if (eq > 0) throw new PrecompressUsageError(`${name} takes no value`);
-      flags.add(name);
-    } else {
-      throw new PrecompressUsageError(`unknown option: ${name}`);
-    }
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  try {
+    parsed = parseFlags(args, PRECOMPRESS_FLAGS, true) as typeof parsed;
+  } catch (err) {
+    throw new PrecompressUsageError((err as Error).message);
   }
-  const help = flags.has('--help') || flags.has('-h');
+  const { values, positionals } = parsed;
+  let minBytes = DEFAULT_MIN_BYTES;
+  const min = values['min-bytes'];
+  if (typeof min === 'string') {
+    if (!/^\d+$/.test(min) || !Number.isSafeInteger(Number(min))) {
+      throw new PrecompressUsageError(`--min-bytes: not a byte count: ${min}`);
+    }
+    minBytes = Number(min);
+  }
+  const help = values.help === true;
   if (!help) {
     if (positionals.length === 0) throw new PrecompressUsageError('missing DIR');
     if (positionals.length > 1)
       throw new PrecompressUsageError(`takes one DIR, got: ${positionals.join(' ')}`);
   }
-  const codings = CODINGS.filter((c) => !flags.has(c === 'br' ? '--no-brotli' : '--no-gzip'));
+  if (values.zstd === true && !ZSTD_AVAILABLE)
+    throw new PrecompressUsageError(
+      `--zstd needs Node 22.15 or later (node:zlib has no zstd in ${process.version})`,
+    );
+  const codings = CODINGS.filter((c) =>
+    c === 'br'
+      ? values['no-brotli'] !== true
+      : c === 'gzip'
+        ? values['no-gzip'] !== true
+        : values.zstd === true,
+  );
   if (!help && codings.length === 0)
     throw new PrecompressUsageError('--no-brotli with --no-gzip leaves nothing to do');
   return {
     help,
-    quiet: flags.has('--quiet'),
+    quiet: values.quiet === true,
     options: {
       dir: positionals[0],
       minBytes,
-      force: flags.has('--force'),
+      force: values.force === true,
       codings,
-      dryRun: flags.has('--dry-run'),
+      dryRun: values['dry-run'] === true,
     },
   };
 }

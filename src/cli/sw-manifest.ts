@@ -7,11 +7,11 @@ import { createHash } from 'node:crypto';
 import { closeSync, type Dirent, openSync, readSync } from 'node:fs';
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { globToRegExp } from '../http/glob.js';
 import { isHashedName } from '../http/hashed-name.js';
 import { forTerminal, jsonForTerminal } from '../http/terminal.js';
 import { HASH_CHARS } from '../server/static/files.js';
+import { type FlagTable, parseFlags } from './args.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
 export type SwManifestIo = CommandIo;
@@ -122,21 +122,22 @@ export async function buildManifest(
 }
 
 /** Runs the command; resolves with the exit code. */
+/** The flags of `sw-manifest` (checked against --help and the README: test/cli/help.test.ts). */
+export const SW_MANIFEST_FLAGS = {
+  out: { type: 'string' },
+  include: { type: 'string', multiple: true },
+  exclude: { type: 'string', multiple: true },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies FlagTable;
+
 export async function swManifestCommand(args: string[], io: SwManifestIo): Promise<number> {
   let values: { out?: string; include?: string[]; exclude?: string[]; help?: boolean };
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        out: { type: 'string' },
-        include: { type: 'string', multiple: true },
-        exclude: { type: 'string', multiple: true },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    ({ values, positionals } = parseFlags(args, SW_MANIFEST_FLAGS, true) as {
+      values: typeof values;
+      positionals: string[];
+    });
   } catch (err) {
     io.stderr.write(`gatehouse sw-manifest: ${forTerminal((err as Error).message)}\n${USAGE}`);
     return EXIT_USAGE;

@@ -7,9 +7,9 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { forTerminal, forTerminalLines } from '../http/terminal.js';
 import { devTrustInstructions, ensureDevCertificate, existingDevCaPath } from '../server/tls/dev-ca.js';
+import { type FlagTable, parseFlags } from './args.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
 const USAGE = `Usage: gatehouse trust [--uninstall] [--stores nss,system]
@@ -233,6 +233,13 @@ function parseStores(text: string): TrustStoreName[] | string {
   return names.length === 0 ? '--stores: name at least one of nss, system' : (names as TrustStoreName[]);
 }
 
+/** The flags of `trust` (checked against --help and the README: test/cli/help.test.ts). */
+export const TRUST_FLAGS = {
+  uninstall: { type: 'boolean' },
+  stores: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies FlagTable;
+
 export interface TrustIo extends CommandIo {
   readonly home?: string;
   readonly dataDir?: string;
@@ -242,16 +249,7 @@ export interface TrustIo extends CommandIo {
 export async function trustCommand(args: string[], io: TrustIo): Promise<number> {
   let values: { uninstall?: boolean; stores?: string; help?: boolean };
   try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        uninstall: { type: 'boolean' },
-        stores: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    ({ values } = parseFlags(args, TRUST_FLAGS, false) as { values: typeof values });
   } catch (err) {
     io.stderr.write(`gatehouse trust: ${(err as Error).message}\n${USAGE}`);
     return EXIT_USAGE;

@@ -334,13 +334,14 @@ describe('precompress: options and output', () => {
 
 describe('precompress: usage errors exit 2 with one line naming the problem', () => {
   const cases: [name: string, args: (root: string) => string[], message: RegExp][] = [
-    ['unknown flag', (root) => [root, '--brotli'], /unknown option: --brotli/],
-    ['unknown short flag', (root) => ['-f', root], /unknown option: -f/],
+    ['unknown flag', (root) => [root, '--brotli'], /unknown option --brotli \(see /],
+    ['misspelt flag', (root) => [root, '--no-gzp'], /unknown option --no-gzp \(did you mean --no-gzip\?\)/],
+    ['unknown short flag', (root) => ['-f', root], /unknown option -f/],
     ['missing DIR', () => ['--force'], /missing DIR/],
     ['two DIRs', (root) => [root, root], /takes one DIR/],
     ['DIR is a file', (root) => [join(root, 'a.js')], /not a directory: .*a\.js/],
     ['DIR does not exist', (root) => [join(root, 'nope')], /does not exist: .*nope/],
-    ['--min-bytes without a value', (root) => [root, '--min-bytes'], /--min-bytes: missing value/],
+    ['--min-bytes without a value', (root) => [root, '--min-bytes'], /--min-bytes needs a value/],
     ['--min-bytes not a number', (root) => [root, '--min-bytes', '1k'], /--min-bytes: not a byte count: 1k/],
     ['boolean flag with a value', (root) => [root, '--force=yes'], /--force takes no value/],
     ['both codings off', (root) => [root, '--no-brotli', '--no-gzip'], /nothing to do/],

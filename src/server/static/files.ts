@@ -6,13 +6,13 @@ import { createReadStream, type Stats } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { promisify } from 'node:util';
-import * as zlib from 'node:zlib';
 import { brotliCompress, gzip, constants as zc } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { formatHttpDate } from '../../http/dates.js';
 import { mediaInfo } from './media.js';
 import { isInside, type PathResult, resolveFilePath } from './path.js';
 import type { CachePolicy, PolicyInput } from './policy.js';
+import { ZSTD_AVAILABLE, zstdCompress } from './zstd.js';
 
 export interface StaticOptions {
   spa: boolean;
@@ -59,24 +59,10 @@ const CODING_EXT: Record<Coding, string> = { br: '.br', zstd: '.zst', gzip: '.gz
 /** Server preference on ties (RFC 9110 §12.5.3): br (smallest at quality 11), then zstd (RFC 8878), gzip. */
 const CODINGS: readonly Coding[] = ['br', 'zstd', 'gzip'];
 
-type ZstdCompress = (
-  buf: Buffer,
-  o: { params: Record<number, number> },
-  cb: (e: Error | null, out: Buffer) => void,
-) => void;
-/** zstd in node:zlib: Node 22.15+ / 23.8+. Without it only precompressed .zst siblings are served. */
-const zstdCompress = (zlib as unknown as { zstdCompress?: ZstdCompress }).zstdCompress;
-const ZSTD_LEVEL_PARAM =
-  (zc as unknown as { ZSTD_c_compressionLevel?: number }).ZSTD_c_compressionLevel ?? 100;
-export const ZSTD_ON_THE_FLY = zstdCompress !== undefined;
-const zstd = zstdCompress === undefined ? undefined : promisify(zstdCompress);
-function zstdOf(src: Buffer, level: number): Promise<Buffer> {
-  // Never reached without zstd: FLY_CODINGS leaves it out, and a .zst sibling is read, not made.
-  if (zstd === undefined) return Promise.reject(new Error('zstd is not in this Node (22.15+)'));
-  return zstd(src, { params: { [ZSTD_LEVEL_PARAM]: level } });
-}
+/** zstd is compressed on the fly only where node:zlib has it; .zst siblings are served on every Node. */
+export const ZSTD_ON_THE_FLY = ZSTD_AVAILABLE;
 /** The codings compressed on the fly, in server preference order. */
-const FLY_CODINGS: readonly Coding[] = ZSTD_ON_THE_FLY ? CODINGS : ['br', 'gzip'];
+const FLY_CODINGS: readonly Coding[] = ZSTD_AVAILABLE ? CODINGS : ['br', 'gzip'];
 
 export interface Variant {
   readonly coding: Coding | 'identity';
@@ -428,7 +414,7 @@ export class FileView {
             },
           })
         : coding === 'zstd'
-          ? await zstdOf(src, small ? 19 : 12)
+          ? await zstdCompress(src, small ? 19 : 12)
           : await gz(src, { level: 9 });
     const etag =
       this.opts.etag === 'weak' ? `${file.identity.etag.slice(0, -1)}-${coding}"` : `"${hashBuffer(out)}"`;

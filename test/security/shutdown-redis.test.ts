@@ -5,30 +5,42 @@
 // its subscription, shared rate limits, WebSocket fan-out with a room), each has talked to Redis, and
 // close() must finish within shutdownTimeoutMs (asserted with a 2x margin: the machine is shared).
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { type Origin, origin, text } from '../helpers/origin.js';
+import { GATEHOUSE_BIN, startCli } from '../helpers/page-server.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { WAIT_DEADLINE_MS, waitUntil, waitUntilElapsed } from '../helpers/wait.js';
 import { openPeer } from '../helpers/ws-peer.js';
 
 const SHUTDOWN_TIMEOUT_MS = 1500;
 
-/** A server using Redis for everything, with a client in a fan-out room and a cached response. */
-async function busyServer(redis: TestRedis, up: Origin, site: string): Promise<TestServer> {
-  const s = await startServer(site, {
+/** The config of a server using Redis for everything. */
+function redisEverywhere(redis: TestRedis, up: Origin) {
+  return {
     redis: { url: redis.url },
     limits: {
       shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
-      rateLimit: { requestsPerSec: 1000, burst: 1000, store: 'redis' },
+      rateLimit: { requestsPerSec: 1000, burst: 1000, store: 'redis' as const },
     },
     proxy: [
-      { prefix: '/api', upstream: up.url, stripPrefix: false, cache: { enabled: true, store: 'redis' } },
+      {
+        prefix: '/api',
+        upstream: up.url,
+        stripPrefix: false,
+        cache: { enabled: true, store: 'redis' as const },
+      },
     ],
-    websocket: [{ path: '/chat', mode: 'broadcast', fanout: 'redis' }],
-  });
+    websocket: [{ path: '/chat', mode: 'broadcast' as const, fanout: 'redis' as const }],
+  };
+}
+
+/** Puts every Redis feature of the server at `url` to work: a cached response, a client in a fan-out room. */
+async function makeBusy(redis: TestRedis, s: Pick<TestServer, 'url' | 'port'>): Promise<void> {
   assert.equal((await get(s.url, '/api/a')).status, 200);
-  const p = await openPeer(s, '/chat');
+  const p = await openPeer(s as TestServer, '/chat');
   p.ws.send(JSON.stringify({ type: 'join', room: 'r' }));
   await waitUntil('joined', () => p.got.length > 0);
   // Both Redis connections (commands and the subscriber) are in use: the cache's invalidation channel
@@ -40,6 +52,12 @@ async function busyServer(redis: TestRedis, up: Origin, site: string): Promise<T
   } finally {
     probe.disconnect();
   }
+}
+
+/** A server using Redis for everything, with a client in a fan-out room and a cached response. */
+async function busyServer(redis: TestRedis, up: Origin, site: string): Promise<TestServer> {
+  const s = await startServer(site, redisEverywhere(redis, up));
+  await makeBusy(redis, s);
   return s;
 }
 
@@ -75,6 +93,44 @@ describe('shutdown with Redis in trouble', () => {
     cleanups.push(() => void s.close());
     return { redis, s };
   }
+
+  it('attack: SIGTERM to a gatehouse process while Redis is hung (SIGSTOP) -> it exits 0 within shutdownTimeoutMs', async () => {
+    const redis = await startRedis();
+    const up = await origin({
+      '/api/a': (_q, res) => text(res, 200, { 'cache-control': 'max-age=60' }, 'a'),
+    });
+    const site = makeSite({ 'index.html': 'x' });
+    const config = join(site, 'gatehouse.config.json');
+    writeFileSync(config, JSON.stringify(redisEverywhere(redis, up)));
+    cleanups.push(
+      () => redis.close(),
+      () => up.close(),
+      () => removeSite(site),
+    );
+    const gh = await startCli([
+      GATEHOUSE_BIN,
+      'serve',
+      site,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--config',
+      config,
+    ]);
+    cleanups.push(() => gh.stop('SIGKILL'));
+    await makeBusy(redis, gh);
+    redis.pause();
+    const t0 = performance.now();
+    let tookMs = -1;
+    void gh.stop('SIGTERM').then(() => {
+      tookMs = performance.now() - t0;
+    });
+    await waitUntil('the process exited', () => tookMs >= 0);
+    redis.resume();
+    assert.equal(gh.child.exitCode, 0, gh.stderr());
+    assert.ok(tookMs < 2 * SHUTDOWN_TIMEOUT_MS, `the process took ${Math.round(tookMs)} ms to exit`);
+  });
 
   it('attack: Redis hung (SIGSTOP) at shutdown -> close() finishes within shutdownTimeoutMs', async () => {
     const { redis, s } = await setup();

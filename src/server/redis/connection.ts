@@ -118,15 +118,27 @@ export function connectRedis(o: RedisOptions & { logger: Logger }): RedisConnect
         }),
       ]);
       clearTimeout(timer);
-      client.disconnect();
-      sub?.disconnect();
+      drop(client);
+      if (sub !== undefined) drop(sub);
     },
     disconnect() {
       listeners.clear();
-      client.disconnect();
-      sub?.disconnect();
+      drop(client);
+      if (sub !== undefined) drop(sub);
     },
   };
+}
+
+/**
+ * Disconnects now. ioredis's disconnect() only half-closes the socket and waits up to its
+ * disconnectTimeout (2 s) for Redis to close its side, which a hung Redis never does: the socket would
+ * keep a process that is shutting down alive that long. A client already ended is left alone: a second
+ * disconnect() arms that 2 s timer on a socket whose close has passed, and nothing clears it.
+ */
+function drop(c: RedisClient): void {
+  if (c.status === 'end') return;
+  c.disconnect();
+  c.stream?.destroy();
 }
 
 /** The URL without its password, for logs. */

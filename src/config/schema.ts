@@ -225,7 +225,11 @@ const limitsSchema = z
       .int()
       .min(0)
       .default(10_000)
-      .describe('How long SIGTERM waits for in-flight requests before closing sockets (within a few ms).'),
+      .describe(
+        'How long SIGTERM waits for in-flight requests before closing sockets (within a few ms). Also the ' +
+          'bound of the whole shutdown: what closes after the drain (WebSocket endpoints, cache stores, ' +
+          'Redis) gets until this long after the signal, at least 1 s, then is dropped, whatever Redis does.',
+      ),
     maxBodyBytes: z
       .number()
       .int()

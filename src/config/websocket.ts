@@ -5,6 +5,13 @@ import { redisOverrideSchema } from './redis.js';
 
 const MiB = 1024 * 1024;
 
+/**
+ * The default per-connection message rate of an endpoint with `fanout: "redis"`: a chat or presence
+ * client sends a few messages a second, a 60 Hz game loop fits, a flood is cut to 1/100 of what one
+ * client could push through every instance.
+ */
+export const FANOUT_RATE_LIMIT = Object.freeze({ messagesPerSec: 100, burst: 200 });
+
 /** RFC 9110 §5.6.2 token: what RFC 6455 §4.1 allows as a subprotocol name. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
@@ -62,21 +69,28 @@ export const websocketEndpointSchema = z
           'is selected; none is selected when the client offers none of them.',
       ),
     rateLimit: z
-      .strictObject({
-        messagesPerSec: z
-          .number()
-          .positive()
-          .describe('Sustained messages per second per connection (token bucket refill; may be fractional).'),
-        burst: z
-          .number()
-          .int()
-          .min(1)
-          .describe('Messages a connection may send at once after being quiet (bucket size).'),
-      })
+      .union([
+        z.strictObject({
+          messagesPerSec: z
+            .number()
+            .positive()
+            .describe(
+              'Sustained messages per second per connection (token bucket refill; may be fractional).',
+            ),
+          burst: z
+            .number()
+            .int()
+            .min(1)
+            .describe('Messages a connection may send at once after being quiet (bucket size).'),
+        }),
+        z.literal(false),
+      ])
       .optional()
       .describe(
-        'Per-connection message rate limit, off when absent. A client over it is closed with 1008 ' +
-          '(policy violation, RFC 6455 §7.4.1); the message over the limit is not delivered.',
+        'Per-connection message rate limit. A client over it is closed with 1008 (policy violation, ' +
+          'RFC 6455 §7.4.1); the message over the limit is not delivered. Default: off, except with ' +
+          'fanout "redis", where it is { messagesPerSec: 100, burst: 200 } (every message reaches every ' +
+          'instance); false turns it off there.',
       ),
     fanout: z
       .enum(['local', 'redis'])
@@ -88,6 +102,13 @@ export const websocketEndpointSchema = z
       ),
     redis: redisOverrideSchema.optional(),
   })
+  // Issue 25: one client's 75,000 messages in 8 s, published to every instance, slowed plain HTTP on
+  // the others to 0.5 s. A fan-out over Redis is limited by default; local fan-out stays opt-in.
+  .transform(({ rateLimit, ...e }) => ({
+    ...e,
+    rateLimit:
+      rateLimit === false ? undefined : (rateLimit ?? (e.fanout === 'redis' ? FANOUT_RATE_LIMIT : undefined)),
+  }))
   .describe('One WebSocket endpoint.');
 
 export const websocketSchema = z

@@ -248,6 +248,18 @@ function proxyCollectors(collector: AddCollector, stats: () => Promise<ProxyStat
     () => caches(true),
     'max',
   );
+  collector(
+    'gatehouse_cache_invalid_entries_total',
+    'Entries a cache store read back (Redis, disk) or was given that could not be served (a status ' +
+      'outside 200-599, a field that is not a token or field value, a body over maxEntryBytes): each a ' +
+      'miss, dropped, with a warning naming the key.',
+    'counter',
+    async () =>
+      (await read()).caches.map(({ route, store, invalid }) => ({
+        labels: { route, store },
+        value: invalid,
+      })),
+  );
   const upstreams = (value: (u: ProxyStats['upstreams'][number]) => number) => async () =>
     (await read()).upstreams.map((u) => ({
       labels: { route: u.route, upstream: u.upstream },

@@ -37,6 +37,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { storedEntryProblem } from '../entry-check.js';
 import {
   bodyChunks,
   checkStoreOptions,
@@ -129,7 +130,7 @@ export async function openDiskStore(options: DiskStoreOptions): Promise<DiskStor
   const tombstones = await readTombstones(dir);
   const loaded: DiskRecord[] = [];
   await forEachLimit(metaNames, async (name) => {
-    const record = tombstones.has(name) ? null : await loadRecord(dir, name);
+    const record = tombstones.has(name) ? null : await loadRecord(dir, name, options);
     if (record) loaded.push(record);
     else garbage.push(`${name}.json`, `${name}.body`);
     bodyNames.delete(name);
@@ -161,6 +162,7 @@ class DiskStoreImpl implements DiskStore {
   readonly putMayFail = true;
   readonly #maxSizeBytes: number;
   readonly #maxEntryBytes: number;
+  readonly #onInvalid: ((key: string, reason: string) => void) | undefined;
   readonly #nowMs: () => number;
   /** Every entry by id, least recently used first (a Map keeps insertion order). */
   readonly #lru = new Map<string, DiskRecord>();
@@ -190,6 +192,7 @@ class DiskStoreImpl implements DiskStore {
     this.dir = options.dir;
     this.#maxSizeBytes = options.maxSizeBytes;
     this.#maxEntryBytes = options.maxEntryBytes;
+    this.#onInvalid = options.onInvalidEntry;
     this.#nowMs = options.nowMs ?? Date.now;
     this.#maxVariants = options.maxVariantsPerKey ?? Number.POSITIVE_INFINITY;
     this.#hotMaxBytes = Math.min(
@@ -435,6 +438,8 @@ class DiskStoreImpl implements DiskStore {
     }
     const { size } = await handle.stat();
     if (size !== entry.bodyBytes) {
+      // Replaced under us (its meta file states the length): not served.
+      this.#onInvalid?.(entry.key, `body file of ${size} bytes, ${entry.bodyBytes} listed`);
       await handle.close();
       if (record && this.#lru.get(entry.id) === record) await this.#discard([record]);
       return null;
@@ -735,12 +740,18 @@ function entryName(key: string, id: string): string {
  * its files cannot be read (a directory in its place, an I/O error): a cache entry may be lost, and
  * one bad entry must not stop the store from opening.
  */
-async function loadRecord(dir: string, name: string): Promise<DiskRecord | null> {
+async function loadRecord(dir: string, name: string, options: DiskStoreOptions): Promise<DiskRecord | null> {
   const metaPath = join(dir, `${name}.json`);
   try {
     const [text, metaStat] = await Promise.all([readFile(metaPath, 'utf8'), stat(metaPath)]);
     const file = parseMetaFile(text);
     if (!file || entryName(file.key, file.id) !== name) return null;
+    // The files may have been written by anyone: an entry that cannot be served is dropped, reported.
+    const problem = storedEntryProblem(file.meta, file.bodyBytes, options.maxEntryBytes);
+    if (problem !== undefined) {
+      options.onInvalidEntry?.(file.key, problem);
+      return null;
+    }
     const bodyStat = await stat(join(dir, `${name}.body`));
     if (!bodyStat.isFile() || bodyStat.size !== file.bodyBytes) return null;
     return {
@@ -811,25 +822,13 @@ function parseMetaFile(text: string): MetaFile | null {
   }
   if (!isRecord(value) || value.version !== 1) return null;
   if (typeof value.key !== 'string' || typeof value.id !== 'string') return null;
-  if (!Number.isSafeInteger(value.bodyBytes) || (value.bodyBytes as number) < 0) return null;
-  const meta = value.meta;
-  if (!isRecord(meta) || typeof meta.varyKey !== 'string' || !isHeaderMap(meta.varyHeaders)) return null;
-  if (meta.discardAfterMs !== undefined && typeof meta.discardAfterMs !== 'number') return null;
-  if (meta.tags !== undefined && !(Array.isArray(meta.tags) && meta.tags.every((t) => typeof t === 'string')))
-    return null;
-  const response = meta.response;
-  if (!isRecord(response) || !Number.isInteger(response.status) || !isHeaderMap(response.headers))
-    return null;
-  if (typeof response.requestTimeMs !== 'number' || typeof response.responseTimeMs !== 'number') return null;
+  if (typeof value.bodyBytes !== 'number') return null;
+  // The entry itself (status, fields, body length) is checked by storedEntryProblem.
   return value as unknown as MetaFile;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isHeaderMap(value: unknown): boolean {
-  return isRecord(value) && Object.values(value).every((v) => typeof v === 'string');
 }
 
 function isNotFound(error: unknown): boolean {

@@ -1,6 +1,7 @@
 // Memory store: a byte-bounded LRU (lru-cache) of entries with their whole bodies. Imports nothing
 // from node:, so the client's private cache can use it in browsers too.
 import { LRUCache } from 'lru-cache';
+import { storedEntryProblem } from '../entry-check.js';
 import {
   bodyChunks,
   checkStoreOptions,
@@ -64,6 +65,7 @@ export function createMemoryStore(options: MemoryStoreOptions): CacheStore {
 class MemoryStore implements CacheStore {
   readonly #maxSizeBytes: number;
   readonly #maxEntryBytes: number;
+  readonly #onInvalid: ((key: string, reason: string) => void) | undefined;
   readonly #nowMs: () => number;
   /** Entries by id, in recency order; evicts by byte size. */
   readonly #lru: LRUCache<string, MemoryRecord>;
@@ -81,6 +83,7 @@ class MemoryStore implements CacheStore {
     checkStoreOptions(options);
     this.#maxSizeBytes = options.maxSizeBytes;
     this.#maxEntryBytes = options.maxEntryBytes;
+    this.#onInvalid = options.onInvalidEntry;
     this.#nowMs = options.nowMs ?? Date.now;
     this.#maxVariants = options.maxVariantsPerKey ?? Number.POSITIVE_INFINITY;
     this.#lru = new LRUCache<string, MemoryRecord>({
@@ -167,6 +170,13 @@ class MemoryStore implements CacheStore {
       }
       if (this.#closed) return { stored: false, reason: 'closed' };
       if (inflight.ticket.invalidated) return { stored: false, reason: 'invalidated' };
+      // Checked once on the way in (the only way in), so the hit path reads only entries that can be
+      // served, at no cost per hit (../entry-check.ts; Redis and disk check what they read back).
+      const problem = storedEntryProblem(meta, bodyBytes, this.#maxEntryBytes);
+      if (problem !== undefined) {
+        this.#onInvalid?.(key, problem);
+        return { stored: false, reason: 'invalid' };
+      }
       const sizeBytes = bodyBytes + approxMetaBytes(key, meta);
       if (sizeBytes > this.#maxSizeBytes) return { stored: false, reason: 'too-large' };
       const entry: StoredEntry = { key, id: globalThis.crypto.randomUUID(), meta, bodyBytes };
@@ -204,7 +214,9 @@ class MemoryStore implements CacheStore {
     if (!record || record.entry.key !== key) return null;
     const entry: StoredEntry = { ...record.entry, meta };
     const sizeBytes = entry.bodyBytes + approxMetaBytes(key, meta);
-    if (sizeBytes > this.#maxSizeBytes) {
+    const problem = storedEntryProblem(meta, entry.bodyBytes, this.#maxEntryBytes);
+    if (problem !== undefined) this.#onInvalid?.(key, problem);
+    if (problem !== undefined || sizeBytes > this.#maxSizeBytes) {
       this.#lru.delete(id);
       return null;
     }

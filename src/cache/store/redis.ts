@@ -10,6 +10,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis as RedisClient } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { storedEntryProblem } from '../entry-check.js';
 import { approxMetaBytes } from './memory.js';
 import {
   DELETE_SCRIPT,
@@ -301,9 +302,11 @@ class RedisStore implements CacheStore {
     let sizeBytes = 0;
     let whole = true;
     for (let i = 1; i + 3 < r.length; i += 4) {
-      const meta = JSON.parse(String(r[i + 1])) as EntryMeta;
+      const id = String(r[i]);
       const body = r[i + 2] as Buffer | null;
-      const entry: StoredEntry = { key, id: String(r[i]), meta, bodyBytes: Number(r[i + 3]) };
+      const meta = this.#checked(key, id, r[i + 1], Number(r[i + 3]), body);
+      if (meta === undefined) continue;
+      const entry: StoredEntry = { key, id, meta, bodyBytes: Number(r[i + 3]) };
       if (body === null) whole = false;
       else this.#bodies.set(entry, body);
       entries.push(entry);
@@ -315,6 +318,38 @@ class RedisStore implements CacheStore {
       this.#liveTier()?.set(key, { entries, sizeBytes });
     }
     return [...entries];
+  }
+
+  /**
+   * The meta of an entry read from Redis when it may be served (../entry-check.ts); else undefined,
+   * reported and deleted (anyone who can write to Redis can write anything there).
+   */
+  #checked(
+    key: string,
+    id: string,
+    metaText: unknown,
+    bodyBytes: number,
+    body: Buffer | null,
+  ): EntryMeta | undefined {
+    let meta: unknown;
+    try {
+      meta = JSON.parse(String(metaText));
+    } catch {
+      meta = undefined;
+    }
+    const problem =
+      body !== null && body.byteLength !== bodyBytes
+        ? `body of ${body.byteLength} bytes, ${bodyBytes} listed`
+        : storedEntryProblem(meta, bodyBytes, this.#o.maxEntryBytes);
+    if (problem === undefined) return meta as EntryMeta;
+    this.#invalid(key, id, problem);
+    return undefined;
+  }
+
+  #invalid(key: string, id: string, reason: string): void {
+    this.#o.onInvalidEntry?.(key, reason);
+    this.#tier?.delete(key);
+    this.#run('ghCacheDelete', key, id).catch(() => {});
   }
 
   async findVariant(key: string, secondaryKey: SecondaryKeyOf): Promise<VariantMatch> {
@@ -344,6 +379,10 @@ class RedisStore implements CacheStore {
           : Promise.reject(new RedisUnavailable('redis is down')),
       );
       if (!k || !b || k.toString() !== entry.key) return null;
+      if (b.byteLength !== entry.bodyBytes || b.byteLength > this.#o.maxEntryBytes) {
+        this.#invalid(entry.key, entry.id, `body of ${b.byteLength} bytes, ${entry.bodyBytes} listed`);
+        return null;
+      }
       return wholeBody(b);
     } catch (err) {
       if (err instanceof RedisUnavailable) return null;

@@ -75,10 +75,14 @@ export type BodySource = Uint8Array | AsyncIterable<Uint8Array>;
  *   discarded.
  * - `closed`: the store was closed meanwhile.
  * - `unavailable`: a shared store's server (Redis) could not be reached in time; nothing was stored.
+ * - `invalid`: the memory store refused an entry it could not serve (see `onInvalidEntry`).
  */
 export type PutResult =
   | { readonly stored: true; readonly entry: StoredEntry }
-  | { readonly stored: false; readonly reason: 'too-large' | 'invalidated' | 'closed' | 'unavailable' };
+  | {
+      readonly stored: false;
+      readonly reason: 'too-large' | 'invalidated' | 'closed' | 'unavailable' | 'invalid';
+    };
 
 /**
  * Which entries `purge` removes. A purge is an invalidation: matching puts still streaming resolve
@@ -204,6 +208,13 @@ export interface StoreOptions {
   readonly maxVariantsPerKey?: number;
   /** The clock for `discardAfterMs` and access times; injected for tests. Default `Date.now`. */
   readonly nowMs?: () => number;
+  /**
+   * Called with the primary key and a one-line reason when the store meets an entry that must not be
+   * served (../entry-check.ts: a status outside 200-599, a field that is not a token or field value, a
+   * body over `maxEntryBytes`): read back from Redis or a disk file, or given to the memory store's
+   * `put`. The entry is a miss (dropped); the caller logs and counts it.
+   */
+  readonly onInvalidEntry?: (key: string, reason: string) => void;
 }
 
 /** Misuse of a store (bad options, use after close). Stable `code`. */

@@ -149,17 +149,46 @@ export async function listen(
   return { url, host: a.address, port: a.port, httpUrl };
 }
 
+/** What the parts get to close when the drain used the whole shutdownTimeoutMs (requests hung). */
+const PARTS_GRACE_MS = 1000;
+
 /**
  * Closes what outlives the server (WebSocket endpoints, the proxy's pools and cache stores). A part
  * whose close rejects is logged and does not stop the others or the shutdown: close() always resolves.
+ * The parts get until `deadlineMs` (performance.now(): the start of the shutdown plus
+ * shutdownTimeoutMs), at least PARTS_GRACE_MS; a part still closing then (a hung Redis that answers
+ * nothing) is logged, Redis is dropped without QUIT, and close() resolves.
  */
-async function closeParts(p: ServerParts, wsClosed: Promise<void>): Promise<void> {
-  const parts = ['websocket', 'proxy', 'redis'] as const;
+async function closeParts(p: ServerParts, wsClosed: Promise<void>, deadlineMs: number): Promise<void> {
+  const names = ['websocket', 'proxy', 'redis'] as const;
+  const open = new Set<string>(names);
+  const settle = <T>(name: string, promise: Promise<T>) => promise.finally(() => open.delete(name));
   // Redis last: the proxy and the endpoints may still publish or store while they close.
-  const results = await Promise.allSettled([wsClosed, p.proxy.close()]);
-  results.push(...(await Promise.allSettled([p.redis.close()])));
-  for (const [i, r] of results.entries()) {
-    if (r.status === 'rejected') p.logger.error({ err: r.reason, part: parts[i] }, 'shutdown: close failed');
+  const all = (async () => {
+    const results = await Promise.allSettled([
+      settle('websocket', wsClosed),
+      settle('proxy', p.proxy.close()),
+    ]);
+    results.push(...(await Promise.allSettled([settle('redis', p.redis.close())])));
+    return results;
+  })();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(deadlineMs - performance.now(), PARTS_GRACE_MS));
+  });
+  const results = await Promise.race([all, late]);
+  clearTimeout(timer);
+  if (results === undefined) {
+    p.logger.error(
+      { parts: [...open] },
+      'shutdown: still closing at the deadline (shutdownTimeoutMs); dropped',
+    );
+    p.redis.disconnect();
+  } else {
+    for (const [i, r] of results.entries()) {
+      if (r.status === 'rejected')
+        p.logger.error({ err: r.reason, part: names[i] }, 'shutdown: close failed');
+    }
   }
   p.logger.flush?.();
 }
@@ -168,6 +197,7 @@ async function closeParts(p: ServerParts, wsClosed: Promise<void>): Promise<void
  *  resolves (see closeParts). */
 export function close(p: ServerParts): Promise<void> {
   const { server, proxy } = p;
+  const deadlineMs = performance.now() + p.options.limits.shutdownTimeoutMs;
   return new Promise<void>((resolve) => {
     p.entry.setClosing();
     p.health?.close();
@@ -184,7 +214,7 @@ export function close(p: ServerParts): Promise<void> {
     // Handled now, reported by closeParts: a rejection while the server drains is not unhandled.
     wsClosed.catch(() => {});
     if (!server.listening) {
-      closeParts(p, wsClosed).then(resolve);
+      closeParts(p, wsClosed, deadlineMs).then(resolve);
       return;
     }
     const timer = setTimeout(() => {
@@ -209,7 +239,7 @@ export function close(p: ServerParts): Promise<void> {
     timer.unref();
     server.close(() => {
       clearTimeout(timer);
-      closeParts(p, wsClosed).then(resolve);
+      closeParts(p, wsClosed, deadlineMs).then(resolve);
     });
     p.connections.closeIdle();
     // Connections that finish a response while draining close instead of idling.

@@ -38,7 +38,7 @@ export interface Proxy {
 /** What the proxy reports at scrape time (the metrics). */
 export interface ProxyStats {
   /** Per cached route: bytes its store accounts to entries. */
-  readonly caches: readonly { route: string; store: string; bytes: number }[];
+  readonly caches: readonly { route: string; store: string; bytes: number; invalid: number }[];
   /** Per upstream of each route: balanced to (not cooling down), requests in flight, failures so far. */
   readonly upstreams: readonly {
     route: string;
@@ -139,9 +139,12 @@ async function proxyStats(routes: readonly Route[]): Promise<ProxyStats> {
       routes.flatMap((r) =>
         r.cache
           ? [
-              r.cache
-                .storedBytes()
-                .then((bytes) => ({ route: r.prefix || '/', store: r.o.cache?.store ?? 'memory', bytes })),
+              r.cache.storedBytes().then((bytes) => ({
+                route: r.prefix || '/',
+                store: r.o.cache?.store ?? 'memory',
+                bytes,
+                invalid: r.cache!.invalidEntries(),
+              })),
             ]
           : [],
       ),

@@ -22,13 +22,18 @@ export interface RedisConnection {
   isUp(): boolean;
   /** Calls `fn(up)` on every change between reachable and unreachable. */
   onStateChange(fn: (up: boolean) => void): () => void;
+  /** QUIT (on a ready connection, waiting at most QUIT_WAIT_MS for Redis to answer), then disconnects. */
   close(): Promise<void>;
+  /** Drops both connections now, without QUIT. */
+  disconnect(): void;
 }
 
 /** How long a connect attempt may take, and the reconnect backoff's steps and cap. */
 const CONNECT_TIMEOUT_MS = 2000;
 const RETRY_STEP_MS = 100;
 const RETRY_CAP_MS = 2000;
+/** How long close() waits for QUIT: a hung Redis (or one shutting down) may never answer it. */
+export const QUIT_WAIT_MS = 500;
 
 // biome-ignore lint/suspicious/noExplicitAny: ioredis's CommonJS export shape
 const loadIoRedis = (): any => createRequire(import.meta.url)('ioredis');
@@ -101,13 +106,39 @@ export function connectRedis(o: RedisOptions & { logger: Logger }): RedisConnect
     },
     async close() {
       listeners.clear();
-      // QUIT only on a ready connection: otherwise it would wait for Redis to come back.
+      // QUIT only on a ready connection: otherwise it would wait for Redis to come back. A ready
+      // connection to a hung Redis (SIGSTOP, a shutdown in progress) never answers either: the wait
+      // is bounded, then the sockets are dropped (issue 25: a shutdown waited 13 minutes here).
       const polite = (c: RedisClient | undefined) => (c?.status === 'ready' ? c.quit() : undefined);
-      await Promise.allSettled([polite(client), polite(sub)]);
-      client.disconnect();
-      sub?.disconnect();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([polite(client), polite(sub)]),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, QUIT_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      drop(client);
+      if (sub !== undefined) drop(sub);
+    },
+    disconnect() {
+      listeners.clear();
+      drop(client);
+      if (sub !== undefined) drop(sub);
     },
   };
+}
+
+/**
+ * Disconnects now. ioredis's disconnect() only half-closes the socket and waits up to its
+ * disconnectTimeout (2 s) for Redis to close its side, which a hung Redis never does: the socket would
+ * keep a process that is shutting down alive that long. A client already ended is left alone: a second
+ * disconnect() arms that 2 s timer on a socket whose close has passed, and nothing clears it.
+ */
+function drop(c: RedisClient): void {
+  if (c.status === 'end') return;
+  c.disconnect();
+  c.stream?.destroy();
 }
 
 /** The URL without its password, for logs. */

@@ -8,10 +8,14 @@ export interface RedisPool {
   /** The connection for the top-level `redis`, or for a feature's override of it. */
   get(override?: Partial<RedisOptions>): RedisConnection;
   close(): Promise<void>;
+  /** Drops every connection now, without QUIT (the shutdown deadline passed). */
+  disconnect(): void;
 }
 
 export function createRedisPool(base: RedisOptions | undefined, logger: Logger): RedisPool {
   const open = new Map<string, RedisConnection>();
+  /** Connections whose close() is under way (disconnect() drops them too). */
+  const closing = new Set<RedisConnection>();
   return {
     get(override) {
       const url = override?.url ?? base?.url;
@@ -29,7 +33,13 @@ export function createRedisPool(base: RedisOptions | undefined, logger: Logger):
     async close() {
       const all = [...open.values()];
       open.clear();
-      await Promise.allSettled(all.map((c) => c.close()));
+      for (const c of all) closing.add(c);
+      await Promise.allSettled(all.map((c) => c.close().finally(() => closing.delete(c))));
+    },
+    disconnect() {
+      for (const c of [...open.values(), ...closing]) c.disconnect();
+      open.clear();
+      closing.clear();
     },
   };
 }

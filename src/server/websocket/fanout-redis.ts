@@ -16,7 +16,7 @@
 // room or a path other than the one it was published for.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
-import type { RedisConnection } from '../redis/connection.js';
+import { QUIT_WAIT_MS, type RedisConnection } from '../redis/connection.js';
 import { isRoomName } from './broadcast.js';
 import type { Fanout } from './types.js';
 
@@ -126,9 +126,17 @@ export function createRedisFanout(o: {
       sub.off('messageBuffer', onMessage);
       const all = [...channels.keys()];
       channels.clear();
-      // While Redis is down an UNSUBSCRIBE would wait for it (the subscriber retries): the connection
-      // is closed with the server anyway.
-      if (sub.status === 'ready') await sub.unsubscribe(...all).catch(quiet);
+      // While Redis is down an UNSUBSCRIBE would wait for it (the subscriber retries), and a hung
+      // Redis never answers one: the wait is bounded; the connection is closed with the server anyway.
+      if (sub.status !== 'ready') return;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        sub.unsubscribe(...all).catch(quiet),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, QUIT_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(timer);
     },
   };
 }

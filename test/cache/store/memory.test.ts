@@ -9,6 +9,26 @@ storeContract('memory', async (options) => ({
 }));
 
 describe('memory store', () => {
+  it('an entry that could not be served (status 101, CR LF in a field) is refused on put and reported', async () => {
+    const reported: string[] = [];
+    const store = createMemoryStore({
+      maxSizeBytes: 100_000,
+      maxEntryBytes: 10_000,
+      onInvalidEntry: (key, reason) => reported.push(`${key}: ${reason}`),
+    });
+    const m = meta();
+    const s101 = { ...m, response: { ...m.response, status: 101 } };
+    const crlf = { ...m, response: { ...m.response, headers: { 'x-a': 'a\r\nb: c' } } };
+    assert.deepEqual(await store.put('GET /101', s101, bytes(1)), { stored: false, reason: 'invalid' });
+    assert.deepEqual(await store.put('GET /crlf', crlf, bytes(1)), { stored: false, reason: 'invalid' });
+    assert.equal((await store.getVariants('GET /101')).length, 0);
+    assert.deepEqual(reported, [
+      'GET /101: status 101',
+      'GET /crlf: field x-a has a character not allowed in a field value',
+    ]);
+    await store.close();
+  });
+
   it('sizeBytes counts the body plus the approximate meta size', async () => {
     const store = createMemoryStore({ maxSizeBytes: 100_000, maxEntryBytes: 10_000 });
     const m = meta();

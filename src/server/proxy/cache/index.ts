@@ -55,6 +55,7 @@ export function createRouteCache(
       if (store === undefined) return 0;
       return store.readSizeBytes ? store.readSizeBytes() : store.sizeBytes();
     },
+    invalidEntries: () => s.invalidEntries,
     close: () => close(s),
   };
 }

@@ -18,7 +18,7 @@ import {
 import { openDiskStore } from '../../../cache/store/disk.js';
 import { createMemoryStore } from '../../../cache/store/memory.js';
 import { openRedisStore, type RedisLink } from '../../../cache/store/redis.js';
-import type { CacheStore } from '../../../cache/store/types.js';
+import type { CacheStore, StoreOptions } from '../../../cache/store/types.js';
 import {
   forwardedSurrogateControl,
   policyHeaders,
@@ -113,6 +113,8 @@ export interface RouteCache {
   open(): Promise<void>;
   /** Bytes the store accounts to entries (CacheStore.sizeBytes, read afresh from a shared store); 0 before it is open. */
   storedBytes(): Promise<number>;
+  /** Stored entries found unservable and dropped so far (CacheState.invalidEntries). */
+  invalidEntries(): number;
   close(): Promise<void>;
 }
 
@@ -171,6 +173,9 @@ export interface CacheState {
   /** The store once it is open. */
   storeNow: CacheStore | undefined;
   readonly warn: (err: unknown, msg: string) => void;
+  /** Entries the store would not serve (cache/entry-check.ts), so far: a warning each, and the metrics. */
+  invalidEntries: number;
+  readonly onInvalidEntry: (key: string, reason: string) => void;
   /**
    * Invalidations (§4.4) and purges, counted, so that a response to a request sent upstream before one
    * is not stored after it: the store only refuses puts that began before an invalidation, and an
@@ -213,7 +218,7 @@ export function createCacheState(
     targets: (o.targets ?? ['CDN-Cache-Control', 'Surrogate-Control']).map((t) => t.toLowerCase()),
     surrogateToken: o.surrogateToken ?? NAME,
   };
-  return {
+  const state: CacheState = {
     o,
     freshness: o.heuristicCapSec === undefined ? {} : { heuristicCapSec: o.heuristicCapSec },
     coalesce: o.coalesce ?? true,
@@ -230,6 +235,14 @@ export function createCacheState(
     storePromise: undefined,
     storeNow: undefined,
     warn: (err, msg) => logger.warn({ err }, msg),
+    invalidEntries: 0,
+    onInvalidEntry: (key, reason) => {
+      state.invalidEntries++;
+      logger.warn(
+        { key, reason, store: o.store },
+        'cache: a stored entry cannot be served (a miss); dropped',
+      );
+    },
     invalidations: 0,
     invalidationFloor: 0,
     invalidatedAt: new Map(),
@@ -240,6 +253,7 @@ export function createCacheState(
     writesFailing: false,
     lookup: () => Promise.reject(new Error('route cache not wired')),
   };
+  return state;
 }
 
 /** The store, opened on first use. */
@@ -249,6 +263,7 @@ export function getStore(s: CacheState): Promise<CacheStore> {
     maxSizeBytes: o.maxSizeBytes,
     maxEntryBytes: o.maxEntryBytes,
     maxVariantsPerKey: o.maxVariants ?? 32,
+    onInvalidEntry: s.onInvalidEntry,
   };
   s.storePromise ??= (
     o.store === 'disk'
@@ -268,10 +283,7 @@ export function getStore(s: CacheState): Promise<CacheStore> {
 }
 
 /** The redis store on the route's connection; rejects when the server has no Redis pool. */
-function openRedis(
-  s: CacheState,
-  storeOptions: { maxSizeBytes: number; maxEntryBytes: number; maxVariantsPerKey: number },
-): Promise<CacheStore> {
+function openRedis(s: CacheState, storeOptions: StoreOptions): Promise<CacheStore> {
   if (s.redis === undefined) return Promise.reject(new Error('no redis connection (top-level redis.url)'));
   return openRedisStore({
     ...storeOptions,

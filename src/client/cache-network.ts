@@ -8,7 +8,7 @@ import { isStorable } from '../cache/storable.js';
 import type { HeaderMap } from '../cache/types.js';
 import { conditionalHeaders, freshenStored, selectValidated, storedHeaderFields } from '../cache/validate.js';
 import { matchesVary, varyKey } from '../cache/vary.js';
-import { forwardResponse, headerMap, makeResponse, readBounded, serveStored } from './cache-response.js';
+import { forwardResponse, headerMap, makeResponse, serveStored, storeThrough } from './cache-response.js';
 import type { CachedResponse, CachedVariants, CacheTier } from './cache-tier.js';
 
 /** What one caching fetch shares between requests. */
@@ -94,10 +94,11 @@ export async function fromNetwork(
     }
     return (await networkAndStore(s, up, `fwd=${reason}`, variants)).response;
   }
-  let settle: (v: CachedResponse | null) => void = () => undefined;
+  let settle: (v: CachedResponse | null | Promise<CachedResponse | null>) => void = () => undefined;
   s.inflight.set(ck, new Promise((resolve) => (settle = resolve)));
   try {
     const out = await networkAndStore(s, up, `fwd=${reason}`, variants);
+    // The others wait for the body to be stored (or dropped: then each goes to the network).
     settle(out.stored);
     return out.response;
   } catch (err) {
@@ -147,12 +148,20 @@ async function networkAndStore(
   status: string,
   variants: CachedVariants | undefined,
   more: Record<string, string> = {},
-): Promise<{ response: Response; stored: CachedResponse | null }> {
+): Promise<{ response: Response; stored: Promise<CachedResponse | null> }> {
   const requestTimeMs = s.now();
   const res = await s.fetch(upstreamRequest(up, more));
   return store(s, up, res, requestTimeMs, status, variants);
 }
 
+/** Never stored: an event stream is endless by design (HTML §9.2, server-sent events). */
+const EVENT_STREAM = /^\s*text\/event-stream\s*(;|$)/i;
+
+/**
+ * Stores `res` if §3 allows, through a copy of its body taken as the caller reads it (storeThrough):
+ * resolves on the response head, as fetch does. `stored` settles once the body has ended (the entry)
+ * or the copy was dropped (null).
+ */
 async function store(
   s: CacheState,
   up: Upstream,
@@ -160,7 +169,7 @@ async function store(
   requestTimeMs: number,
   status: string,
   variants: CachedVariants | undefined,
-): Promise<{ response: Response; stored: CachedResponse | null }> {
+): Promise<{ response: Response; stored: Promise<CachedResponse | null> }> {
   const responseHeaders = headerMap(res.headers);
   const ok = isStorable({
     method: 'GET',
@@ -176,40 +185,48 @@ async function store(
     res.status <= 599 &&
     !res.redirected &&
     varyKey(responseHeaders.vary, up.reqHeaders) !== null &&
-    res.type !== 'opaque';
-  if (!storable)
-    return { response: forwardResponse(up.request.url, res, res.body, `${s.name}; ${status}`), stored: null };
-  const body = await readBounded(res.body, s.maxEntryBytes);
-  if (body.kind === 'over') {
-    return {
-      response: forwardResponse(up.request.url, res, body.stream, `${s.name}; ${status}; detail=too-large`),
-      stored: null,
+    res.type !== 'opaque' &&
+    !EVENT_STREAM.test(responseHeaders['content-type'] ?? '');
+  const forward = (body: BodyInit | null, detail: string) =>
+    forwardResponse(up.request.url, res, body, `${s.name}; ${status}${detail}`);
+  if (!storable) return { response: forward(res.body, ''), stored: Promise.resolve(null) };
+  const length = Number(responseHeaders['content-length'] ?? Number.NaN);
+  if (length > s.maxEntryBytes)
+    return { response: forward(res.body, '; detail=too-large'), stored: Promise.resolve(null) };
+  let settle: (v: CachedResponse | null) => void = () => undefined;
+  const stored = new Promise<CachedResponse | null>((resolve) => (settle = resolve));
+  // idle() waits for bodies still being stored.
+  s.background.add(stored);
+  void stored.then(() => s.background.delete(stored));
+  const keep = async (bytes: Uint8Array | null): Promise<void> => {
+    if (bytes === null) return settle(null);
+    const entry: CachedResponse = {
+      status: res.status,
+      statusText: res.statusText,
+      headers: storedHeaderFields(responseHeaders),
+      requestHeaders: up.reqHeaders,
+      requestTimeMs,
+      responseTimeMs: s.now(),
+      body: bytes,
     };
+    // §4.1 / §3: the new response replaces the stored ones this request would have selected.
+    const others = (variants ?? []).filter(
+      (v) => !matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders),
+    );
+    try {
+      await putAll(s, up.key, [entry, ...others].slice(0, MAX_VARIANTS));
+      s.counts.stored++;
+      settle(entry);
+    } catch {
+      settle(null);
+    }
+  };
+  if (res.body === null) {
+    // Nothing to stream: stored before the caller gets it.
+    await keep(new Uint8Array(0));
+    return { response: forward(null, '; stored'), stored };
   }
-  const entry: CachedResponse = {
-    status: res.status,
-    statusText: res.statusText,
-    headers: storedHeaderFields(responseHeaders),
-    requestHeaders: up.reqHeaders,
-    requestTimeMs,
-    responseTimeMs: s.now(),
-    body: body.bytes,
-  };
-  // §4.1 / §3: the new response replaces the stored ones this request would have selected.
-  const others = (variants ?? []).filter(
-    (v) => !matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders),
-  );
-  await putAll(s, up.key, [entry, ...others].slice(0, MAX_VARIANTS));
-  s.counts.stored++;
-  return {
-    response: forwardResponse(
-      up.request.url,
-      res,
-      body.bytes as Uint8Array<ArrayBuffer>,
-      `${s.name}; ${status}; stored`,
-    ),
-    stored: entry,
-  };
+  return { response: forward(storeThrough(res.body, s.maxEntryBytes, keep), '; stored'), stored };
 }
 
 /** Writes through to every tier; a failing lower tier does not fail the request. */

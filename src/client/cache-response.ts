@@ -77,48 +77,86 @@ function appendStatus(upstream: string | undefined, ours: string): string {
   return upstream === undefined || upstream.trim() === '' ? ours : `${upstream}, ${ours}`;
 }
 
-export type BoundedBody =
-  | { readonly kind: 'whole'; readonly bytes: Uint8Array }
-  /** Over the bound: the bytes read so far are replayed ahead of the rest in `stream`. */
-  | { readonly kind: 'over'; readonly stream: ReadableStream<Uint8Array> };
-
-/** Reads a body whole when it is at most `maxBytes`; otherwise hands it on as a stream, unread. */
-export async function readBounded(
-  body: ReadableStream<Uint8Array> | null,
+/**
+ * The body as the caller reads it, with a copy kept for the cache (a tee whose store branch holds at
+ * most `maxBytes`): the stream reads ahead of the caller up to `maxBytes` queued (its high-water
+ * mark), so a body within the bound is stored even if the caller never reads it (not if it cancels); past
+ * the bound the copy is dropped and reading goes at the caller's pace. `keep(bytes)` runs before the
+ * caller sees the end, so a body read to its end is a stored one; an error calls `keep(null)`.
+ */
+export function storeThrough(
+  body: ReadableStream<Uint8Array>,
   maxBytes: number,
-): Promise<BoundedBody> {
-  if (body === null) return { kind: 'whole', bytes: new Uint8Array(0) };
+  keep: (bytes: Uint8Array | null) => Promise<void>,
+): ReadableStream<Uint8Array> {
   const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
+  let chunks: Uint8Array[] | null = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    total += value.byteLength;
-    if (total > maxBytes) return { kind: 'over', stream: replay(chunks, reader) };
-  }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.byteLength;
-  }
-  return { kind: 'whole', bytes };
+  const drop = async (): Promise<void> => {
+    if (chunks === null) return;
+    chunks = null;
+    await keep(null);
+  };
+  /** The next chunk, copied; null at the end (then stored). Throws the body's error (copy dropped). */
+  const next = async (): Promise<Uint8Array | null> => {
+    let r: ReadableStreamReadResult<Uint8Array>;
+    try {
+      r = await reader.read();
+    } catch (err) {
+      await drop();
+      throw err;
+    }
+    if (r.done) {
+      if (chunks !== null) {
+        const bytes = new Uint8Array(total);
+        let at = 0;
+        for (const part of chunks) {
+          bytes.set(part, at);
+          at += part.byteLength;
+        }
+        chunks = null;
+        await keep(bytes);
+      }
+      return null;
+    }
+    if (chunks !== null) {
+      total += r.value.byteLength;
+      // A copy: the caller may change the chunk it is handed.
+      if (total > maxBytes) await drop();
+      else chunks.push(r.value.slice());
+    }
+    return r.value;
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(c) {
+        try {
+          const value = await next();
+          if (value === null) c.close();
+          else c.enqueue(value);
+        } catch (err) {
+          c.error(err);
+        }
+      },
+      async cancel(reason) {
+        // The caller is done with it: the copy goes too (a partial body is never stored).
+        await drop();
+        await reader.cancel(reason);
+      },
+    },
+    // One byte over the bound: a caller that never reads still learns that the copy is dropped.
+    { highWaterMark: maxBytes + 1, size: (chunk) => chunk.byteLength },
+  );
 }
 
-function replay(
-  head: Uint8Array[],
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = head.shift();
-      if (next !== undefined) return controller.enqueue(next);
-      const { done, value } = await reader.read();
-      if (done) controller.close();
-      else controller.enqueue(value);
-    },
-    cancel: (reason) => reader.cancel(reason),
-  });
+/** Reads `body` to its end, or cancels it once more than `maxBytes` went by (a background refresh). */
+export async function readToEnd(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<void> {
+  if (body === null) return;
+  const reader = body.getReader();
+  for (let n = 0; ; ) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    n += value.byteLength;
+    if (n > maxBytes) return reader.cancel();
+  }
 }

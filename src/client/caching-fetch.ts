@@ -16,9 +16,10 @@ import {
   type Upstream,
   upstreamRequest,
 } from './cache-network.js';
-import { forwardResponse, headerMap, makeResponse, serveStored } from './cache-response.js';
+import { forwardResponse, headerMap, makeResponse, readToEnd, serveStored } from './cache-response.js';
 import type { CachedResponse, CachedVariants, CacheTier } from './cache-tier.js';
 import { memoryTier } from './cache-tier.js';
+import { REDIRECT_STATUSES, redirectStep } from './redirect.js';
 
 /** The fetch function wrapped (fetch's own signature). */
 export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
@@ -140,13 +141,10 @@ export function createCachingFetch(options: CachingFetchOptions = {}): CachingFe
   return cachingFetch;
 }
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-/** Fetch: at most 20 redirects. */
-const MAX_REDIRECTS = 20;
-
 /**
- * A stored 3xx (stored when the request said `redirect: 'manual'`) answering a request that follows
- * redirects: follow it here, as the network fetch would have (each hop through the cache).
+ * A 3xx answering a request that follows redirects (a stored one, stored when a request said
+ * `redirect: 'manual'`, or one a non-following `options.fetch` returned): followed here as Fetch's
+ * HTTP-redirect fetch (§4.4) would, each hop through the cache (redirect.ts decides).
  */
 async function followStored(
   s: CacheState,
@@ -154,18 +152,35 @@ async function followStored(
   init?: CachingRequestInit,
 ): Promise<Response> {
   let res = await handle(s, input, init);
-  const follows = (init?.redirect ?? (input instanceof Request ? input.redirect : 'follow')) === 'follow';
-  for (let hops = 0; follows && REDIRECTS.has(res.status) && res.headers.has('location'); hops++) {
-    if (hops === MAX_REDIRECTS) throw new TypeError('createCachingFetch: too many redirects');
-    const next = new URL(res.headers.get('location')!, res.url).href;
-    const method = input instanceof Request ? input.method : (init?.method ?? 'GET');
-    // Fetch: a GET or HEAD keeps its method on every redirect; other methods are never stored.
-    if (method !== 'GET' && method !== 'HEAD') break;
+  if (!REDIRECT_STATUSES.has(res.status)) return res;
+  const req = input instanceof Request ? input : undefined;
+  const mode = init?.redirect ?? req?.redirect ?? 'follow';
+  let method = (init?.method ?? req?.method ?? 'GET').toUpperCase();
+  // Request(input, init): init's headers replace the input's.
+  const headers = new Headers(init?.headers ?? req?.headers);
+  let body = init?.body ?? null;
+  for (let count = 0; ; count++) {
+    const step = redirectStep({
+      mode,
+      status: res.status,
+      location: res.headers.get('location'),
+      currentUrl: res.url,
+      method,
+      count,
+    });
+    if (step.kind === 'return') return res;
     await res.body?.cancel();
-    res = await handle(s, next, { ...init, method, body: null });
+    if (step.kind === 'error') throw new TypeError(`createCachingFetch: ${step.reason}`);
+    for (const name of step.dropFields) headers.delete(name);
+    method = step.method;
+    if (step.dropBody) body = null;
+    // §4.4 step 11: a body that cannot be sent again (a stream, a Request's) is a network error.
+    const resend = method !== 'GET' && method !== 'HEAD';
+    if (resend && (body instanceof ReadableStream || (req?.body != null && init?.body === undefined)))
+      throw new TypeError('createCachingFetch: a redirect would resend a stream body');
+    res = await handle(s, step.url, { ...init, method, headers, body, redirect: 'follow' });
     Object.defineProperty(res, 'redirected', { value: true, enumerable: true });
   }
-  return res;
 }
 
 async function handle(
@@ -248,7 +263,7 @@ function decide(
         if (!s.refreshing.has(up.key)) {
           s.refreshing.add(up.key);
           const job: Promise<unknown> = revalidate(s, up, variants, match, 'stale')
-            .then((r) => r.body?.cancel())
+            .then((r) => readToEnd(r.body, s.maxEntryBytes))
             .catch(() => undefined)
             .finally(() => {
               s.refreshing.delete(up.key);

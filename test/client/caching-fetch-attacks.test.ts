@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createCachingFetch } from '../../src/client/index.js';
 import { type Origin, origin } from '../helpers/origin.js';
+import { waitUntil } from '../helpers/wait.js';
 
 let a: Origin;
 let b: Origin;
@@ -57,7 +58,8 @@ describe('caching fetch attacks', () => {
   it('attack: 1 MiB chunked body with maxEntryBytes 4 KiB -> passed through whole, nothing held in memory', async () => {
     const f = createCachingFetch({ maxEntryBytes: 4096 });
     const r = await f(`${a.url}/big`);
-    assert.equal(cs(r), 'gatehouse-client; fwd=uri-miss; detail=too-large');
+    // Chunked: the length is unknown at the head; the copy is dropped once past 4 KiB.
+    assert.equal(cs(r), 'gatehouse-client; fwd=uri-miss; stored');
     assert.equal((await r.arrayBuffer()).byteLength, 1024 * 1024);
     const st = await f.stats();
     assert.equal(st.tiers[0]!.bytes, 0);
@@ -70,5 +72,215 @@ describe('caching fetch attacks', () => {
     const st = await f.stats();
     assert.equal(st.stored, 1); // written through; the memory tier refused it (over its bound)
     assert.equal(st.tiers[0]!.bytes, 0);
+  });
+});
+
+describe('caching fetch attacks: stored redirects (Fetch §4.4 HTTP-redirect fetch)', () => {
+  let home: Origin;
+  let other: Origin;
+  const secrets = {
+    authorization: 'Bearer s3cret',
+    cookie: 'sid=s3cret',
+    'proxy-authorization': 'Basic eDp5',
+  };
+  const credentialFields = (req: { headers: Record<string, unknown> }) =>
+    Object.keys(secrets).filter((k) => req.headers[k] !== undefined);
+
+  before(async () => {
+    other = await origin({
+      '/landing': (req, res) => {
+        res.writeHead(200, { 'cache-control': 'no-store' });
+        res.end(`${req.method} ${req.headers['content-type'] ?? '-'}`);
+      },
+    });
+    home = await origin({
+      '/away': (_req, res) => {
+        res.writeHead(301, { location: `${other.url}/landing`, 'cache-control': 'max-age=600' });
+        res.end();
+      },
+      '/near': (_req, res) => {
+        res.writeHead(301, { location: '/landing', 'cache-control': 'max-age=600' });
+        res.end();
+      },
+      '/landing': (req, res) => {
+        res.writeHead(200, { 'cache-control': 'no-store' });
+        res.end(`${req.method} ${req.headers['content-type'] ?? '-'}`);
+      },
+      '/see-other': (_req, res) => {
+        res.writeHead(303, { location: `${other.url}/landing` });
+        res.end();
+      },
+      '/moved': (_req, res) => {
+        res.writeHead(301, { location: '/landing' });
+        res.end();
+      },
+      '/chain': (req, res) => {
+        const n = Number(new URL(req.url!, home.url).searchParams.get('n'));
+        if (n === 0) {
+          res.writeHead(200, { 'cache-control': 'no-store' });
+          res.end('end');
+          return;
+        }
+        res.writeHead(301, { location: `/chain?n=${n - 1}`, 'cache-control': 'max-age=600' });
+        res.end();
+      },
+    });
+  });
+  after(async () => {
+    await home.close();
+    await other.close();
+  });
+
+  /** Stores `path`'s 301 with a `redirect: 'manual'` request. */
+  async function storeRedirect(f: ReturnType<typeof createCachingFetch>, path: string): Promise<void> {
+    const r = await f(`${home.url}${path}`, { redirect: 'manual' });
+    assert.equal(r.status, 301);
+    await r.arrayBuffer();
+  }
+
+  it('attack: stored 301 to another origin followed with Authorization, Cookie, Proxy-Authorization -> none reach it', async () => {
+    const f = createCachingFetch();
+    await storeRedirect(f, '/away');
+    const r = await f(`${home.url}/away`, { headers: secrets });
+    assert.equal(await r.text(), 'GET -');
+    assert.equal(r.redirected, true);
+    assert.equal(cs(r), 'gatehouse-client; fwd=uri-miss');
+    assert.equal(home.count('/away'), 1, 'the 301 came from storage');
+    const got = other.seen.filter((q) => q.url === '/landing');
+    assert.equal(got.length, 1, 'the other origin was reached');
+    assert.deepEqual(credentialFields(got[0]!), []);
+  });
+
+  it('stored 301 to the same origin -> the credentials are kept (only a cross-origin hop drops them)', async () => {
+    const f = createCachingFetch();
+    await storeRedirect(f, '/near');
+    const before = home.seen.length;
+    assert.equal(await (await f(`${home.url}/near`, { headers: secrets })).text(), 'GET -');
+    const got = home.seen.slice(before).filter((q) => q.url === '/landing');
+    assert.equal(got.length, 1);
+    assert.deepEqual(credentialFields(got[0]!), Object.keys(secrets));
+  });
+
+  it("a Request input's header fields go to the next hop too (not only init.headers)", async () => {
+    const f = createCachingFetch();
+    await storeRedirect(f, '/near');
+    const before = home.seen.length;
+    await (await f(new Request(`${home.url}/near`, { headers: { 'x-trace': '7' } }))).text();
+    const got = home.seen.slice(before).find((q) => q.url === '/landing');
+    assert.equal(got?.headers['x-trace'], '7');
+  });
+
+  it("stored 301 with redirect: 'error' -> a TypeError, as fetch's network error", async () => {
+    const f = createCachingFetch();
+    await storeRedirect(f, '/near');
+    const landed = home.count('/landing');
+    await assert.rejects(f(`${home.url}/near`, { redirect: 'error' }), TypeError);
+    assert.equal(home.count('/landing'), landed);
+  });
+
+  it('a fetch that does not follow: POST -> 303 becomes GET without the body fields; 301 POST -> GET', async () => {
+    // options.fetch that hands every 3xx back (a custom transport): the caching fetch follows it.
+    const manualFetch = (input: RequestInfo | URL, init?: RequestInit) =>
+      fetch(input, { ...init, redirect: 'manual' });
+    const f = createCachingFetch({ fetch: manualFetch });
+    const post = {
+      method: 'POST',
+      body: '{"a":1}',
+      headers: { 'content-type': 'application/json', ...secrets },
+    };
+    const r = await f(`${home.url}/see-other`, post);
+    assert.equal(await r.text(), 'GET -');
+    const got = other.seen.find((q) => q.url === '/landing');
+    assert.deepEqual(credentialFields(got!), []);
+    assert.equal(got!.headers['content-length'], undefined);
+    assert.equal(await (await f(`${home.url}/moved`, post)).text(), 'GET -');
+  });
+
+  it('20 stored redirects are followed; the 21st is a TypeError', async () => {
+    const f = createCachingFetch();
+    for (let n = 21; n > 0; n--) await storeRedirect(f, `/chain?n=${n}`);
+    assert.equal(await (await f(`${home.url}/chain?n=20`)).text(), 'end');
+    await assert.rejects(f(`${home.url}/chain?n=21`), /more than 20 redirects/);
+  });
+});
+
+describe('caching fetch attacks: streamed bodies', () => {
+  let o: Origin;
+  /** Chunks the endless route has written so far. */
+  let written = 0;
+  const timers = new Set<NodeJS.Timeout>();
+
+  before(async () => {
+    o = await origin({
+      '/endless': (req, res) => {
+        // 10 B every 100 ms, never ending; cacheable by its fields.
+        res.writeHead(200, { 'cache-control': 'max-age=600', 'content-type': 'text/plain' });
+        const t = setInterval(() => {
+          written++;
+          res.write('0123456789');
+        }, 100);
+        timers.add(t);
+        req.socket.on('close', () => {
+          clearInterval(t);
+          timers.delete(t);
+        });
+      },
+      '/events': (_req, res) => {
+        res.writeHead(200, {
+          'cache-control': 'max-age=600',
+          'content-type': 'text/event-stream; charset=utf-8',
+        });
+        res.end('data: one\n\ndata: two\n\n');
+      },
+      '/broken': (_req, res) => {
+        res.writeHead(200, { 'cache-control': 'max-age=600', 'content-type': 'text/plain' });
+        res.write('half a body');
+        setTimeout(() => res.destroy(), 20);
+      },
+    });
+  });
+  after(async () => {
+    for (const t of timers) clearInterval(t);
+    await o.close();
+  });
+
+  it('attack: endless slow stream -> resolves on the head, streams, nothing stored past maxEntryBytes', async () => {
+    written = 0;
+    const f = createCachingFetch({ maxEntryBytes: 100 });
+    // Fails (not hangs) if the caching fetch waits for the body: reported once 10 chunks were sent.
+    const tenChunks = waitUntil('10 chunks written', () => written >= 10).then(() => 'late' as const);
+    const r = await Promise.race([f(`${o.url}/endless`), tenChunks]);
+    assert.notEqual(r, 'late', 'resolved only after 10 chunks (1 s of stream): it waited for the body');
+    assert.ok(r instanceof Response);
+    assert.ok(written <= 3, `resolved after ${written} chunks: on the head, as fetch does`);
+    const reader = r.body!.getReader();
+    let bytes = 0;
+    while (bytes <= 150) bytes += (await reader.read()).value!.byteLength;
+    const st = await f.stats();
+    assert.equal(st.stored, 0);
+    assert.equal(st.tiers[0]!.bytes, 0);
+    await reader.cancel();
+    await f.idle();
+    assert.equal((await f.stats()).stored, 0);
+    assert.equal(o.count('/endless'), 1);
+  });
+
+  it('attack: cacheable text/event-stream -> passed on, never stored', async () => {
+    const f = createCachingFetch();
+    assert.equal(await (await f(`${o.url}/events`)).text(), 'data: one\n\ndata: two\n\n');
+    await f.idle();
+    assert.equal(await (await f(`${o.url}/events`)).text(), 'data: one\n\ndata: two\n\n');
+    assert.equal(o.count('/events'), 2);
+    assert.equal((await f.stats()).stored, 0);
+  });
+
+  it('attack: body cut off mid-way -> the caller sees the error, nothing stored, next request goes out', async () => {
+    const f = createCachingFetch();
+    const r = await f(`${o.url}/broken`);
+    await assert.rejects(r.text());
+    await f.idle();
+    assert.equal((await f.stats()).stored, 0);
+    await assert.rejects(async () => (await f(`${o.url}/broken`)).text());
+    assert.equal(o.count('/broken'), 2);
   });
 });

@@ -191,6 +191,7 @@ describe('createCachingFetch: hits, misses, Cache-Status, Age, Date', () => {
     const manual = await f(`${o.url}/redir`, { redirect: 'manual' });
     assert.equal(manual.status, 301);
     assert.equal(cs(manual), 'gatehouse-client; fwd=uri-miss; stored');
+    await manual.arrayBuffer(); // stored once its body has arrived
     const again = await f(`${o.url}/redir`, { redirect: 'manual' });
     assert.equal(cs(again), 'gatehouse-client; hit');
     assert.equal(again.headers.get('location'), '/fresh');
@@ -201,6 +202,7 @@ describe('createCachingFetch: hits, misses, Cache-Status, Age, Date', () => {
     assert.equal(hops.url, `${o.url}/fresh`);
     assert.equal(hops.redirected, true);
     assert.equal(cs(hops), 'gatehouse-client; fwd=uri-miss; stored'); // /fresh itself is a new URL
+    await hops.text();
     assert.equal(cs(await f(`${o.url}/redir`)), 'gatehouse-client; hit');
     assert.equal(o.count('/redir'), 2);
   });
@@ -373,6 +375,7 @@ describe('createCachingFetch: init.cache modes', () => {
     await (await f(`${o.url}/fresh`)).text();
     const r = await f(`${o.url}/fresh`, { cache: 'reload' });
     assert.equal(cs(r), 'gatehouse-client; fwd=request; stored');
+    await f.idle(); // its body stored, though nobody read it
     assert.equal(await (await f(`${o.url}/fresh`)).text(), 'body 2');
   });
 
@@ -489,9 +492,11 @@ describe('createCachingFetch: invalidation, coalescing, tiers, controls', () => 
     const f = createCachingFetch({ now, maxEntryBytes: 100 });
     const r = await f(`${o.url}/kb`);
     assert.equal((await r.text()).length, 1000);
-    assert.equal(cs(r), 'gatehouse-client; fwd=uri-miss; detail=too-large');
+    // Chunked: at the head nobody knows the length yet; the copy is dropped past the bound.
+    assert.equal(cs(r), 'gatehouse-client; fwd=uri-miss; stored');
     await (await f(`${o.url}/kb`)).text();
     assert.equal(o.count('/kb'), 2);
+    assert.equal((await f.stats()).stored, 0);
   });
 
   it('a second-tier hit is served and promoted to memory', async () => {

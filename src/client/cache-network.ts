@@ -23,6 +23,8 @@ export interface CacheState {
   readonly freshness: FreshnessOptions | undefined;
   /** §4.2.4: how stale a response may be served when the origin cannot be reached. */
   readonly staleIfUnreachableSec: number;
+  /** A tier `get` not settled after this long is skipped. */
+  readonly tierTimeoutMs: number;
   /** Concurrent identical misses: the stored response the leading request produced (null: none). */
   readonly inflight: Map<string, Promise<CachedResponse | null>>;
   /** Background refreshes in progress (idle() waits for them). */
@@ -55,6 +57,35 @@ export interface Upstream {
 const MAX_VARIANTS = 16;
 /** RFC 5861 §4: the statuses after which stale-if-error may serve a stale response. */
 const ORIGIN_ERRORS = new Set([500, 502, 503, 504]);
+
+/**
+ * `tier.get(key)`, rejected after `s.tierTimeoutMs` when it has not settled (the caller skips the
+ * tier, as a failing one). A synchronous answer (the memory tier) is returned as it is, no timer.
+ */
+export function tierGet(
+  s: CacheState,
+  tier: CacheTier,
+  key: string,
+): CachedVariants | undefined | Promise<CachedVariants | undefined> {
+  const r = tier.get(key);
+  if (typeof (r as Promise<unknown> | undefined)?.then !== 'function') return r;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`tier ${tier.name}: get timed out after ${s.tierTimeoutMs} ms`)),
+      s.tierTimeoutMs,
+    );
+    (r as Promise<CachedVariants | undefined>).then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (err) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
 
 /** The cache key: the absolute URL without its fragment (RFC 9111 §2, RFC 3986 §3.5). */
 export function cacheKey(url: string): string {

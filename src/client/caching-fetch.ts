@@ -13,6 +13,7 @@ import {
   revalidate,
   revalidateCoalesced,
   serveDecision,
+  tierGet,
   type Upstream,
   upstreamRequest,
 } from './cache-network.js';
@@ -55,6 +56,11 @@ export interface CachingFetchOptions {
    * Default 300, as the proxy cache.
    */
   readonly staleIfUnreachableSec?: number;
+  /**
+   * A tier whose `get` has not settled after this many ms is skipped for that lookup (as a failing
+   * one is), so a stuck store cannot hang a request. Default 2000.
+   */
+  readonly tierTimeoutMs?: number;
 }
 
 export interface TierStats {
@@ -83,9 +89,13 @@ export interface CacheStats {
 /** The caching fetch: fetch's signature plus the controls. */
 export interface CachingFetch {
   (input: RequestInfo | URL, init?: CachingRequestInit): Promise<Response>;
-  /** Removes the stored responses for a URL (fragment ignored) or every URL the predicate accepts; resolves to the count of URLs removed. */
+  /**
+   * Removes the stored responses for a URL (fragment ignored) or every URL the predicate accepts from
+   * every tier; resolves to the count of URLs removed. A failing tier does not stop the others: after
+   * all ran, it rejects with an AggregateError of the failures (RFC 9111 §4.4: no tier keeps it).
+   */
   invalidate(urlOrPredicate: string | URL | ((url: string) => boolean)): Promise<number>;
-  /** Empties every tier. */
+  /** Empties every tier; as invalidate, a failing tier does not stop the others (AggregateError after). */
   clear(): Promise<void>;
   stats(): Promise<CacheStats>;
   /** Resolves when background work (stale-while-revalidate refreshes) has finished. */
@@ -94,6 +104,7 @@ export interface CachingFetch {
 
 const DEFAULT_MEMORY_BYTES = 50 * 1024 * 1024;
 const DEFAULT_ENTRY_BYTES = 5 * 1024 * 1024;
+const DEFAULT_TIER_TIMEOUT_MS = 2000;
 /** Fetch: these request fields make a default-mode request no-store. */
 const CONDITIONAL_FIELDS = [
   'if-modified-since',
@@ -111,6 +122,8 @@ export function createCachingFetch(options: CachingFetchOptions = {}): CachingFe
   const maxEntryBytes = options.maxEntryBytes ?? DEFAULT_ENTRY_BYTES;
   if (!(Number.isFinite(maxEntryBytes) && maxEntryBytes >= 0))
     throw new RangeError('maxEntryBytes: a number >= 0');
+  const tierTimeoutMs = options.tierTimeoutMs ?? DEFAULT_TIER_TIMEOUT_MS;
+  if (!(tierTimeoutMs > 0)) throw new RangeError('tierTimeoutMs: a number > 0');
   const tiers: CacheTier[] = [memoryTier(maxMemoryBytes), ...(options.stores ?? [])];
   const s: CacheState = {
     // Called plainly, not as s.fetch(): a browser's fetch throws Illegal invocation on another `this`.
@@ -121,6 +134,7 @@ export function createCachingFetch(options: CachingFetchOptions = {}): CachingFe
     name: options.cacheName ?? 'gatehouse-client',
     freshness: options.freshness,
     staleIfUnreachableSec: options.staleIfUnreachableSec ?? 300,
+    tierTimeoutMs,
     inflight: new Map(),
     background: new Set(),
     refreshing: new Set(),
@@ -131,9 +145,7 @@ export function createCachingFetch(options: CachingFetchOptions = {}): CachingFe
   const cachingFetch = ((input: RequestInfo | URL, init?: CachingRequestInit) =>
     followStored(s, input, init)) as CachingFetch;
   cachingFetch.invalidate = (target) => invalidate(s, target);
-  cachingFetch.clear = async () => {
-    for (const t of s.tiers) await t.clear();
-  };
+  cachingFetch.clear = () => eachTier(s, 'clear', (t) => t.clear());
   cachingFetch.stats = () => stats(s);
   cachingFetch.idle = async () => {
     while (s.background.size > 0) await Promise.allSettled([...s.background]);
@@ -339,7 +351,7 @@ function gatewayTimeout(s: CacheState, up: Upstream, reason: string): Response {
 async function peek(s: CacheState, key: string): Promise<CachedVariants | undefined> {
   for (const tier of s.tiers) {
     try {
-      const found = await tier.get(key);
+      const found = await tierGet(s, tier, key);
       if (found !== undefined && found.length > 0) return found;
     } catch {
       // a failing tier is skipped
@@ -354,7 +366,7 @@ async function lookup(s: CacheState, key: string): Promise<CachedVariants | unde
     const tier = s.tiers[i]!;
     let found: CachedVariants | undefined;
     try {
-      found = await tier.get(key);
+      found = await tierGet(s, tier, key);
     } catch {
       continue; // a failing tier is skipped, never fatal
     }
@@ -372,21 +384,38 @@ function withStatus(s: CacheState, up: Upstream, res: Response, status: string):
 
 async function invalidate(s: CacheState, target: string | URL | ((url: string) => boolean)): Promise<number> {
   const removed = new Set<string>();
-  for (const tier of s.tiers) {
+  const key =
+    typeof target === 'function' ? '' : cacheKey(new URL(String(target), globalThis.location?.href).href);
+  await eachTier(s, 'invalidate', async (tier) => {
     if (typeof target === 'function') {
-      for (const key of [...(await tier.keys())]) {
-        if (!target(key)) continue;
-        await tier.delete(key);
-        removed.add(key);
+      for (const k of [...(await tier.keys())]) {
+        if (!target(k)) continue;
+        await tier.delete(k);
+        removed.add(k);
       }
-      continue;
+      return;
     }
-    const key = cacheKey(new URL(String(target), globalThis.location?.href).href);
-    if ((await tier.get(key)) === undefined) continue;
+    if ((await tierGet(s, tier, key)) === undefined) return;
     await tier.delete(key);
     removed.add(key);
-  }
+  });
   return removed.size;
+}
+
+/** Runs `op` on every tier, each even when an earlier one failed; then one AggregateError of the failures. */
+async function eachTier(s: CacheState, what: string, op: (tier: CacheTier) => unknown): Promise<void> {
+  const errors: unknown[] = [];
+  const failed: string[] = [];
+  for (const tier of s.tiers) {
+    try {
+      await op(tier);
+    } catch (err) {
+      errors.push(err);
+      failed.push(tier.name);
+    }
+  }
+  if (errors.length > 0)
+    throw new AggregateError(errors, `createCachingFetch ${what}: tier ${failed.join(', ')} failed`);
 }
 
 async function stats(s: CacheState): Promise<CacheStats> {

@@ -2,9 +2,9 @@
 // memory exhaustion through large bodies. Real origins on 127.0.0.1, port 0.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createCachingFetch } from '../../src/client/index.js';
+import { type CachedVariants, type CacheTier, createCachingFetch } from '../../src/client/index.js';
 import { type Origin, origin } from '../helpers/origin.js';
-import { waitUntil } from '../helpers/wait.js';
+import { WAIT_DEADLINE_MS } from '../helpers/wait.js';
 
 let a: Origin;
 let b: Origin;
@@ -248,8 +248,11 @@ describe('caching fetch attacks: streamed bodies', () => {
     written = 0;
     const f = createCachingFetch({ maxEntryBytes: 100 });
     // Fails (not hangs) if the caching fetch waits for the body: reported once 10 chunks were sent.
-    const tenChunks = waitUntil('10 chunks written', () => written >= 10).then(() => 'late' as const);
-    const r = await Promise.race([f(`${o.url}/endless`), tenChunks]);
+    let poll: NodeJS.Timeout | undefined;
+    const tenChunks = new Promise<'late'>((resolve) => {
+      poll = setInterval(() => written >= 10 && resolve('late'), 5);
+    });
+    const r = await Promise.race([f(`${o.url}/endless`), tenChunks]).finally(() => clearInterval(poll));
     assert.notEqual(r, 'late', 'resolved only after 10 chunks (1 s of stream): it waited for the body');
     assert.ok(r instanceof Response);
     assert.ok(written <= 3, `resolved after ${written} chunks: on the head, as fetch does`);
@@ -282,5 +285,82 @@ describe('caching fetch attacks: streamed bodies', () => {
     assert.equal((await f.stats()).stored, 0);
     await assert.rejects(async () => (await f(`${o.url}/broken`)).text());
     assert.equal(o.count('/broken'), 2);
+  });
+});
+
+describe('caching fetch attacks: failing and stuck tiers', () => {
+  let o: Origin;
+  before(async () => {
+    o = await origin({
+      '/page': (_req, res) => {
+        res.writeHead(200, { 'cache-control': 'max-age=600' });
+        res.end('page');
+      },
+    });
+  });
+  after(() => o.close());
+
+  /** A second tier (a Map, as a disk tier would keep them). */
+  function mapTier(): CacheTier & { map: Map<string, CachedVariants> } {
+    const map = new Map<string, CachedVariants>();
+    return {
+      name: 'map',
+      map,
+      get: async (k) => map.get(k),
+      put: async (k, v) => void map.set(k, v),
+      delete: async (k) => void map.delete(k),
+      keys: async () => [...map.keys()],
+      clear: async () => map.clear(),
+    };
+  }
+  /** A tier that stores, then fails every delete and clear (a full disk, a lost Redis). */
+  function brokenTier(): CacheTier {
+    const t = mapTier();
+    const fail = async () => {
+      throw new Error('tier down');
+    };
+    return { ...t, name: 'broken', delete: fail, clear: fail };
+  }
+
+  it('attack: a failing tier in front of another -> invalidate() and clear() still reach every tier, then report it', async () => {
+    const later = mapTier();
+    const f = createCachingFetch({ stores: [brokenTier(), later] });
+    const url = `${o.url}/page`;
+    await (await f(url)).text();
+    assert.equal(later.map.size, 1, 'written through to the last tier');
+    await assert.rejects(f.invalidate(url), (err: unknown) => {
+      assert.ok(err instanceof AggregateError);
+      assert.match(err.message, /tier broken failed/);
+      assert.equal(err.errors.length, 1);
+      return true;
+    });
+    assert.equal(later.map.size, 0, 'the tier after the failing one was invalidated too (RFC 9111 §4.4)');
+    await (await f(`${url}?2`)).text();
+    assert.equal(later.map.size, 1);
+    await assert.rejects(f.clear(), AggregateError);
+    assert.equal(later.map.size, 0, 'the tier after the failing one was cleared too');
+    assert.equal(o.count('/page'), 2);
+  });
+
+  it('attack: a tier whose get never settles -> skipped after tierTimeoutMs, the request is answered', async () => {
+    let gets = 0;
+    const stuck: CacheTier = {
+      ...mapTier(),
+      name: 'stuck',
+      get: () => {
+        gets++;
+        return new Promise(() => {});
+      },
+    };
+    const f = createCachingFetch({ stores: [stuck], tierTimeoutMs: 50, maxMemoryBytes: 0 });
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<'hung'>((resolve) => {
+      timer = setTimeout(() => resolve('hung'), WAIT_DEADLINE_MS);
+    });
+    const r = await Promise.race([f(`${o.url}/page`), hung]).finally(() => clearTimeout(timer));
+    assert.notEqual(r, 'hung', 'the request hung on the stuck tier');
+    assert.equal(await (r as Response).text(), 'page');
+    assert.equal(gets, 1, 'the stuck tier was asked');
+    assert.throws(() => createCachingFetch({ tierTimeoutMs: 0 }), RangeError);
   });
 });

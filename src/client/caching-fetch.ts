@@ -40,7 +40,10 @@ export interface CachingFetchOptions {
   readonly fetch?: FetchLike;
   /** Tiers consulted after memory, in order (e.g. a disk tier). Default none. */
   readonly stores?: readonly CacheTier[];
-  /** Bound of the memory tier in bytes (bodies plus header text). Default 50 MiB; 0 keeps nothing in memory. */
+  /**
+   * Bound of the memory tier in bytes: bodies, header text and a per-entry overhead (what an entry
+   * costs the heap, within 1.5x). Default 50 MiB; 0 keeps nothing in memory.
+   */
   readonly maxMemoryBytes?: number;
   /** A response whose body is longer is passed on and not stored. Default 5 MiB. */
   readonly maxEntryBytes?: number;

@@ -247,15 +247,15 @@ describe('caching fetch attacks: streamed bodies', () => {
   it('attack: endless slow stream -> resolves on the head, streams, nothing stored past maxEntryBytes', async () => {
     written = 0;
     const f = createCachingFetch({ maxEntryBytes: 100 });
-    // Fails (not hangs) if the caching fetch waits for the body: reported once 10 chunks were sent.
+    // Fails (not hangs) if the caching fetch waits for the body: reported once 5 chunks were sent
+    // (waiting for the body, it would resolve after 11 at the earliest, past maxEntryBytes).
     let poll: NodeJS.Timeout | undefined;
-    const tenChunks = new Promise<'late'>((resolve) => {
-      poll = setInterval(() => written >= 10 && resolve('late'), 5);
+    const fiveChunks = new Promise<'late'>((resolve) => {
+      poll = setInterval(() => written >= 5 && resolve('late'), 5);
     });
-    const r = await Promise.race([f(`${o.url}/endless`), tenChunks]).finally(() => clearInterval(poll));
-    assert.notEqual(r, 'late', 'resolved only after 10 chunks (1 s of stream): it waited for the body');
+    const r = await Promise.race([f(`${o.url}/endless`), fiveChunks]).finally(() => clearInterval(poll));
+    assert.notEqual(r, 'late', 'resolved only after 5 chunks of the stream: it waited for the body');
     assert.ok(r instanceof Response);
-    assert.ok(written <= 3, `resolved after ${written} chunks: on the head, as fetch does`);
     const reader = r.body!.getReader();
     let bytes = 0;
     while (bytes <= 150) bytes += (await reader.read()).value!.byteLength;

@@ -25,8 +25,8 @@ export interface CacheState {
   readonly staleIfUnreachableSec: number;
   /** A tier `get` not settled after this long is skipped. */
   readonly tierTimeoutMs: number;
-  /** Concurrent identical misses: the stored response the leading request produced (null: none). */
-  readonly inflight: Map<string, Promise<CachedResponse | null>>;
+  /** Concurrent identical misses: the leading request's response, once its head arrived (null: failed). */
+  readonly inflight: Map<string, Promise<Stored | null>>;
   /** Background refreshes in progress (idle() waits for them). */
   readonly background: Set<Promise<unknown>>;
   /** Keys with a background refresh in progress (one per key). */
@@ -52,6 +52,18 @@ export interface Upstream {
   /** Fields added to what goes upstream (reload and no-cache modes). */
   readonly extra: Record<string, string>;
 }
+
+/** A network response on its way into the tiers. */
+export interface Stored {
+  readonly response: Response;
+  /** The entry once the body has ended and was stored; null when it was not (dropped, not storable). */
+  readonly stored: Promise<CachedResponse | null>;
+  /** The same response for a collapsed request, reading the same body; null once that cannot be. */
+  follow(cacheStatus: string): Response | null;
+}
+
+const NOT_STORED: Promise<null> = Promise.resolve(null);
+const noFollow = (): null => null;
 
 /** At most this many Vary variants are kept per URL (most recent first). */
 const MAX_VARIANTS = 16;
@@ -118,25 +130,32 @@ export async function fromNetwork(
   const ck = coalesceKey(up);
   const leader = s.inflight.get(ck);
   if (leader !== undefined) {
-    const stored = await leader;
-    if (stored !== null) {
-      s.counts.coalesced++;
-      return serveStored(up.request.url, stored, s.now(), `${s.name}; fwd=${reason}; collapsed`);
+    const lead = await leader;
+    if (lead !== null) {
+      const status = `${s.name}; fwd=${reason}; collapsed`;
+      // Its body still arriving: read along with it; already stored: served from storage.
+      const along = lead.follow(status);
+      const stored = along === null ? await lead.stored : null;
+      if (along !== null || stored !== null) {
+        s.counts.coalesced++;
+        return along ?? serveStored(up.request.url, stored!, s.now(), status);
+      }
     }
     return (await networkAndStore(s, up, `fwd=${reason}`, variants)).response;
   }
-  let settle: (v: CachedResponse | null | Promise<CachedResponse | null>) => void = () => undefined;
+  let settle: (v: Stored | null) => void = () => undefined;
+  const done = () => s.inflight.delete(ck);
   s.inflight.set(ck, new Promise((resolve) => (settle = resolve)));
   try {
     const out = await networkAndStore(s, up, `fwd=${reason}`, variants);
-    // The others wait for the body to be stored (or dropped: then each goes to the network).
-    settle(out.stored);
+    // Others join it until its body is stored or dropped (then each goes to the network).
+    settle(out);
+    void out.stored.then(done);
     return out.response;
   } catch (err) {
     settle(null);
+    done();
     throw err;
-  } finally {
-    s.inflight.delete(ck);
   }
 }
 
@@ -179,7 +198,7 @@ async function networkAndStore(
   status: string,
   variants: CachedVariants | undefined,
   more: Record<string, string> = {},
-): Promise<{ response: Response; stored: Promise<CachedResponse | null> }> {
+): Promise<Stored> {
   const requestTimeMs = s.now();
   const res = await s.fetch(upstreamRequest(up, more));
   return store(s, up, res, requestTimeMs, status, variants);
@@ -200,7 +219,7 @@ async function store(
   requestTimeMs: number,
   status: string,
   variants: CachedVariants | undefined,
-): Promise<{ response: Response; stored: Promise<CachedResponse | null> }> {
+): Promise<Stored> {
   const responseHeaders = headerMap(res.headers);
   const ok = isStorable({
     method: 'GET',
@@ -220,10 +239,10 @@ async function store(
     !EVENT_STREAM.test(responseHeaders['content-type'] ?? '');
   const forward = (body: BodyInit | null, detail: string) =>
     forwardResponse(up.request.url, res, body, `${s.name}; ${status}${detail}`);
-  if (!storable) return { response: forward(res.body, ''), stored: Promise.resolve(null) };
+  if (!storable) return { response: forward(res.body, ''), stored: NOT_STORED, follow: noFollow };
   const length = Number(responseHeaders['content-length'] ?? Number.NaN);
   if (length > s.maxEntryBytes)
-    return { response: forward(res.body, '; detail=too-large'), stored: Promise.resolve(null) };
+    return { response: forward(res.body, '; detail=too-large'), stored: NOT_STORED, follow: noFollow };
   let settle: (v: CachedResponse | null) => void = () => undefined;
   const stored = new Promise<CachedResponse | null>((resolve) => (settle = resolve));
   // idle() waits for bodies still being stored.
@@ -255,9 +274,17 @@ async function store(
   if (res.body === null) {
     // Nothing to stream: stored before the caller gets it.
     await keep(new Uint8Array(0));
-    return { response: forward(null, '; stored'), stored };
+    return { response: forward(null, '; stored'), stored, follow: noFollow };
   }
-  return { response: forward(storeThrough(res.body, s.maxEntryBytes, keep), '; stored'), stored };
+  const body = storeThrough(res.body, s.maxEntryBytes, keep);
+  return {
+    response: forward(body.stream, '; stored'),
+    stored,
+    follow: (cacheStatus) => {
+      const branch = body.branch();
+      return branch === null ? null : forwardResponse(up.request.url, res, branch, cacheStatus);
+    },
+  };
 }
 
 /** Writes through to every tier; a failing lower tier does not fail the request. */

@@ -266,6 +266,39 @@ describe('caching fetch attacks: streamed bodies', () => {
     await f.idle();
     assert.equal((await f.stats()).stored, 0);
     assert.equal(o.count('/endless'), 1);
+    o.seen.length = 0;
+  });
+
+  it('attack: endless slow stream asked for twice at once -> both resolve on the head, one origin request, same bytes', async () => {
+    written = 0;
+    const f = createCachingFetch({ maxEntryBytes: 100 });
+    let poll: NodeJS.Timeout | undefined;
+    const fiveChunks = new Promise<'late'>((resolve) => {
+      poll = setInterval(() => written >= 5 && resolve('late'), 5);
+    });
+    const url = `${o.url}/endless?twice`;
+    const both = await Promise.race([Promise.all([f(url), f(url)]), fiveChunks]).finally(() =>
+      clearInterval(poll),
+    );
+    assert.notEqual(both, 'late', "the second request waited for the first one's body");
+    const [a, b] = both as Response[];
+    assert.match(cs(b!)!, /collapsed$/);
+    const readers = [a!.body!.getReader(), b!.body!.getReader()];
+    const got = ['', ''];
+    const dec = new TextDecoder();
+    // Past maxEntryBytes (the copy dropped), both still read the one stream.
+    while (got.some((t) => t.length <= 150)) {
+      await Promise.all(
+        readers.map(async (r, i) => {
+          if (got[i]!.length <= 150) got[i] += dec.decode((await r.read()).value);
+        }),
+      );
+    }
+    assert.ok(got.every((t) => /^(0123456789)+$/.test(t)));
+    assert.equal(o.count('/endless'), 1, 'one request reached the origin');
+    await Promise.all(readers.map((r) => r.cancel()));
+    await f.idle();
+    assert.equal((await f.stats()).stored, 0);
   });
 
   it('attack: cacheable text/event-stream -> passed on, never stored', async () => {

@@ -72,6 +72,11 @@ const routes: Record<string, (req: IncomingMessage, res: ServerResponse, n: numb
     }
     route({ 'cache-control': 'max-age=60' })(req, res, n);
   },
+  '/two-part': (_req, res, n) => {
+    res.writeHead(200, { date: httpDate(clockMs), 'cache-control': 'max-age=60' });
+    res.write(`body ${n} `);
+    setTimeout(() => res.end('end'), 50);
+  },
   '/slow': (_req, res, n) => {
     setImmediate(() => route({ 'cache-control': 'max-age=60' })(_req, res, n));
   },
@@ -461,6 +466,16 @@ describe('createCachingFetch: invalidation, coalescing, tiers, controls', () => 
     for (const r of rs) assert.equal(await r.text(), 'body 1');
     assert.equal((await f.stats()).coalesced, 7);
     assert.equal(rs.filter((r) => cs(r)!.endsWith('collapsed')).length, 7);
+  });
+
+  it('concurrent misses, the first caller cancels its body at once -> the second still reads it whole, and it is stored', async () => {
+    const f = createCachingFetch({ now });
+    const [first, second] = await Promise.all([f(`${o.url}/two-part`), f(`${o.url}/two-part`)]);
+    assert.match(cs(second!)!, /collapsed$/);
+    await first!.body!.cancel();
+    assert.equal(await second!.text(), 'body 1 end');
+    assert.equal(cs(await f(`${o.url}/two-part`)), 'gatehouse-client; hit');
+    assert.equal(o.count('/two-part'), 1);
   });
 
   it('memory LRU bounded in bytes: the least recently used URL is evicted', async () => {

@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { type CachedVariants, type CacheTier, createCachingFetch } from '../../src/client/index.js';
 import { type Origin, origin } from '../helpers/origin.js';
+import { WAIT_DEADLINE_MS } from '../helpers/wait.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 let clockMs = T0;
@@ -473,7 +474,12 @@ describe('createCachingFetch: invalidation, coalescing, tiers, controls', () => 
     const [first, second] = await Promise.all([f(`${o.url}/two-part`), f(`${o.url}/two-part`)]);
     assert.match(cs(second!)!, /collapsed$/);
     await first!.body!.cancel();
-    assert.equal(await second!.text(), 'body 1 end');
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve('hung'), WAIT_DEADLINE_MS);
+    });
+    const text = await Promise.race([second!.text(), hung]).finally(() => clearTimeout(timer));
+    assert.equal(text, 'body 1 end');
     assert.equal(cs(await f(`${o.url}/two-part`)), 'gatehouse-client; hit');
     assert.equal(o.count('/two-part'), 1);
   });

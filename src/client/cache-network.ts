@@ -8,7 +8,7 @@ import { isStorable } from '../cache/storable.js';
 import type { HeaderMap } from '../cache/types.js';
 import { conditionalHeaders, freshenStored, selectValidated, storedHeaderFields } from '../cache/validate.js';
 import { matchesVary, varyKey } from '../cache/vary.js';
-import { forwardResponse, headerMap, makeResponse, readBounded, serveStored } from './cache-response.js';
+import { forwardResponse, headerMap, makeResponse, serveStored, storeThrough } from './cache-response.js';
 import type { CachedResponse, CachedVariants, CacheTier } from './cache-tier.js';
 
 /** What one caching fetch shares between requests. */
@@ -23,8 +23,10 @@ export interface CacheState {
   readonly freshness: FreshnessOptions | undefined;
   /** §4.2.4: how stale a response may be served when the origin cannot be reached. */
   readonly staleIfUnreachableSec: number;
-  /** Concurrent identical misses: the stored response the leading request produced (null: none). */
-  readonly inflight: Map<string, Promise<CachedResponse | null>>;
+  /** A tier `get` not settled after this long is skipped. */
+  readonly tierTimeoutMs: number;
+  /** Concurrent identical misses: the leading request's response, once its head arrived (null: failed). */
+  readonly inflight: Map<string, Promise<Stored | null>>;
   /** Background refreshes in progress (idle() waits for them). */
   readonly background: Set<Promise<unknown>>;
   /** Keys with a background refresh in progress (one per key). */
@@ -51,10 +53,51 @@ export interface Upstream {
   readonly extra: Record<string, string>;
 }
 
+/** A network response on its way into the tiers. */
+export interface Stored {
+  readonly response: Response;
+  /** The entry once the body has ended and was stored; null when it was not (dropped, not storable). */
+  readonly stored: Promise<CachedResponse | null>;
+  /** The same response for a collapsed request, reading the same body; null once that cannot be. */
+  follow(cacheStatus: string): Response | null;
+}
+
+const NOT_STORED: Promise<null> = Promise.resolve(null);
+const noFollow = (): null => null;
+
 /** At most this many Vary variants are kept per URL (most recent first). */
 const MAX_VARIANTS = 16;
 /** RFC 5861 §4: the statuses after which stale-if-error may serve a stale response. */
 const ORIGIN_ERRORS = new Set([500, 502, 503, 504]);
+
+/**
+ * `tier.get(key)`, rejected after `s.tierTimeoutMs` when it has not settled (the caller skips the
+ * tier, as a failing one). A synchronous answer (the memory tier) is returned as it is, no timer.
+ */
+export function tierGet(
+  s: CacheState,
+  tier: CacheTier,
+  key: string,
+): CachedVariants | undefined | Promise<CachedVariants | undefined> {
+  const r = tier.get(key);
+  if (typeof (r as Promise<unknown> | undefined)?.then !== 'function') return r;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`tier ${tier.name}: get timed out after ${s.tierTimeoutMs} ms`)),
+      s.tierTimeoutMs,
+    );
+    (r as Promise<CachedVariants | undefined>).then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (err) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
 
 /** The cache key: the absolute URL without its fragment (RFC 9111 §2, RFC 3986 §3.5). */
 export function cacheKey(url: string): string {
@@ -87,24 +130,32 @@ export async function fromNetwork(
   const ck = coalesceKey(up);
   const leader = s.inflight.get(ck);
   if (leader !== undefined) {
-    const stored = await leader;
-    if (stored !== null) {
-      s.counts.coalesced++;
-      return serveStored(up.request.url, stored, s.now(), `${s.name}; fwd=${reason}; collapsed`);
+    const lead = await leader;
+    if (lead !== null) {
+      const status = `${s.name}; fwd=${reason}; collapsed`;
+      // Its body still arriving: read along with it; already stored: served from storage.
+      const along = lead.follow(status);
+      const stored = along === null ? await lead.stored : null;
+      if (along !== null || stored !== null) {
+        s.counts.coalesced++;
+        return along ?? serveStored(up.request.url, stored!, s.now(), status);
+      }
     }
     return (await networkAndStore(s, up, `fwd=${reason}`, variants)).response;
   }
-  let settle: (v: CachedResponse | null) => void = () => undefined;
+  let settle: (v: Stored | null) => void = () => undefined;
+  const done = () => s.inflight.delete(ck);
   s.inflight.set(ck, new Promise((resolve) => (settle = resolve)));
   try {
     const out = await networkAndStore(s, up, `fwd=${reason}`, variants);
-    settle(out.stored);
+    // Others join it until its body is stored or dropped (then each goes to the network).
+    settle(out);
+    void out.stored.then(done);
     return out.response;
   } catch (err) {
     settle(null);
+    done();
     throw err;
-  } finally {
-    s.inflight.delete(ck);
   }
 }
 
@@ -147,12 +198,20 @@ async function networkAndStore(
   status: string,
   variants: CachedVariants | undefined,
   more: Record<string, string> = {},
-): Promise<{ response: Response; stored: CachedResponse | null }> {
+): Promise<Stored> {
   const requestTimeMs = s.now();
   const res = await s.fetch(upstreamRequest(up, more));
   return store(s, up, res, requestTimeMs, status, variants);
 }
 
+/** Never stored: an event stream is endless by design (HTML §9.2, server-sent events). */
+const EVENT_STREAM = /^\s*text\/event-stream\s*(;|$)/i;
+
+/**
+ * Stores `res` if §3 allows, through a copy of its body taken as the caller reads it (storeThrough):
+ * resolves on the response head, as fetch does. `stored` settles once the body has ended (the entry)
+ * or the copy was dropped (null).
+ */
 async function store(
   s: CacheState,
   up: Upstream,
@@ -160,7 +219,7 @@ async function store(
   requestTimeMs: number,
   status: string,
   variants: CachedVariants | undefined,
-): Promise<{ response: Response; stored: CachedResponse | null }> {
+): Promise<Stored> {
   const responseHeaders = headerMap(res.headers);
   const ok = isStorable({
     method: 'GET',
@@ -176,39 +235,55 @@ async function store(
     res.status <= 599 &&
     !res.redirected &&
     varyKey(responseHeaders.vary, up.reqHeaders) !== null &&
-    res.type !== 'opaque';
-  if (!storable)
-    return { response: forwardResponse(up.request.url, res, res.body, `${s.name}; ${status}`), stored: null };
-  const body = await readBounded(res.body, s.maxEntryBytes);
-  if (body.kind === 'over') {
-    return {
-      response: forwardResponse(up.request.url, res, body.stream, `${s.name}; ${status}; detail=too-large`),
-      stored: null,
+    res.type !== 'opaque' &&
+    !EVENT_STREAM.test(responseHeaders['content-type'] ?? '');
+  const forward = (body: BodyInit | null, detail: string) =>
+    forwardResponse(up.request.url, res, body, `${s.name}; ${status}${detail}`);
+  if (!storable) return { response: forward(res.body, ''), stored: NOT_STORED, follow: noFollow };
+  const length = Number(responseHeaders['content-length'] ?? Number.NaN);
+  if (length > s.maxEntryBytes)
+    return { response: forward(res.body, '; detail=too-large'), stored: NOT_STORED, follow: noFollow };
+  let settle: (v: CachedResponse | null) => void = () => undefined;
+  const stored = new Promise<CachedResponse | null>((resolve) => (settle = resolve));
+  // idle() waits for bodies still being stored.
+  s.background.add(stored);
+  void stored.then(() => s.background.delete(stored));
+  const keep = async (bytes: Uint8Array | null): Promise<void> => {
+    if (bytes === null) return settle(null);
+    const entry: CachedResponse = {
+      status: res.status,
+      statusText: res.statusText,
+      headers: storedHeaderFields(responseHeaders),
+      requestHeaders: up.reqHeaders,
+      requestTimeMs,
+      responseTimeMs: s.now(),
+      body: bytes,
     };
-  }
-  const entry: CachedResponse = {
-    status: res.status,
-    statusText: res.statusText,
-    headers: storedHeaderFields(responseHeaders),
-    requestHeaders: up.reqHeaders,
-    requestTimeMs,
-    responseTimeMs: s.now(),
-    body: body.bytes,
+    // §4.1 / §3: the new response replaces the stored ones this request would have selected.
+    const others = (variants ?? []).filter(
+      (v) => !matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders),
+    );
+    try {
+      await putAll(s, up.key, [entry, ...others].slice(0, MAX_VARIANTS));
+      s.counts.stored++;
+      settle(entry);
+    } catch {
+      settle(null);
+    }
   };
-  // §4.1 / §3: the new response replaces the stored ones this request would have selected.
-  const others = (variants ?? []).filter(
-    (v) => !matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders),
-  );
-  await putAll(s, up.key, [entry, ...others].slice(0, MAX_VARIANTS));
-  s.counts.stored++;
+  if (res.body === null) {
+    // Nothing to stream: stored before the caller gets it.
+    await keep(new Uint8Array(0));
+    return { response: forward(null, '; stored'), stored, follow: noFollow };
+  }
+  const body = storeThrough(res.body, s.maxEntryBytes, keep);
   return {
-    response: forwardResponse(
-      up.request.url,
-      res,
-      body.bytes as Uint8Array<ArrayBuffer>,
-      `${s.name}; ${status}; stored`,
-    ),
-    stored: entry,
+    response: forward(body.stream, '; stored'),
+    stored,
+    follow: (cacheStatus) => {
+      const branch = body.branch();
+      return branch === null ? null : forwardResponse(up.request.url, res, branch, cacheStatus);
+    },
   };
 }
 

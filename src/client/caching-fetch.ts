@@ -13,12 +13,14 @@ import {
   revalidate,
   revalidateCoalesced,
   serveDecision,
+  tierGet,
   type Upstream,
   upstreamRequest,
 } from './cache-network.js';
-import { forwardResponse, headerMap, makeResponse, serveStored } from './cache-response.js';
+import { forwardResponse, headerMap, makeResponse, readToEnd, serveStored } from './cache-response.js';
 import type { CachedResponse, CachedVariants, CacheTier } from './cache-tier.js';
 import { memoryTier } from './cache-tier.js';
+import { REDIRECT_STATUSES, redirectStep } from './redirect.js';
 
 /** The fetch function wrapped (fetch's own signature). */
 export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
@@ -38,7 +40,10 @@ export interface CachingFetchOptions {
   readonly fetch?: FetchLike;
   /** Tiers consulted after memory, in order (e.g. a disk tier). Default none. */
   readonly stores?: readonly CacheTier[];
-  /** Bound of the memory tier in bytes (bodies plus header text). Default 50 MiB; 0 keeps nothing in memory. */
+  /**
+   * Bound of the memory tier in bytes: bodies, header text and a per-entry overhead (what an entry
+   * costs the heap, within 1.5x). Default 50 MiB; 0 keeps nothing in memory.
+   */
   readonly maxMemoryBytes?: number;
   /** A response whose body is longer is passed on and not stored. Default 5 MiB. */
   readonly maxEntryBytes?: number;
@@ -54,6 +59,11 @@ export interface CachingFetchOptions {
    * Default 300, as the proxy cache.
    */
   readonly staleIfUnreachableSec?: number;
+  /**
+   * A tier whose `get` has not settled after this many ms is skipped for that lookup (as a failing
+   * one is), so a stuck store cannot hang a request. Default 2000.
+   */
+  readonly tierTimeoutMs?: number;
 }
 
 export interface TierStats {
@@ -82,9 +92,13 @@ export interface CacheStats {
 /** The caching fetch: fetch's signature plus the controls. */
 export interface CachingFetch {
   (input: RequestInfo | URL, init?: CachingRequestInit): Promise<Response>;
-  /** Removes the stored responses for a URL (fragment ignored) or every URL the predicate accepts; resolves to the count of URLs removed. */
+  /**
+   * Removes the stored responses for a URL (fragment ignored) or every URL the predicate accepts from
+   * every tier; resolves to the count of URLs removed. A failing tier does not stop the others: after
+   * all ran, it rejects with an AggregateError of the failures (RFC 9111 §4.4: no tier keeps it).
+   */
   invalidate(urlOrPredicate: string | URL | ((url: string) => boolean)): Promise<number>;
-  /** Empties every tier. */
+  /** Empties every tier; as invalidate, a failing tier does not stop the others (AggregateError after). */
   clear(): Promise<void>;
   stats(): Promise<CacheStats>;
   /** Resolves when background work (stale-while-revalidate refreshes) has finished. */
@@ -93,6 +107,7 @@ export interface CachingFetch {
 
 const DEFAULT_MEMORY_BYTES = 50 * 1024 * 1024;
 const DEFAULT_ENTRY_BYTES = 5 * 1024 * 1024;
+const DEFAULT_TIER_TIMEOUT_MS = 2000;
 /** Fetch: these request fields make a default-mode request no-store. */
 const CONDITIONAL_FIELDS = [
   'if-modified-since',
@@ -110,6 +125,8 @@ export function createCachingFetch(options: CachingFetchOptions = {}): CachingFe
   const maxEntryBytes = options.maxEntryBytes ?? DEFAULT_ENTRY_BYTES;
   if (!(Number.isFinite(maxEntryBytes) && maxEntryBytes >= 0))
     throw new RangeError('maxEntryBytes: a number >= 0');
+  const tierTimeoutMs = options.tierTimeoutMs ?? DEFAULT_TIER_TIMEOUT_MS;
+  if (!(tierTimeoutMs > 0)) throw new RangeError('tierTimeoutMs: a number > 0');
   const tiers: CacheTier[] = [memoryTier(maxMemoryBytes), ...(options.stores ?? [])];
   const s: CacheState = {
     // Called plainly, not as s.fetch(): a browser's fetch throws Illegal invocation on another `this`.
@@ -120,6 +137,7 @@ export function createCachingFetch(options: CachingFetchOptions = {}): CachingFe
     name: options.cacheName ?? 'gatehouse-client',
     freshness: options.freshness,
     staleIfUnreachableSec: options.staleIfUnreachableSec ?? 300,
+    tierTimeoutMs,
     inflight: new Map(),
     background: new Set(),
     refreshing: new Set(),
@@ -130,9 +148,7 @@ export function createCachingFetch(options: CachingFetchOptions = {}): CachingFe
   const cachingFetch = ((input: RequestInfo | URL, init?: CachingRequestInit) =>
     followStored(s, input, init)) as CachingFetch;
   cachingFetch.invalidate = (target) => invalidate(s, target);
-  cachingFetch.clear = async () => {
-    for (const t of s.tiers) await t.clear();
-  };
+  cachingFetch.clear = () => eachTier(s, 'clear', (t) => t.clear());
   cachingFetch.stats = () => stats(s);
   cachingFetch.idle = async () => {
     while (s.background.size > 0) await Promise.allSettled([...s.background]);
@@ -140,13 +156,10 @@ export function createCachingFetch(options: CachingFetchOptions = {}): CachingFe
   return cachingFetch;
 }
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-/** Fetch: at most 20 redirects. */
-const MAX_REDIRECTS = 20;
-
 /**
- * A stored 3xx (stored when the request said `redirect: 'manual'`) answering a request that follows
- * redirects: follow it here, as the network fetch would have (each hop through the cache).
+ * A 3xx answering a request that follows redirects (a stored one, stored when a request said
+ * `redirect: 'manual'`, or one a non-following `options.fetch` returned): followed here as Fetch's
+ * HTTP-redirect fetch (§4.4) would, each hop through the cache (redirect.ts decides).
  */
 async function followStored(
   s: CacheState,
@@ -154,18 +167,35 @@ async function followStored(
   init?: CachingRequestInit,
 ): Promise<Response> {
   let res = await handle(s, input, init);
-  const follows = (init?.redirect ?? (input instanceof Request ? input.redirect : 'follow')) === 'follow';
-  for (let hops = 0; follows && REDIRECTS.has(res.status) && res.headers.has('location'); hops++) {
-    if (hops === MAX_REDIRECTS) throw new TypeError('createCachingFetch: too many redirects');
-    const next = new URL(res.headers.get('location')!, res.url).href;
-    const method = input instanceof Request ? input.method : (init?.method ?? 'GET');
-    // Fetch: a GET or HEAD keeps its method on every redirect; other methods are never stored.
-    if (method !== 'GET' && method !== 'HEAD') break;
+  if (!REDIRECT_STATUSES.has(res.status)) return res;
+  const req = input instanceof Request ? input : undefined;
+  const mode = init?.redirect ?? req?.redirect ?? 'follow';
+  let method = (init?.method ?? req?.method ?? 'GET').toUpperCase();
+  // Request(input, init): init's headers replace the input's.
+  const headers = new Headers(init?.headers ?? req?.headers);
+  let body = init?.body ?? null;
+  for (let count = 0; ; count++) {
+    const step = redirectStep({
+      mode,
+      status: res.status,
+      location: res.headers.get('location'),
+      currentUrl: res.url,
+      method,
+      count,
+    });
+    if (step.kind === 'return') return res;
     await res.body?.cancel();
-    res = await handle(s, next, { ...init, method, body: null });
+    if (step.kind === 'error') throw new TypeError(`createCachingFetch: ${step.reason}`);
+    for (const name of step.dropFields) headers.delete(name);
+    method = step.method;
+    if (step.dropBody) body = null;
+    // §4.4 step 11: a body that cannot be sent again (a stream, a Request's) is a network error.
+    const resend = method !== 'GET' && method !== 'HEAD';
+    if (resend && (body instanceof ReadableStream || (req?.body != null && init?.body === undefined)))
+      throw new TypeError('createCachingFetch: a redirect would resend a stream body');
+    res = await handle(s, step.url, { ...init, method, headers, body, redirect: 'follow' });
     Object.defineProperty(res, 'redirected', { value: true, enumerable: true });
   }
-  return res;
 }
 
 async function handle(
@@ -248,7 +278,7 @@ function decide(
         if (!s.refreshing.has(up.key)) {
           s.refreshing.add(up.key);
           const job: Promise<unknown> = revalidate(s, up, variants, match, 'stale')
-            .then((r) => r.body?.cancel())
+            .then((r) => readToEnd(r.body, s.maxEntryBytes))
             .catch(() => undefined)
             .finally(() => {
               s.refreshing.delete(up.key);
@@ -324,7 +354,7 @@ function gatewayTimeout(s: CacheState, up: Upstream, reason: string): Response {
 async function peek(s: CacheState, key: string): Promise<CachedVariants | undefined> {
   for (const tier of s.tiers) {
     try {
-      const found = await tier.get(key);
+      const found = await tierGet(s, tier, key);
       if (found !== undefined && found.length > 0) return found;
     } catch {
       // a failing tier is skipped
@@ -339,7 +369,7 @@ async function lookup(s: CacheState, key: string): Promise<CachedVariants | unde
     const tier = s.tiers[i]!;
     let found: CachedVariants | undefined;
     try {
-      found = await tier.get(key);
+      found = await tierGet(s, tier, key);
     } catch {
       continue; // a failing tier is skipped, never fatal
     }
@@ -357,21 +387,38 @@ function withStatus(s: CacheState, up: Upstream, res: Response, status: string):
 
 async function invalidate(s: CacheState, target: string | URL | ((url: string) => boolean)): Promise<number> {
   const removed = new Set<string>();
-  for (const tier of s.tiers) {
+  const key =
+    typeof target === 'function' ? '' : cacheKey(new URL(String(target), globalThis.location?.href).href);
+  await eachTier(s, 'invalidate', async (tier) => {
     if (typeof target === 'function') {
-      for (const key of [...(await tier.keys())]) {
-        if (!target(key)) continue;
-        await tier.delete(key);
-        removed.add(key);
+      for (const k of [...(await tier.keys())]) {
+        if (!target(k)) continue;
+        await tier.delete(k);
+        removed.add(k);
       }
-      continue;
+      return;
     }
-    const key = cacheKey(new URL(String(target), globalThis.location?.href).href);
-    if ((await tier.get(key)) === undefined) continue;
+    if ((await tierGet(s, tier, key)) === undefined) return;
     await tier.delete(key);
     removed.add(key);
-  }
+  });
   return removed.size;
+}
+
+/** Runs `op` on every tier, each even when an earlier one failed; then one AggregateError of the failures. */
+async function eachTier(s: CacheState, what: string, op: (tier: CacheTier) => unknown): Promise<void> {
+  const errors: unknown[] = [];
+  const failed: string[] = [];
+  for (const tier of s.tiers) {
+    try {
+      await op(tier);
+    } catch (err) {
+      errors.push(err);
+      failed.push(tier.name);
+    }
+  }
+  if (errors.length > 0)
+    throw new AggregateError(errors, `createCachingFetch ${what}: tier ${failed.join(', ')} failed`);
 }
 
 async function stats(s: CacheState): Promise<CacheStats> {

@@ -2,15 +2,24 @@
 // to do after a close, whether a link is dead. No timers, no clock: the caller passes `nowMs` and
 // `random`. The class in websocket.ts applies them.
 
-/** Opt-in exponential backoff: `reconnectInterval * factor^attempt`, at most `maxMs`, minus jitter. */
+/**
+ * Backoff between failed attempts: `reconnectInterval * factor^attempt`, at most `maxMs`, then spread
+ * by jitter. Every field may be left out (defaults below).
+ */
 export interface Backoff {
-  /** Growth per failed attempt, >= 1. */
-  factor: number;
-  /** Upper bound of a delay, in ms. */
-  maxMs: number;
-  /** 0..1: each delay is reduced by up to this fraction, drawn per attempt (spreads a thundering herd). */
-  jitter: number;
+  /** Growth per failed attempt, >= 1. Default 1 (no growth). */
+  factor?: number;
+  /** Upper bound of a delay before jitter, in ms. Default 30000 (or reconnectInterval when longer). */
+  maxMs?: number;
+  /**
+   * 0..1: each delay is spread uniformly over `delay * (1 ± jitter)`, drawn per attempt, so clients
+   * dropped at once do not all come back at once; the mean stays the delay. Default 0.5.
+   */
+  jitter?: number;
 }
+
+export const DEFAULT_JITTER = 0.5;
+export const DEFAULT_MAX_DELAY_MS = 30_000;
 
 /**
  * Exponent cap: with it, `factor ** attempt` stays finite for any factor up to ~1e9, so a client that
@@ -19,8 +28,9 @@ export interface Backoff {
 const MAX_EXPONENT = 32;
 
 /**
- * Delay before reconnect attempt number `attempt` (0 = the first after a close). Without `backoff` it is
- * `intervalMs` whatever the attempt.
+ * Delay before reconnect attempt number `attempt` (0 = the first after a close):
+ * `min(intervalMs * factor^attempt, maxMs) * (1 + jitter * (2 * random() - 1))`, so never more than
+ * `maxMs * (1 + jitter)`. Without `backoff`: `intervalMs` with the default jitter (mean `intervalMs`).
  */
 export function reconnectDelayMs(
   attempt: number,
@@ -28,10 +38,12 @@ export function reconnectDelayMs(
   backoff: Backoff | undefined,
   random: () => number,
 ): number {
-  if (!backoff) return intervalMs;
-  let ms = intervalMs * backoff.factor ** Math.min(attempt, MAX_EXPONENT);
-  if (!(ms < backoff.maxMs)) ms = backoff.maxMs; // also catches NaN (0 * Infinity)
-  return Math.round(ms - ms * backoff.jitter * random());
+  const factor = backoff?.factor ?? 1;
+  const maxMs = backoff?.maxMs ?? Math.max(DEFAULT_MAX_DELAY_MS, intervalMs);
+  const jitter = backoff?.jitter ?? DEFAULT_JITTER;
+  let ms = intervalMs * factor ** Math.min(attempt, MAX_EXPONENT);
+  if (!(ms < maxMs)) ms = maxMs; // also catches NaN (0 * Infinity)
+  return Math.round(ms * (1 + jitter * (2 * random() - 1)));
 }
 
 export type AfterClose =

@@ -41,7 +41,10 @@ export interface ReconnectingWebSocketOptions {
   ) => unknown;
   /** Sends kept while not open; beyond this `send` returns false and an `error` event fires. Default 1000. */
   maxQueuedMessages?: number;
-  /** Exponential backoff between failed attempts. Default: off (a fixed `reconnectInterval`). */
+  /**
+   * Backoff between failed attempts (an attempt that did not stay up: see `attempt` resets below).
+   * Default: no growth, jitter 0.5 (each delay drawn from `reconnectInterval * (1 ± 0.5)`).
+   */
   backoff?: Backoff;
   /** Asked on every close the user did not ask for; false stops reconnecting (e.g. an expired token). */
   shouldReconnect?: (ev: WsCloseEvent) => boolean;
@@ -179,9 +182,10 @@ export class ReconnectingWebSocket extends EventTarget {
     check('maxQueuedMessages', o.maxQueuedMessages, Number.isInteger(o.maxQueuedMessages));
     const b = o.backoff;
     if (b) {
-      check('backoff.factor', b.factor, b.factor >= 1 && b.factor < Infinity);
-      check('backoff.maxMs', b.maxMs, b.maxMs < Infinity);
-      check('backoff.jitter', b.jitter, b.jitter <= 1);
+      const { factor = 1, maxMs = 0, jitter = 0 } = b;
+      check('backoff.factor', factor, factor >= 1 && factor < Infinity);
+      check('backoff.maxMs', maxMs, maxMs < Infinity);
+      check('backoff.jitter', jitter, jitter <= 1);
     }
     this.o = o;
     const WS = o.WebSocket ?? globalThis.WebSocket;
@@ -304,6 +308,8 @@ export class ReconnectingWebSocket extends EventTarget {
     s.onopen = () => this.opened(s);
     s.onmessage = (e) => {
       this.lastReceivedMs = this.t.now();
+      // A message: the link works, the next failure starts over from the first delay.
+      this.attempt = 0;
       this.dispatchEvent(new WsMessageEvent(e.data));
     };
     s.onerror = (e) => this.dispatchEvent(new WsErrorEvent(e.error ?? e));
@@ -311,7 +317,7 @@ export class ReconnectingWebSocket extends EventTarget {
   }
 
   private opened(s: WebSocketLike): void {
-    this.attempt = 0;
+    // Not `attempt = 0` here: a server that accepts and closes at once would reset it every time.
     this.lastReceivedMs = this.t.now();
     // Queued sends go first, in order, before any `open` listener can send.
     const q = this.queue;
@@ -330,6 +336,8 @@ export class ReconnectingWebSocket extends EventTarget {
         this.drop(s, DEAD_LINK_CODE, 'heartbeat timeout');
         this.closed(s, DEAD_LINK_CODE, 'heartbeat timeout', false);
       } else {
+        // Up for a heartbeat interval: the link stayed up.
+        this.attempt = 0;
         s.send(PING);
         this.tick(s);
       }

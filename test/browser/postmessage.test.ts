@@ -224,4 +224,56 @@ describeBrowser('postMessage in Chromium: the client library (no bundler) guards
       await page.close();
     }
   });
+  it('attack: opaque origins (file://, file:///x, data:, about:, javascript:, blob:null) -> onMessageFrom and postTo throw in Chromium too', async () => {
+    const page = await openParent();
+    try {
+      const opaque = [
+        'file://',
+        'file:///etc/passwd',
+        'data:text/html,x',
+        'about:blank',
+        'javascript:void 0',
+        'blob:null/0b5e',
+      ];
+      const result = await page.evaluate((list) => {
+        const w = window as unknown as {
+          gh: {
+            onMessageFrom: (o: string[], h: () => void) => () => void;
+            postTo: (t: unknown, d: unknown, o: string) => void;
+          };
+        };
+        const frame = (document.getElementById('b') as HTMLIFrameElement).contentWindow;
+        // No named functions in here: tsx's __name helper does not exist in the page.
+        const on: string[][] = [];
+        const post: string[][] = [];
+        for (const o of list) {
+          try {
+            w.gh.onMessageFrom([o], () => {})();
+            on.push([o, 'accepted']);
+          } catch (e) {
+            on.push([o, (e as Error).name]);
+          }
+          try {
+            w.gh.postTo(frame, 'secret', o);
+            post.push([o, 'accepted']);
+          } catch (e) {
+            post.push([o, (e as Error).name]);
+          }
+        }
+        // What makes the attack possible: Chromium gives file: URLs a tuple-looking origin.
+        return { fileOrigin: new URL('file:///x').origin, on, post };
+      }, opaque);
+      assert.equal(result.fileOrigin, 'file://', "Chromium's URL#origin for file: (Node says 'null')");
+      assert.deepEqual(
+        result.on,
+        opaque.map((o) => [o, 'TypeError']),
+      );
+      assert.deepEqual(
+        result.post,
+        opaque.map((o) => [o, 'TypeError']),
+      );
+    } finally {
+      await page.close();
+    }
+  });
 });

@@ -13,7 +13,7 @@ export class FakeClock implements Timers {
   nowMs = 1_000_000;
   private timers: Timer[] = [];
   private nextId = 1;
-  /** Values `random()` returns in turn (then 0); each call is counted. */
+  /** Values `random()` returns in turn (then 0.5: the middle, where jitter adds nothing); each call is counted. */
   randoms: number[] = [];
   randomCalls = 0;
 
@@ -28,7 +28,7 @@ export class FakeClock implements Timers {
   now = (): number => this.nowMs;
   random = (): number => {
     this.randomCalls++;
-    return this.randoms.shift() ?? 0;
+    return this.randoms.shift() ?? 0.5;
   };
 
   /** Timers still armed. */

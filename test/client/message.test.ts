@@ -132,6 +132,11 @@ describe('onMessageFrom: configuration refused', () => {
     ['not a URL -> thrown naming the value', ['app.example'], /"app\.example" is not a scheme:\/\/host/],
     ['file: URL (opaque origin) -> thrown, pointing at null', ['file:///tmp/x.html'], /list 'null' itself/],
     ['data: URL (opaque origin) -> thrown', ['data:text/html,hi'], /not a scheme:\/\/host/],
+    ["'file://' (Chromium's URL#origin for file:) -> thrown", ['file://'], /list 'null' itself/],
+    ['about:blank -> thrown', ['about:blank'], /not a scheme:\/\/host/],
+    ['javascript: URL -> thrown', ['javascript:alert(1)'], /not a scheme:\/\/host/],
+    ['blob: with an opaque inner URL -> thrown', ['blob:null/0b5e'], /not a scheme:\/\/host/],
+    ['a non-special scheme with a host -> thrown', ['chrome-extension://abcdef'], /not a scheme:\/\/host/],
     ['empty list -> thrown', [], /no origins/],
   ];
   for (const [name, origins, re] of bad) {
@@ -142,6 +147,14 @@ describe('onMessageFrom: configuration refused', () => {
       ),
     );
   }
+
+  it("blob: with an https inner URL -> that URL's origin is listed", () => {
+    const w = windowDouble();
+    const got: unknown[] = [];
+    onMessageFrom('blob:https://app.example/0b5e', (d) => got.push(d), { target: w.target });
+    w.post('https://app.example', 1);
+    assert.deepEqual(got, [1]);
+  });
 
   it('no window (Node without a target) -> thrown, saying to pass options.target', () => {
     assert.equal(typeof (globalThis as { addEventListener?: unknown }).addEventListener, 'undefined');
@@ -173,6 +186,7 @@ describe('postTo', () => {
     ["'null' -> thrown, nothing posted", 'null', /not a scheme:\/\/host/],
     ["'/' (relative) -> thrown, nothing posted", '/', /not a scheme:\/\/host/],
     ['empty -> thrown, nothing posted', '', /not a scheme:\/\/host/],
+    ["'file://' -> thrown, nothing posted", 'file://', /not a scheme:\/\/host/],
   ];
   for (const [name, origin, re] of refused) {
     it(name, () => {

@@ -14,6 +14,7 @@ import {
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
 import { makeSite, removeSite } from '../helpers/http.js';
+import { mulberry32, SEED_OFFSET } from '../helpers/random.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const PING = '{"type":"ping"}';
@@ -28,6 +29,8 @@ class Server {
   answerPings = true;
   /** New connections get no answers at all and their bytes are not read: a half-open link. */
   freeze = false;
+  /** New connections are accepted and closed at once (1000), as a server refusing after the handshake. */
+  closeAtOnce = false;
 
   async start(port = this.port): Promise<void> {
     this.wss = new WebSocketServer({ host: '127.0.0.1', port });
@@ -42,6 +45,10 @@ class Server {
       ws.on('error', () => {});
       if (this.freeze) {
         req.socket.pause();
+        return;
+      }
+      if (this.closeAtOnce) {
+        ws.close(1000, 'bye');
         return;
       }
       ws.on('message', (data) => {
@@ -198,6 +205,60 @@ describe('ReconnectingWebSocket with a real ws server', () => {
     await server.start(port);
     cleanups.push(() => server.stop());
     await waitUntil('open', () => log.opens === 1);
+  });
+});
+
+describe('ReconnectingWebSocket reconnect schedule against a real ws server', () => {
+  /** Real timers, with every reconnect delay asked for recorded (heartbeat off: no other timer). */
+  const recording = (delays: number[]) => ({
+    setTimeout: (fn: () => void, ms: number) => {
+      delays.push(ms);
+      return setTimeout(fn, ms);
+    },
+  });
+
+  it('attack: server accepts then closes at once, again and again -> with backoff { factor: 2 } the delays grow', async () => {
+    const server = new Server();
+    server.closeAtOnce = true;
+    await server.start();
+    cleanups.push(() => server.stop());
+    const delays: number[] = [];
+    const { log } = client(server.url, {
+      heartbeat: false,
+      reconnectInterval: 10,
+      backoff: { factor: 2, jitter: 0 },
+      timers: recording(delays),
+    });
+    await waitUntil('6 connections accepted and closed', () => server.connections.length >= 6);
+    assert.ok(log.opens >= 5, `${log.opens} opens: each attempt did reach the server`);
+    assert.deepEqual(delays.slice(0, 5), [10, 20, 40, 80, 160]);
+  });
+
+  it('attack: server restarted under 8 clients -> they come back spread over reconnectInterval x (1 ± 0.5), not at once', async () => {
+    const server = new Server();
+    await server.start();
+    cleanups.push(() => server.stop());
+    const rnd = mulberry32(SEED_OFFSET + 25);
+    const delays: number[] = [];
+    const clients = Array.from({ length: 8 }, () =>
+      client(server.url, {
+        heartbeat: false,
+        reconnectInterval: 200,
+        timers: { ...recording(delays), random: rnd },
+      }),
+    );
+    await waitUntil('8 open', () => clients.every((c) => c.log.opens === 1));
+    await server.stop();
+    await server.start(server.port);
+    await waitUntil('8 back', () => clients.every((c) => c.log.opens === 2));
+    assert.equal(server.connections.length, 16);
+    const first = delays.slice(0, 8);
+    assert.ok(
+      first.every((d) => d >= 100 && d <= 300),
+      `delays ${first} within 200 x (1 ± 0.5)`,
+    );
+    assert.ok(new Set(first).size >= 6, `delays ${first}: spread, not one instant`);
+    assert.ok(Math.max(...first) - Math.min(...first) >= 25, `delays ${first}: spread over at least 25 ms`);
   });
 });
 

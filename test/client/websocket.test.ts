@@ -442,9 +442,9 @@ describe('ReconnectingWebSocket: reconnect schedule', () => {
     assert.equal(r.sockets.length, 1);
   });
 
-  it('backoff -> delays grow per failed attempt, capped, one random() per attempt, reset after open', () => {
+  it('backoff -> delays grow per failed attempt, capped, one random() per attempt; reset by a message, not by an open', () => {
     const r = rig({ reconnectInterval: 100, backoff: { factor: 2, maxMs: 500, jitter: 0.5 } });
-    r.clock.randoms = [0, 0, 0, 0, 0, 0.5];
+    r.clock.randoms = [0.5, 0.5, 0.5, 0.5, 0.5, 0];
     const delays: number[] = [];
     const measure = () => {
       const t = r.clock.nowMs;
@@ -457,7 +457,56 @@ describe('ReconnectingWebSocket: reconnect schedule', () => {
     assert.equal(r.clock.randomCalls, 5);
     r.last().accept();
     measure();
-    assert.equal(delays.at(-1), 75, 'after an open, attempt 0 again: 100 minus half of 0.5 jitter');
+    assert.equal(delays.at(-1), 250, 'opened and closed at once: still capped (500, random 0: minus half)');
+    r.last().accept();
+    r.last().receive('hello');
+    measure();
+    assert.equal(delays.at(-1), 100, 'after a message, attempt 0 again');
+  });
+
+  it('accepted and closed at once, again and again -> the delays grow (an open alone is no success)', () => {
+    const r = rig({ reconnectInterval: 100, backoff: { factor: 2, maxMs: 10_000, jitter: 0 } });
+    const delays: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t = r.clock.nowMs;
+      r.last().accept();
+      r.last().end(1000, '', true);
+      advanceUntilNewSocket(r, 1);
+      delays.push(r.clock.nowMs - t);
+    }
+    assert.deepEqual(delays, [100, 200, 400, 800, 1600]);
+  });
+
+  it('open for a heartbeat interval -> the next failure starts from the first delay', () => {
+    const r = rig({
+      reconnectInterval: 100,
+      heartbeatInterval: 1000,
+      backoff: { factor: 2, maxMs: 10_000, jitter: 0 },
+    });
+    for (let i = 0; i < 3; i++) {
+      r.last().end();
+      advanceUntilNewSocket(r, 1);
+    }
+    r.last().accept();
+    r.last().receive('x'); // keeps the link alive past the first heartbeat tick
+    r.clock.advance(1000);
+    const t = r.clock.nowMs;
+    r.last().end();
+    advanceUntilNewSocket(r, 1);
+    assert.equal(r.clock.nowMs - t, 100);
+  });
+
+  it('default options -> jitter on: delays spread over reconnectInterval x (1 ± 0.5), mean the interval', () => {
+    const r = rig({ reconnectInterval: 1000 });
+    r.clock.randoms = [0, 0.25, 0.5, 0.75, 0.999];
+    const delays: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t = r.clock.nowMs;
+      r.last().end();
+      advanceUntilNewSocket(r, 1);
+      delays.push(r.clock.nowMs - t);
+    }
+    assert.deepEqual(delays, [500, 750, 1000, 1250, 1499]);
   });
 
   it('shouldReconnect false for an application code -> stops; it gets the close event', () => {

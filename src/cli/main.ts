@@ -16,15 +16,16 @@ import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 import { runPrimary, type WorkerMessage, workerCount, workerSlot } from './workers.js';
 
 export const HELP = `Usage: gatehouse [serve] [ROOT] [options]
-       gatehouse precompress DIR [--min-bytes N] [--force] [--no-brotli] [--no-gzip] [--dry-run] [--quiet]
+       gatehouse precompress DIR [--min-bytes N] [--force] [--no-brotli] [--no-gzip] [--zstd] [--dry-run]
+                             [--quiet]
        gatehouse hash-password [--n N] [--r R] [--p P] < password
        gatehouse hash [--root DIR] [--param NAME] FILE...
        gatehouse sw-manifest DIR [--out FILE] [--include GLOB]... [--exclude GLOB]...
-       gatehouse cert TARGET [--ca FILE] [--servername NAME] [--warn-days N] [--json]
+       gatehouse cert TARGET [--ca FILE] [--servername NAME] [--warn-days N] [--json] [--timeout-ms N]
        gatehouse cert --ca-path
        gatehouse trust [--uninstall] [--stores nss,system]
        gatehouse check URL [--origin ORIGIN] [--method M] [--header 'Name: value']... [--jsonp NAME]
-                       [--json] [--no-color] [--timeout MS] [--insecure] [--ca FILE]
+                       [--json] [--no-color] [--timeout MS] [--insecure] [--ca FILE] [--allow-private]
 
 serve options:
   --root DIR        the folder to serve, in place of ROOT (default: the config's root, else .)

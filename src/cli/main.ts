@@ -1,8 +1,9 @@
 // gatehouse CLI: serve (default), precompress, hash, hash-password, sw-manifest, cert, check, trust. Flags become the same config a file would.
 import cluster from 'node:cluster';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
-import type { GatehouseConfigInput } from '../config/schema.js';
+import type { GatehouseConfig, GatehouseConfigInput } from '../config/schema.js';
 import { isToken } from '../http/lists.js';
 import { forTerminal, forTerminalLines } from '../http/terminal.js';
 import { createGatehouse } from '../server/app.js';
@@ -13,6 +14,7 @@ export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
 import { type FlagTable, type ParsedFlags, parseFlags } from './args.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
+import { startupLines } from './startup.js';
 import { runPrimary, type WorkerMessage, workerCount, workerSlot } from './workers.js';
 
 export const HELP = `Usage: gatehouse [serve] [ROOT] [options]
@@ -199,6 +201,17 @@ function corsFlags(
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/** What was loaded, and what can only answer 404 (startup.ts), before the listening line. */
+function announce(config: GatehouseConfig, configFile: string | undefined): void {
+  const { lines, warnings } = startupLines(config, {
+    configFile,
+    rootEntries: readdirSync(config.root).length,
+    fallbackExists: existsSync(join(config.root, config.static.spaFallback)),
+  });
+  for (const l of lines) process.stdout.write(`${forTerminal(l)}\n`);
+  for (const w of warnings) process.stderr.write(`gatehouse: warning: ${forTerminal(w)}\n`);
+}
+
 /** serve --https: makes the dev CA and leaf now (idempotent) so the trust lines come before listening. */
 async function announceDevCa(): Promise<void> {
   const { devTrustInstructions, ensureDevCertificate } = await import('../server/tls/dev-ca.js');
@@ -214,11 +227,12 @@ async function serve(args: string[]): Promise<number> {
   // The listening line and pretty logs go to stdout too: a closed one must not stop the server.
   dropWriteErrors(process.stdout);
   const { overrides, configPath } = parseServeFlags(args);
-  const { config } = loadConfig({ cwd: process.cwd(), configPath, overrides });
+  const { config, file } = loadConfig({ cwd: process.cwd(), configPath, overrides });
   if (!existsSync(config.root) || !statSync(config.root).isDirectory()) {
     throw new ConfigError(`root: not a directory: ${forTerminal(config.root)}`);
   }
   const slot = workerSlot();
+  if (slot === undefined) announce(config, file);
   if (slot === undefined && config.tls?.dev === true) await announceDevCa();
   const count = workerCount(config.workers);
   if (slot === undefined && count > 1) {
@@ -242,9 +256,13 @@ async function serve(args: string[]): Promise<number> {
   try {
     ({ url, httpUrl } = await app.listen());
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
+    const e = err as NodeJS.ErrnoException & { port?: number };
     if (e.code === 'GATEHOUSE_CACHE_STORE' || e.code === 'GATEHOUSE_TLS')
       console.error(`gatehouse: ${forTerminalLines(e.message)}`);
+    else if (e.code === 'EADDRINUSE')
+      console.error(
+        `gatehouse: ${forTerminal(`port ${e.port ?? config.listen.port} on ${config.listen.host} is already in use (EADDRINUSE): choose another with --port N, or --port 0 for a free one`)}`,
+      );
     else
       console.error(
         `gatehouse: ${forTerminal(`cannot listen on ${config.listen.host}:${config.listen.port}: ${e.code ?? e.message}`)}`,
@@ -255,12 +273,12 @@ async function serve(args: string[]): Promise<number> {
     return EXIT_FAILURE;
   }
   if (slot !== undefined) return serveAsWorker(app, { url, httpUrl });
-  process.stdout.write(`listening on ${url}\n`);
-  if (httpUrl !== undefined) process.stdout.write(`redirecting ${httpUrl} to HTTPS\n`);
   // SIGHUP reloads the certificates (nginx -s reload); without TLS it keeps its default meaning.
   const onHup = () => void app.tls?.reload();
   if (app.tls !== undefined) process.on('SIGHUP', onHup);
-  return new Promise<number>((resolve) => {
+  // The signal handlers go in before the listening line: a supervisor may send SIGTERM the moment it
+  // reads that line (one run in six was killed by the signal's default action when they came after).
+  const stopped = new Promise<number>((resolve) => {
     const stop = (signal: string) => {
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onInt);
@@ -273,6 +291,9 @@ async function serve(args: string[]): Promise<number> {
     process.on('SIGTERM', onTerm);
     process.on('SIGINT', onInt);
   });
+  process.stdout.write(`listening on ${url}\n`);
+  if (httpUrl !== undefined) process.stdout.write(`redirecting ${httpUrl} to HTTPS\n`);
+  return stopped;
 }
 
 /** Waits for the primary's answer to `drained` (workers.ts), at most 2 s (the primary may be gone). */

@@ -3,11 +3,32 @@ import { decideServe } from '../cache/request.js';
 import { isStorable } from '../cache/storable.js';
 import { conditionalHeaders, freshenStored, selectValidated, storedHeaderFields } from '../cache/validate.js';
 import { matchesVary, varyKey } from '../cache/vary.js';
-import { forwardResponse, headerMap, makeResponse, readBounded, serveStored } from './cache-response.js';
+import { forwardResponse, headerMap, makeResponse, serveStored, storeThrough } from './cache-response.js';
+const NOT_STORED = Promise.resolve(null);
+const noFollow = () => null;
 /** At most this many Vary variants are kept per URL (most recent first). */
 const MAX_VARIANTS = 16;
 /** RFC 5861 §4: the statuses after which stale-if-error may serve a stale response. */
 const ORIGIN_ERRORS = new Set([500, 502, 503, 504]);
+/**
+ * `tier.get(key)`, rejected after `s.tierTimeoutMs` when it has not settled (the caller skips the
+ * tier, as a failing one). A synchronous answer (the memory tier) is returned as it is, no timer.
+ */
+export function tierGet(s, tier, key) {
+    const r = tier.get(key);
+    if (typeof r?.then !== 'function')
+        return r;
+    return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`tier ${tier.name}: get timed out after ${s.tierTimeoutMs} ms`)), s.tierTimeoutMs);
+        r.then((v) => {
+            clearTimeout(timer);
+            resolve(v);
+        }, (err) => {
+            clearTimeout(timer);
+            reject(err);
+        });
+    });
+}
 /** The cache key: the absolute URL without its fragment (RFC 9111 §2, RFC 3986 §3.5). */
 export function cacheKey(url) {
     const hash = url.indexOf('#');
@@ -35,26 +56,33 @@ export async function fromNetwork(s, up, reason, variants) {
     const ck = coalesceKey(up);
     const leader = s.inflight.get(ck);
     if (leader !== undefined) {
-        const stored = await leader;
-        if (stored !== null) {
-            s.counts.coalesced++;
-            return serveStored(up.request.url, stored, s.now(), `${s.name}; fwd=${reason}; collapsed`);
+        const lead = await leader;
+        if (lead !== null) {
+            const status = `${s.name}; fwd=${reason}; collapsed`;
+            // Its body still arriving: read along with it; already stored: served from storage.
+            const along = lead.follow(status);
+            const stored = along === null ? await lead.stored : null;
+            if (along !== null || stored !== null) {
+                s.counts.coalesced++;
+                return along ?? serveStored(up.request.url, stored, s.now(), status);
+            }
         }
         return (await networkAndStore(s, up, `fwd=${reason}`, variants)).response;
     }
     let settle = () => undefined;
+    const done = () => s.inflight.delete(ck);
     s.inflight.set(ck, new Promise((resolve) => (settle = resolve)));
     try {
         const out = await networkAndStore(s, up, `fwd=${reason}`, variants);
-        settle(out.stored);
+        // Others join it until its body is stored or dropped (then each goes to the network).
+        settle(out);
+        void out.stored.then(done);
         return out.response;
     }
     catch (err) {
         settle(null);
+        done();
         throw err;
-    }
-    finally {
-        s.inflight.delete(ck);
     }
 }
 /** Identical requests: the same URL and the same request fields. */
@@ -88,6 +116,13 @@ async function networkAndStore(s, up, status, variants, more = {}) {
     const res = await s.fetch(upstreamRequest(up, more));
     return store(s, up, res, requestTimeMs, status, variants);
 }
+/** Never stored: an event stream is endless by design (HTML §9.2, server-sent events). */
+const EVENT_STREAM = /^\s*text\/event-stream\s*(;|$)/i;
+/**
+ * Stores `res` if §3 allows, through a copy of its body taken as the caller reads it (storeThrough):
+ * resolves on the response head, as fetch does. `stored` settles once the body has ended (the entry)
+ * or the copy was dropped (null).
+ */
 async function store(s, up, res, requestTimeMs, status, variants) {
     const responseHeaders = headerMap(res.headers);
     const ok = isStorable({
@@ -103,32 +138,55 @@ async function store(s, up, res, requestTimeMs, status, variants) {
         res.status <= 599 &&
         !res.redirected &&
         varyKey(responseHeaders.vary, up.reqHeaders) !== null &&
-        res.type !== 'opaque';
+        res.type !== 'opaque' &&
+        !EVENT_STREAM.test(responseHeaders['content-type'] ?? '');
+    const forward = (body, detail) => forwardResponse(up.request.url, res, body, `${s.name}; ${status}${detail}`);
     if (!storable)
-        return { response: forwardResponse(up.request.url, res, res.body, `${s.name}; ${status}`), stored: null };
-    const body = await readBounded(res.body, s.maxEntryBytes);
-    if (body.kind === 'over') {
-        return {
-            response: forwardResponse(up.request.url, res, body.stream, `${s.name}; ${status}; detail=too-large`),
-            stored: null,
+        return { response: forward(res.body, ''), stored: NOT_STORED, follow: noFollow };
+    const length = Number(responseHeaders['content-length'] ?? Number.NaN);
+    if (length > s.maxEntryBytes)
+        return { response: forward(res.body, '; detail=too-large'), stored: NOT_STORED, follow: noFollow };
+    let settle = () => undefined;
+    const stored = new Promise((resolve) => (settle = resolve));
+    // idle() waits for bodies still being stored.
+    s.background.add(stored);
+    void stored.then(() => s.background.delete(stored));
+    const keep = async (bytes) => {
+        if (bytes === null)
+            return settle(null);
+        const entry = {
+            status: res.status,
+            statusText: res.statusText,
+            headers: storedHeaderFields(responseHeaders),
+            requestHeaders: up.reqHeaders,
+            requestTimeMs,
+            responseTimeMs: s.now(),
+            body: bytes,
         };
-    }
-    const entry = {
-        status: res.status,
-        statusText: res.statusText,
-        headers: storedHeaderFields(responseHeaders),
-        requestHeaders: up.reqHeaders,
-        requestTimeMs,
-        responseTimeMs: s.now(),
-        body: body.bytes,
+        // §4.1 / §3: the new response replaces the stored ones this request would have selected.
+        const others = (variants ?? []).filter((v) => !matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders));
+        try {
+            await putAll(s, up.key, [entry, ...others].slice(0, MAX_VARIANTS));
+            s.counts.stored++;
+            settle(entry);
+        }
+        catch {
+            settle(null);
+        }
     };
-    // §4.1 / §3: the new response replaces the stored ones this request would have selected.
-    const others = (variants ?? []).filter((v) => !matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders));
-    await putAll(s, up.key, [entry, ...others].slice(0, MAX_VARIANTS));
-    s.counts.stored++;
+    if (res.body === null) {
+        // Nothing to stream: stored before the caller gets it.
+        await keep(new Uint8Array(0));
+        return { response: forward(null, '; stored'), stored, follow: noFollow };
+    }
+    const body = storeThrough(res.body, s.maxEntryBytes, keep);
     return {
-        response: forwardResponse(up.request.url, res, body.bytes, `${s.name}; ${status}; stored`),
-        stored: entry,
+        response: forward(body.stream, '; stored'),
+        stored,
+        follow: (cacheStatus) => {
+            const branch = body.branch();
+            return branch === null ? null : forwardResponse(up.request.url, res, branch, cacheStatus);
+        },
     };
 }
 /** Writes through to every tier; a failing lower tier does not fail the request. */

@@ -46,42 +46,129 @@ export function forwardResponse(url, res, body, cacheStatus) {
 function appendStatus(upstream, ours) {
     return upstream === undefined || upstream.trim() === '' ? ours : `${upstream}, ${ours}`;
 }
-/** Reads a body whole when it is at most `maxBytes`; otherwise hands it on as a stream, unread. */
-export async function readBounded(body, maxBytes) {
-    if (body === null)
-        return { kind: 'whole', bytes: new Uint8Array(0) };
+/**
+ * The body as the caller reads it, with a copy kept for the cache (a tee whose store branch holds at
+ * most `maxBytes`): the stream reads ahead of the caller up to `maxBytes` queued (its high-water
+ * mark), so a body within the bound is stored even if the caller never reads it; past the bound the
+ * copy is dropped and reading goes at the readers' pace. `keep(bytes)` runs before any reader sees
+ * the end, so a body read to its end is a stored one; an error calls `keep(null)`. `branch()` adds a
+ * reader (a collapsed request) that gets the copy so far, then every chunk; the source is cancelled
+ * (and the copy dropped) when every reader has cancelled.
+ */
+export function storeThrough(body, maxBytes, keep) {
     const reader = body.getReader();
-    const chunks = [];
+    let chunks = [];
     let total = 0;
-    for (;;) {
+    let ended = false;
+    const readers = new Set();
+    /** One read at a time, whichever reader pulls. */
+    let pump = Promise.resolve();
+    const drop = async () => {
+        if (chunks === null)
+            return;
+        chunks = null;
+        await keep(null);
+    };
+    const finish = (how) => {
+        ended = true;
+        for (const c of readers) {
+            try {
+                how(c);
+            }
+            catch { }
+        }
+        readers.clear();
+    };
+    /** Reads one chunk and hands it to every reader (and the copy). */
+    const step = async () => {
+        if (ended)
+            return;
+        let r;
+        try {
+            r = await reader.read();
+        }
+        catch (err) {
+            await drop();
+            return finish((c) => c.error(err));
+        }
+        if (r.done) {
+            if (chunks !== null) {
+                const bytes = new Uint8Array(total);
+                let at = 0;
+                for (const part of chunks) {
+                    bytes.set(part, at);
+                    at += part.byteLength;
+                }
+                chunks = null;
+                await keep(bytes);
+            }
+            return finish((c) => c.close());
+        }
+        if (chunks !== null) {
+            total += r.value.byteLength;
+            // A copy: a reader may change the chunk it is handed.
+            if (total > maxBytes)
+                await drop();
+            else
+                chunks.push(r.value.slice());
+        }
+        let first = true;
+        for (const c of readers) {
+            c.enqueue(first ? r.value : r.value.slice());
+            first = false;
+        }
+    };
+    const source = (init) => {
+        let own;
+        return {
+            start(c) {
+                own = c;
+                init(c);
+            },
+            pull: () => {
+                pump = pump.then(step);
+                return pump;
+            },
+            async cancel(reason) {
+                if (own !== undefined)
+                    readers.delete(own);
+                if (readers.size > 0 || ended)
+                    return;
+                // Every reader is done with it: the copy goes too (a partial body is never stored).
+                ended = true;
+                await drop();
+                await reader.cancel(reason);
+            },
+        };
+    };
+    const stream = new ReadableStream(source((c) => readers.add(c)), 
+    // One byte over the bound: a caller that never reads still learns that the copy is dropped.
+    { highWaterMark: maxBytes + 1, size: (chunk) => chunk.byteLength });
+    return {
+        stream,
+        branch() {
+            const sofar = chunks;
+            if (sofar === null || ended)
+                return null;
+            return new ReadableStream(source((c) => {
+                for (const part of sofar)
+                    c.enqueue(part.slice());
+                readers.add(c);
+            }), { highWaterMark: 0 });
+        },
+    };
+}
+/** Reads `body` to its end, or cancels it once more than `maxBytes` went by (a background refresh). */
+export async function readToEnd(body, maxBytes) {
+    if (body === null)
+        return;
+    const reader = body.getReader();
+    for (let n = 0;;) {
         const { done, value } = await reader.read();
         if (done)
-            break;
-        chunks.push(value);
-        total += value.byteLength;
-        if (total > maxBytes)
-            return { kind: 'over', stream: replay(chunks, reader) };
+            return;
+        n += value.byteLength;
+        if (n > maxBytes)
+            return reader.cancel();
     }
-    const bytes = new Uint8Array(total);
-    let at = 0;
-    for (const c of chunks) {
-        bytes.set(c, at);
-        at += c.byteLength;
-    }
-    return { kind: 'whole', bytes };
-}
-function replay(head, reader) {
-    return new ReadableStream({
-        async pull(controller) {
-            const next = head.shift();
-            if (next !== undefined)
-                return controller.enqueue(next);
-            const { done, value } = await reader.read();
-            if (done)
-                controller.close();
-            else
-                controller.enqueue(value);
-        },
-        cancel: (reason) => reader.cancel(reason),
-    });
 }

@@ -3,11 +3,13 @@
 // them: lookup (memory, then the `stores` tiers), serve or revalidate, go to the network, store.
 // Lookup order and request modes follow the Fetch standard's HTTP-network-or-cache fetch.
 import { matchesVary } from '../cache/vary.js';
-import { cacheKey, fromNetwork, invalidateAfterUnsafe, revalidate, revalidateCoalesced, serveDecision, upstreamRequest, } from './cache-network.js';
-import { forwardResponse, headerMap, makeResponse, serveStored } from './cache-response.js';
+import { cacheKey, fromNetwork, invalidateAfterUnsafe, revalidate, revalidateCoalesced, serveDecision, tierGet, upstreamRequest, } from './cache-network.js';
+import { forwardResponse, headerMap, makeResponse, readToEnd, serveStored } from './cache-response.js';
 import { memoryTier } from './cache-tier.js';
+import { REDIRECT_STATUSES, redirectStep } from './redirect.js';
 const DEFAULT_MEMORY_BYTES = 50 * 1024 * 1024;
 const DEFAULT_ENTRY_BYTES = 5 * 1024 * 1024;
+const DEFAULT_TIER_TIMEOUT_MS = 2000;
 /** Fetch: these request fields make a default-mode request no-store. */
 const CONDITIONAL_FIELDS = [
     'if-modified-since',
@@ -24,6 +26,9 @@ export function createCachingFetch(options = {}) {
     const maxEntryBytes = options.maxEntryBytes ?? DEFAULT_ENTRY_BYTES;
     if (!(Number.isFinite(maxEntryBytes) && maxEntryBytes >= 0))
         throw new RangeError('maxEntryBytes: a number >= 0');
+    const tierTimeoutMs = options.tierTimeoutMs ?? DEFAULT_TIER_TIMEOUT_MS;
+    if (!(tierTimeoutMs > 0))
+        throw new RangeError('tierTimeoutMs: a number > 0');
     const tiers = [memoryTier(maxMemoryBytes), ...(options.stores ?? [])];
     const s = {
         // Called plainly, not as s.fetch(): a browser's fetch throws Illegal invocation on another `this`.
@@ -34,6 +39,7 @@ export function createCachingFetch(options = {}) {
         name: options.cacheName ?? 'gatehouse-client',
         freshness: options.freshness,
         staleIfUnreachableSec: options.staleIfUnreachableSec ?? 300,
+        tierTimeoutMs,
         inflight: new Map(),
         background: new Set(),
         refreshing: new Set(),
@@ -43,10 +49,7 @@ export function createCachingFetch(options = {}) {
     };
     const cachingFetch = ((input, init) => followStored(s, input, init));
     cachingFetch.invalidate = (target) => invalidate(s, target);
-    cachingFetch.clear = async () => {
-        for (const t of s.tiers)
-            await t.clear();
-    };
+    cachingFetch.clear = () => eachTier(s, 'clear', (t) => t.clear());
     cachingFetch.stats = () => stats(s);
     cachingFetch.idle = async () => {
         while (s.background.size > 0)
@@ -54,29 +57,47 @@ export function createCachingFetch(options = {}) {
     };
     return cachingFetch;
 }
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-/** Fetch: at most 20 redirects. */
-const MAX_REDIRECTS = 20;
 /**
- * A stored 3xx (stored when the request said `redirect: 'manual'`) answering a request that follows
- * redirects: follow it here, as the network fetch would have (each hop through the cache).
+ * A 3xx answering a request that follows redirects (a stored one, stored when a request said
+ * `redirect: 'manual'`, or one a non-following `options.fetch` returned): followed here as Fetch's
+ * HTTP-redirect fetch (§4.4) would, each hop through the cache (redirect.ts decides).
  */
 async function followStored(s, input, init) {
     let res = await handle(s, input, init);
-    const follows = (init?.redirect ?? (input instanceof Request ? input.redirect : 'follow')) === 'follow';
-    for (let hops = 0; follows && REDIRECTS.has(res.status) && res.headers.has('location'); hops++) {
-        if (hops === MAX_REDIRECTS)
-            throw new TypeError('createCachingFetch: too many redirects');
-        const next = new URL(res.headers.get('location'), res.url).href;
-        const method = input instanceof Request ? input.method : (init?.method ?? 'GET');
-        // Fetch: a GET or HEAD keeps its method on every redirect; other methods are never stored.
-        if (method !== 'GET' && method !== 'HEAD')
-            break;
+    if (!REDIRECT_STATUSES.has(res.status))
+        return res;
+    const req = input instanceof Request ? input : undefined;
+    const mode = init?.redirect ?? req?.redirect ?? 'follow';
+    let method = (init?.method ?? req?.method ?? 'GET').toUpperCase();
+    // Request(input, init): init's headers replace the input's.
+    const headers = new Headers(init?.headers ?? req?.headers);
+    let body = init?.body ?? null;
+    for (let count = 0;; count++) {
+        const step = redirectStep({
+            mode,
+            status: res.status,
+            location: res.headers.get('location'),
+            currentUrl: res.url,
+            method,
+            count,
+        });
+        if (step.kind === 'return')
+            return res;
         await res.body?.cancel();
-        res = await handle(s, next, { ...init, method, body: null });
+        if (step.kind === 'error')
+            throw new TypeError(`createCachingFetch: ${step.reason}`);
+        for (const name of step.dropFields)
+            headers.delete(name);
+        method = step.method;
+        if (step.dropBody)
+            body = null;
+        // §4.4 step 11: a body that cannot be sent again (a stream, a Request's) is a network error.
+        const resend = method !== 'GET' && method !== 'HEAD';
+        if (resend && (body instanceof ReadableStream || (req?.body != null && init?.body === undefined)))
+            throw new TypeError('createCachingFetch: a redirect would resend a stream body');
+        res = await handle(s, step.url, { ...init, method, headers, body, redirect: 'follow' });
         Object.defineProperty(res, 'redirected', { value: true, enumerable: true });
     }
-    return res;
 }
 async function handle(s, input, init = {}) {
     // `cache` is ours to interpret, never handed to Request (it refuses only-if-cached outside same-origin mode).
@@ -154,7 +175,7 @@ function decide(s, up, variants, match) {
                 if (!s.refreshing.has(up.key)) {
                     s.refreshing.add(up.key);
                     const job = revalidate(s, up, variants, match, 'stale')
-                        .then((r) => r.body?.cancel())
+                        .then((r) => readToEnd(r.body, s.maxEntryBytes))
                         .catch(() => undefined)
                         .finally(() => {
                         s.refreshing.delete(up.key);
@@ -216,7 +237,7 @@ function gatewayTimeout(s, up, reason) {
 async function peek(s, key) {
     for (const tier of s.tiers) {
         try {
-            const found = await tier.get(key);
+            const found = await tierGet(s, tier, key);
             if (found !== undefined && found.length > 0)
                 return found;
         }
@@ -232,7 +253,7 @@ async function lookup(s, key) {
         const tier = s.tiers[i];
         let found;
         try {
-            found = await tier.get(key);
+            found = await tierGet(s, tier, key);
         }
         catch {
             continue; // a failing tier is skipped, never fatal
@@ -251,23 +272,39 @@ function withStatus(s, up, res, status) {
 }
 async function invalidate(s, target) {
     const removed = new Set();
-    for (const tier of s.tiers) {
+    const key = typeof target === 'function' ? '' : cacheKey(new URL(String(target), globalThis.location?.href).href);
+    await eachTier(s, 'invalidate', async (tier) => {
         if (typeof target === 'function') {
-            for (const key of [...(await tier.keys())]) {
-                if (!target(key))
+            for (const k of [...(await tier.keys())]) {
+                if (!target(k))
                     continue;
-                await tier.delete(key);
-                removed.add(key);
+                await tier.delete(k);
+                removed.add(k);
             }
-            continue;
+            return;
         }
-        const key = cacheKey(new URL(String(target), globalThis.location?.href).href);
-        if ((await tier.get(key)) === undefined)
-            continue;
+        if ((await tierGet(s, tier, key)) === undefined)
+            return;
         await tier.delete(key);
         removed.add(key);
-    }
+    });
     return removed.size;
+}
+/** Runs `op` on every tier, each even when an earlier one failed; then one AggregateError of the failures. */
+async function eachTier(s, what, op) {
+    const errors = [];
+    const failed = [];
+    for (const tier of s.tiers) {
+        try {
+            await op(tier);
+        }
+        catch (err) {
+            errors.push(err);
+            failed.push(tier.name);
+        }
+    }
+    if (errors.length > 0)
+        throw new AggregateError(errors, `createCachingFetch ${what}: tier ${failed.join(', ')} failed`);
 }
 async function stats(s) {
     const tiers = [];

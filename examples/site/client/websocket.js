@@ -86,9 +86,10 @@ export class ReconnectingWebSocket extends EventTarget {
         check('maxQueuedMessages', o.maxQueuedMessages, Number.isInteger(o.maxQueuedMessages));
         const b = o.backoff;
         if (b) {
-            check('backoff.factor', b.factor, b.factor >= 1 && b.factor < Infinity);
-            check('backoff.maxMs', b.maxMs, b.maxMs < Infinity);
-            check('backoff.jitter', b.jitter, b.jitter <= 1);
+            const { factor = 1, maxMs = 0, jitter = 0 } = b;
+            check('backoff.factor', factor, factor >= 1 && factor < Infinity);
+            check('backoff.maxMs', maxMs, maxMs < Infinity);
+            check('backoff.jitter', jitter, jitter <= 1);
         }
         this.o = o;
         const WS = o.WebSocket ?? globalThis.WebSocket;
@@ -206,13 +207,15 @@ export class ReconnectingWebSocket extends EventTarget {
         s.onopen = () => this.opened(s);
         s.onmessage = (e) => {
             this.lastReceivedMs = this.t.now();
+            // A message: the link works, the next failure starts over from the first delay.
+            this.attempt = 0;
             this.dispatchEvent(new WsMessageEvent(e.data));
         };
         s.onerror = (e) => this.dispatchEvent(new WsErrorEvent(e.error ?? e));
         s.onclose = (e) => this.closed(s, e.code, e.reason, e.wasClean);
     }
     opened(s) {
-        this.attempt = 0;
+        // Not `attempt = 0` here: a server that accepts and closes at once would reset it every time.
         this.lastReceivedMs = this.t.now();
         // Queued sends go first, in order, before any `open` listener can send.
         const q = this.queue;
@@ -234,6 +237,8 @@ export class ReconnectingWebSocket extends EventTarget {
                 this.closed(s, DEAD_LINK_CODE, 'heartbeat timeout', false);
             }
             else {
+                // Up for a heartbeat interval: the link stayed up.
+                this.attempt = 0;
                 s.send(PING);
                 this.tick(s);
             }

@@ -74,7 +74,9 @@ export function switchHead(
  */
 function resetUpstream(s: Socket | undefined): void {
   if (s === undefined || s.destroyed) return;
-  if (s.readableEnded) {
+  // Not after our own end(): libuv refuses a reset once a shutdown is queued (uv_tcp_close_reset:
+  // EINVAL) and the handle was left spinning the event loop at 100% CPU. Not while still connecting.
+  if (s.readableEnded || s.writableEnded || s.connecting) {
     s.destroy();
     return;
   }

@@ -14,7 +14,16 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { LRUCache } from 'lru-cache';
 import { bucketKey, type Http2LimitsOptions } from '../limits.js';
-import type { H2Response } from './h2-exchange.js';
+
+/** What the guard reads and marks on a response (h2-exchange.ts GuardedResponse). */
+export interface GuardedResponse {
+  readonly stream: ServerHttp2Stream;
+  /** DATA bytes handed to the stream. */
+  readonly bytesSent: number;
+  resetByServer: boolean;
+  progressMark: number;
+  stalledSinceMs: number;
+}
 
 const { NGHTTP2_CANCEL, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_NO_ERROR } = constants;
 
@@ -93,7 +102,7 @@ export class SessionGuard {
   readonly #o: SessionGuardOptions;
   readonly #sessions = new Set<SessionState>();
   /** Responses being served: the sweep looks for the stalled ones. */
-  readonly #responses = new Set<H2Response>();
+  readonly #responses = new Set<GuardedResponse>();
   readonly #budgets = new LRUCache<string, AddressBudget>({ max: MAX_TRACKED_ADDRESSES });
   #timer: NodeJS.Timeout | undefined;
 
@@ -150,11 +159,11 @@ export class SessionGuard {
   }
 
   /** The response of a stream onStream let through, until onStreamClose. */
-  track(res: H2Response): void {
+  track(res: GuardedResponse): void {
     this.#responses.add(res);
   }
 
-  onStreamClose(st: SessionState, stream: ServerHttp2Stream, res: H2Response): void {
+  onStreamClose(st: SessionState, stream: ServerHttp2Stream, res: GuardedResponse): void {
     this.#responses.delete(res);
     if (--st.open === 0) st.idleSinceMs = performance.now();
     if (stream.rstCode !== NGHTTP2_NO_ERROR && !res.resetByServer) this.#countReset(st);
@@ -177,7 +186,8 @@ export class SessionGuard {
     b.resets += n;
     if (b.resets > maxResetsPerWindow) {
       b.bannedUntilMs = now + resetBanMs;
-      this.#calm(st, 'resets');
+      // Out of the stream's close handling: a session destroyed inside it never sent its GOAWAY.
+      setImmediate(() => this.#calm(st, 'resets'));
     }
   }
 
@@ -250,7 +260,7 @@ export class SessionGuard {
   }
 
   /** DATA waiting on a client that takes none for sendTimeoutMs (zero window): RST_STREAM CANCEL. */
-  #checkStalled(res: H2Response, now: number): void {
+  #checkStalled(res: GuardedResponse, now: number): void {
     const stream = res.stream;
     const pending = stream.writableLength;
     if (pending === 0 || stream.destroyed) {

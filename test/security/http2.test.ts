@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { testTls } from '../helpers/tls.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /** One request on `session`: status, headers and body. */
 function ask(
@@ -26,6 +27,31 @@ function ask(
     req.on('error', reject);
     if (body !== undefined) req.end(body);
   });
+}
+
+/** An HTTP/2 frame (RFC 9113 §4.1): 24-bit length, type, flags, 31-bit stream id, payload. */
+function frame(type: number, flags: number, streamId: number, payload: Buffer): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(payload.length, 0, 3);
+  head[3] = type;
+  head[4] = flags;
+  head.writeUInt32BE(streamId, 5);
+  return Buffer.concat([head, payload]);
+}
+
+/** A header block of literal fields without indexing, new names (RFC 7541 §6.2.2), no Huffman;
+ *  names and values under 127 bytes (one-byte lengths, §5.1). */
+function literalBlock(fields: [string, string][]): Buffer {
+  const parts: Buffer[] = [];
+  for (const [name, value] of fields) {
+    parts.push(
+      Buffer.from([0x00, name.length]),
+      Buffer.from(name),
+      Buffer.from([value.length]),
+      Buffer.from(value),
+    );
+  }
+  return Buffer.concat(parts);
 }
 
 describe('attacks on HTTP/2 and the TLS port', () => {
@@ -126,6 +152,67 @@ describe('attacks on HTTP/2 and the TLS port', () => {
     } finally {
       up.close();
     }
+  });
+
+  it('attack: HEADERS and RST_STREAM for one stream in one write (rapid reset, CVE-2023-44487) -> no upstream request', async () => {
+    const stats = () => s.app.tls!.http2Stats()!;
+    const before = { ...stats() };
+    // Handlers started: the server's 'request' events (h2-exchange.ts emits one per stream it serves).
+    let handled = 0;
+    const count = () => handled++;
+    s.app.server.prependListener('request', count);
+    upstreamRequests.length = 0;
+    const sock = tlsConnect({
+      ca,
+      host: '127.0.0.1',
+      port: s.port,
+      servername: 'localhost',
+      ALPNProtocols: ['h2'],
+      localAddress: '127.0.0.3',
+    });
+    sock.on('error', () => {});
+    await new Promise<void>((r) => sock.once('secureConnect', () => r()));
+    assert.equal(sock.alpnProtocol, 'h2');
+    let got = Buffer.alloc(0);
+    sock.on('data', (c: Buffer) => (got = Buffer.concat([got, c])));
+    // The connection preface and an empty SETTINGS frame (RFC 9113 §3.4).
+    sock.write(
+      Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), frame(0x4, 0, 0, Buffer.alloc(0))]),
+    );
+    // The server's SETTINGS: the session exists before the attack.
+    await waitUntil('the server sent its SETTINGS', () => got.length >= 9 && got[3] === 0x4);
+    const headers = literalBlock([
+      [':method', 'GET'],
+      [':scheme', 'https'],
+      [':path', '/api/reset-before-handler'],
+      [':authority', 'localhost'],
+    ]);
+    const cancel = Buffer.alloc(4);
+    cancel.writeUInt32BE(constants.NGHTTP2_CANCEL);
+    // HEADERS (END_STREAM | END_HEADERS) and RST_STREAM CANCEL for stream 1 in one write, so the
+    // server reads them together. A PING after them: its ACK comes once the server processed both.
+    const ping = Buffer.from('rstfirst');
+    sock.write(
+      Buffer.concat([frame(0x1, 0x5, 1, headers), frame(0x3, 0, 1, cancel), frame(0x6, 0, 0, ping)]),
+    );
+    await waitUntil('the server acknowledged the PING', () => got.includes(ping));
+    await waitUntil('the reset was counted', () => stats().clientResets > before.clientResets);
+    sock.destroy();
+    s.app.server.off('request', count);
+    // The stream reached the server, once. Node 20-24 emit 'stream' on a tick they drain before nghttp2
+    // reads the RST_STREAM behind the HEADERS, so its handler starts (handled 1) and the guard's check
+    // for a stream closed before its event (resetBeforeHandler) does not see it; either way, once.
+    assert.equal(handled + stats().resetBeforeHandler - before.resetBeforeHandler, 1);
+    assert.equal(stats().clientResets - before.clientResets, 1);
+    // It started no upstream work (the proxy checks the response before it writes the request): the
+    // next request is the upstream's first; had the reset one gone out, it would be listed first.
+    const up = http2Connect(s.url, { ca });
+    try {
+      assert.equal((await ask(up, { ':path': '/api/after-reset' })).status, 200);
+    } finally {
+      up.close();
+    }
+    assert.deepEqual(upstreamRequests, ['GET /after-reset']);
   });
 
   it('attack: request smuggling through the proxy hop (a body holding a second request) -> one upstream request', async () => {

@@ -2,6 +2,7 @@
 // Field docs (`.describe`) flow into schema.json for editor completion.
 import { z } from 'zod';
 import { EARLY_HINTS_MAX } from '../http/early-hints.js';
+import { HTTP2_DEFAULTS } from '../server/limits.js';
 import { authSchema, headersSchema, rateLimitSchema, trustProxySchema } from './access.js';
 import { corsSchema } from './cors.js';
 import { jsonpSchema, redirectsSchema } from './jsonp.js';
@@ -189,6 +190,49 @@ const cacheRuleSchema = z
   })
   .describe('One cache rule; the first rule that matches wins. Your rules come before the defaults.');
 
+const http2LimitsSchema = z
+  .strictObject({
+    maxConcurrentStreams: z
+      .number()
+      .int()
+      .min(1)
+      .default(HTTP2_DEFAULTS.maxConcurrentStreams)
+      .describe(
+        'Streams a client may have open at once on one connection (SETTINGS_MAX_CONCURRENT_STREAMS).',
+      ),
+    maxResetsPerWindow: z
+      .number()
+      .int()
+      .min(1)
+      .default(HTTP2_DEFAULTS.maxResetsPerWindow)
+      .describe(
+        'Streams one client address may reset (RST_STREAM) within resetWindowMs, over all its connections, ' +
+          'refused header blocks included. Past it: GOAWAY ENHANCE_YOUR_CALM and a ban (rapid reset, CVE-2023-44487).',
+      ),
+    resetWindowMs: z
+      .number()
+      .int()
+      .min(1)
+      .default(HTTP2_DEFAULTS.resetWindowMs)
+      .describe('The window maxResetsPerWindow counts in.'),
+    resetBanMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(HTTP2_DEFAULTS.resetBanMs)
+      .describe('How long an address past maxResetsPerWindow has its new connections refused at accept.'),
+    maxRefusedHeaderBlocks: z
+      .number()
+      .int()
+      .min(0)
+      .default(HTTP2_DEFAULTS.maxRefusedHeaderBlocks)
+      .describe(
+        'Header blocks refused on one connection (over maxHeaderBytes or too many fields, as an HPACK bomb) ' +
+          'before it gets GOAWAY ENHANCE_YOUR_CALM (within 100 ms).',
+      ),
+  })
+  .describe('HTTP/2 on the TLS listener: concurrent streams, the rapid-reset budget, refused header blocks.');
+
 const limitsSchema = z
   .strictObject({
     maxUrlBytes: z.number().int().min(16).default(8192).describe('Longer request targets get 414.'),
@@ -264,6 +308,7 @@ const limitsSchema = z
         'A client that accepts no response bytes for this long is dropped (nginx send_timeout; within a few ms).',
       ),
     rateLimit: rateLimitSchema.optional(),
+    http2: http2LimitsSchema.prefault({}),
   })
   .describe('Request limits.');
 

@@ -81,6 +81,8 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     ),
     openWebSockets: () => options.websocket.reduce((n, e) => n + websocket.clients(e.path), 0),
     proxyStats: () => proxy.stats(),
+    // The TLS listener is made below; the metrics read it only when scraped.
+    http2Stats: () => tls?.http2Stats(),
   });
   const { gate, handlers } = buildSteps(options, ctx, {
     routes: deps.routes ?? [],

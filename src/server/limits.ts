@@ -74,7 +74,29 @@ export interface LimitsOptions {
   /** A client that accepts no response bytes for this long is dropped (proxied responses). */
   sendTimeoutMs: number;
   rateLimit?: RateLimitOptions | undefined;
+  /** HTTP/2 sessions on the TLS listener (tls/h2-sessions.ts); HTTP2_DEFAULTS fill the gaps. */
+  http2?: Partial<Http2LimitsOptions> | undefined;
 }
+
+export interface Http2LimitsOptions {
+  /** SETTINGS_MAX_CONCURRENT_STREAMS we announce (RFC 9113 §6.5.2); nginx's default is 128. */
+  maxConcurrentStreams: number;
+  /** Streams a client address may reset within resetWindowMs, over all its connections. */
+  maxResetsPerWindow: number;
+  resetWindowMs: number;
+  /** How long an address over the reset budget has its new connections refused. */
+  resetBanMs: number;
+  /** Header blocks refused on one session (too large, too many fields) before GOAWAY. */
+  maxRefusedHeaderBlocks: number;
+}
+
+export const HTTP2_DEFAULTS: Readonly<Http2LimitsOptions> = {
+  maxConcurrentStreams: 128,
+  maxResetsPerWindow: 400,
+  resetWindowMs: 10_000,
+  resetBanMs: 30_000,
+  maxRefusedHeaderBlocks: 3,
+};
 
 export interface RateLimitOptions {
   /** Sustained rate per client (tokens added per second); > 0, may be fractional (0.5 = one per 2 s). */

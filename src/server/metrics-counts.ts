@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answeredBytes, answeredStatus, cacheStatusOf, droppedLogWrites } from './log.js';
 import type { ProxyStats } from './proxy/handler.js';
+import { H2_CLOSE_REASONS, type H2Stats } from './tls/h2-sessions.js';
 
 /** Which part of the server answered a request. */
 export const ROUTE_KINDS = ['static', 'proxy', 'jsonp', 'ws', 'route', 'other'] as const;
@@ -86,6 +87,8 @@ export interface CountsDeps {
   openWebSockets: () => number;
   /** The proxy's stores and upstreams, read at scrape time. */
   proxyStats: () => Promise<ProxyStats>;
+  /** The HTTP/2 session guard's counts (tls/h2-sessions.ts); undefined without HTTP/2. */
+  http2Stats?: (() => H2Stats | undefined) | undefined;
 }
 
 const KINDS = ROUTE_KINDS.length;
@@ -118,7 +121,10 @@ type AddCollector = (
 ) => void;
 
 /** The metrics as prom-client reads them, from the arrays (histogram buckets cumulated here). */
-function collectorsOf(a: Arrays, deps: Pick<CountsDeps, 'openWebSockets' | 'proxyStats'>): Collector[] {
+function collectorsOf(
+  a: Arrays,
+  deps: Pick<CountsDeps, 'openWebSockets' | 'proxyStats' | 'http2Stats'>,
+): Collector[] {
   const collectors: Collector[] = [];
   const collector: AddCollector = (name, help, type, values, aggregator = 'sum') => {
     collectors.push({ name, help, type, aggregator, values });
@@ -215,7 +221,58 @@ function collectorsOf(a: Arrays, deps: Pick<CountsDeps, 'openWebSockets' | 'prox
     () => [{ labels: {}, value: droppedLogWrites() }],
   );
   proxyCollectors(collector, deps.proxyStats);
+  if (deps.http2Stats !== undefined) http2Collectors(collector, deps.http2Stats);
   return collectors;
+}
+
+/** The HTTP/2 session guard: client resets, refused header blocks, stalled streams, GOAWAYs, bans. */
+function http2Collectors(collector: AddCollector, stats: () => H2Stats | undefined): void {
+  const one = (value: (s: H2Stats) => number) => (): MetricValue[] => {
+    const s = stats();
+    return s === undefined ? [] : [{ labels: {}, value: value(s) }];
+  };
+  collector(
+    'gatehouse_http2_client_resets_total',
+    'HTTP/2 streams the client reset (RST_STREAM) before their response ended.',
+    'counter',
+    one((s) => s.clientResets),
+  );
+  collector(
+    'gatehouse_http2_resets_before_handler_total',
+    'HTTP/2 streams reset before any handler ran for them: nothing was started (no upstream request).',
+    'counter',
+    one((s) => s.resetBeforeHandler),
+  );
+  collector(
+    'gatehouse_http2_refused_header_blocks_total',
+    'HTTP/2 header blocks refused (over limits.maxHeaderBytes or too many fields, as an HPACK bomb).',
+    'counter',
+    one((s) => s.refusedHeaderBlocks),
+  );
+  collector(
+    'gatehouse_http2_send_timeouts_total',
+    'HTTP/2 streams reset because the client took none of their data for limits.sendTimeoutMs.',
+    'counter',
+    one((s) => s.sendTimeouts),
+  );
+  collector(
+    'gatehouse_http2_refused_connections_total',
+    'Connections refused at accept because their address was past limits.http2.maxResetsPerWindow.',
+    'counter',
+    one((s) => s.refusedConnections),
+  );
+  collector(
+    'gatehouse_http2_sessions_closed_total',
+    'HTTP/2 sessions closed by Gatehouse: idle, no_request (headersTimeoutMs), resets (GOAWAY ' +
+      'ENHANCE_YOUR_CALM past the reset budget), header_blocks (refused header blocks).',
+    'counter',
+    () => {
+      const s = stats();
+      return s === undefined
+        ? []
+        : H2_CLOSE_REASONS.map((reason) => ({ labels: { reason }, value: s.closed[reason] }));
+    },
+  );
 }
 
 /** The cache stores' sizes and the upstreams' health, read from the proxy when scraped. */

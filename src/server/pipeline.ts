@@ -25,7 +25,8 @@ export function compilePipeline(
         if (r !== false) {
           r.then(
             (taken) => {
-              if (!taken) run(req, res, i + 1);
+              // The client left while the step waited (an HTTP/2 stream reset): start nothing more.
+              if (!taken && !res.destroyed) run(req, res, i + 1);
             },
             (err) => onError(err, req, res),
           );

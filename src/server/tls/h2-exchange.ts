@@ -13,8 +13,9 @@ import {
 } from 'node:http2';
 import { Readable, Stream } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
+import type { SessionGuard, SessionState } from './h2-sessions.js';
 
-const { NGHTTP2_NO_ERROR, NGHTTP2_FLAG_END_STREAM } = constants;
+const { NGHTTP2_CANCEL, NGHTTP2_NO_ERROR, NGHTTP2_FLAG_END_STREAM } = constants;
 
 /**
  * RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2. Handlers written for HTTP/1.1
@@ -128,6 +129,12 @@ export class H2Response extends Stream {
   #drain = false;
   /** end() without content is writing the head: HEADERS carries END_STREAM. */
   #headOnly = false;
+  /** We reset the stream (destroy, send timeout): not the client's reset (h2-sessions.ts). */
+  resetByServer = false;
+  /** The send-timeout sweep (h2-sessions.ts): DATA taken by the stream at its last look, and since
+   *  when nothing more was (0: not stalled). */
+  progressMark = 0;
+  stalledSinceMs = 0;
   readonly #wantsTrailers: boolean;
 
   constructor(
@@ -337,7 +344,11 @@ export class H2Response extends Stream {
     return this;
   }
   destroy(err?: Error): void {
-    if (!this.stream.destroyed) this.stream.destroy(err);
+    if (this.stream.destroyed) return;
+    this.resetByServer = true;
+    // RFC 9113 §8.1: a response given up is reset with CANCEL, not the NO_ERROR Node would send.
+    if (err === undefined && !this.stream.closed) this.stream.close(NGHTTP2_CANCEL);
+    else this.stream.destroy(err);
   }
 
   /** The stream closed: 'finish' when the whole response went out, then 'close'. */
@@ -394,34 +405,43 @@ function addFields(out: OutgoingHttpHeaders, h: HeadFields, merge: boolean): voi
  * Serves the streams of `server` through `emit('request', req, res)` with the pairs above, in place
  * of Node's compatibility layer (its 'newListener' hook, which would add its own 'stream' listener).
  * HTTP/1.1 connections on the same server keep Node's HTTP/1 code and the same 'request' listeners.
+ * The guard (h2-sessions.ts) sees every session and stream.
  */
-// biome-ignore lint/suspicious/noExplicitAny: the four class parameters of Node's generic servers
-export function serveStreams(server: Http2SecureServer<any, any, any, any>): void {
+export function serveStreams(
+  // biome-ignore lint/suspicious/noExplicitAny: the four class parameters of Node's generic servers
+  server: Http2SecureServer<any, any, any, any>,
+  guard: SessionGuard,
+): void {
   for (const f of server.listeners('newListener')) {
     if (f.name === 'setupCompat') server.removeListener('newListener', f as () => void);
   }
+  guard.install(server);
   // The connection's own socket for req.socket (session.socket is a Proxy per session): the session
   // is made synchronously inside Node's 'secureConnection' listener, after this one.
-  const sockets = new WeakMap<Http2Session, TLSSocket>();
+  const sessions = new WeakMap<Http2Session, SessionState>();
   let arriving: TLSSocket | undefined;
   server.prependListener('secureConnection', (socket: TLSSocket) => {
     arriving = socket;
   });
   server.on('session', (session: Http2Session) => {
-    if (arriving !== undefined) sockets.set(session, arriving);
+    const socket = arriving ?? (session.socket as TLSSocket);
     arriving = undefined;
+    sessions.set(session, guard.onSession(session, socket));
   });
   server.on(
     'stream',
     (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) => {
-      const session = stream.session!;
-      const socket = sockets.get(session) ?? (session.socket as TLSSocket);
-      const req = new H2Request(stream, headers, raw, socket, (flags & NGHTTP2_FLAG_END_STREAM) !== 0);
-      const res = new H2Response(stream, req);
+      const st = sessions.get(stream.session!)!;
       // Errors on a stream (a reset by the client, a protocol error) end it; 'close' tells the pair.
       stream.on('error', noop);
+      // Reset by the client before this event: no handler, no upstream request.
+      if (!guard.onStream(st, stream)) return;
+      const req = new H2Request(stream, headers, raw, st.socket, (flags & NGHTTP2_FLAG_END_STREAM) !== 0);
+      const res = new H2Response(stream, req);
+      guard.track(res);
       stream.once('close', () => {
         const reset = stream.rstCode !== NGHTTP2_NO_ERROR;
+        guard.onStreamClose(st, stream, res);
         req.onStreamClose(reset);
         res.onStreamClose(reset);
       });

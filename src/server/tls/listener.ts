@@ -7,10 +7,11 @@ import { type FSWatcher, watch } from 'node:fs';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { basename, dirname } from 'node:path';
-import { http1ServerOptions, type LimitsOptions } from '../limits.js';
+import { HTTP2_DEFAULTS, http1ServerOptions, type LimitsOptions } from '../limits.js';
 import type { Logger } from '../log.js';
 import { CertificateError, type CertificateStore, type PemPair } from './certificates.js';
 import { serveStreams } from './h2-exchange.js';
+import { type H2Stats, SessionGuard } from './h2-sessions.js';
 import type { TlsOptions } from './options.js';
 
 // The response classes differ per server; handlers only see IncomingMessage/ServerResponse-like ones.
@@ -25,6 +26,8 @@ export interface TlsListener {
   setDefault(pair: PemPair, source: string): void;
   /** Stops the file watchers. */
   close(): void;
+  /** The HTTP/2 session guard's counts (undefined when HTTP/2 is off), for the metrics. */
+  http2Stats(): H2Stats | undefined;
 }
 
 export function createTlsListener(o: {
@@ -50,6 +53,8 @@ export function createTlsListener(o: {
       cb(null, store.forName(name)),
   };
   const http1 = http1ServerOptions(o.limits);
+  const limits = o.limits;
+  const http2 = { ...HTTP2_DEFAULTS, ...limits.http2 };
   const server: TlsServer = o.tls.http2
     ? // Node's HTTP/1 code reads these off the server object for the HTTP/2 server's HTTP/1.1 connections.
       Object.assign(
@@ -58,14 +63,27 @@ export function createTlsListener(o: {
           allowHTTP1: true,
           // RFC 9113 §6.5.2: the header block bound matches the HTTP/1.1 one.
           maxSendHeaderBlockLength: 64 * 1024,
-          settings: { maxHeaderListSize: o.limits.maxHeaderBytes, maxConcurrentStreams: 128 },
+          settings: {
+            maxHeaderListSize: limits.maxHeaderBytes,
+            maxConcurrentStreams: http2.maxConcurrentStreams,
+          },
           maxSessionInvalidFrames: 100,
         }),
         http1,
       )
     : createHttpsServer({ ...common, ...http1 });
   // HTTP/2 streams reach the 'request' listeners as lean pairs (h2-exchange.ts), not Node's compat ones.
-  if (o.tls.http2) serveStreams(server as Http2SecureServer);
+  // The session guard closes idle sessions, resets stalled streams, and meets rapid resets and
+  // refused header blocks with GOAWAY (h2-sessions.ts).
+  const guard = o.tls.http2
+    ? new SessionGuard({
+        http2,
+        keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
+        headersTimeoutMs: limits.headersTimeoutMs,
+        sendTimeoutMs: limits.sendTimeoutMs,
+      })
+    : undefined;
+  if (guard !== undefined) serveStreams(server as Http2SecureServer, guard);
 
   const applyDefault = () => {
     const pair = store.defaultPair;
@@ -95,6 +113,7 @@ export function createTlsListener(o: {
     close() {
       for (const w of watchers) w.close();
     },
+    http2Stats: () => guard?.stats,
   };
 }
 

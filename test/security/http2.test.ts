@@ -162,14 +162,16 @@ describe('attacks on HTTP/2 and the TLS port', () => {
     const count = () => handled++;
     s.app.server.prependListener('request', count);
     upstreamRequests.length = 0;
-    const sock = tlsConnect({
+    // localAddress goes through to net.connect (tls's types leave it out).
+    const options = {
       ca,
       host: '127.0.0.1',
       port: s.port,
       servername: 'localhost',
       ALPNProtocols: ['h2'],
       localAddress: '127.0.0.3',
-    });
+    };
+    const sock = tlsConnect(options);
     sock.on('error', () => {});
     await new Promise<void>((r) => sock.once('secureConnect', () => r()));
     assert.equal(sock.alpnProtocol, 'h2');

@@ -83,6 +83,7 @@ describe('HTTP/2 rapid reset and a legitimate client', () => {
   after(async () => {
     stopAttacker();
     await s.close();
+    upstream.closeAllConnections();
     upstream.close();
     removeSite(site);
   });

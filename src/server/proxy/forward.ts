@@ -377,6 +377,9 @@ export class Exchange implements Dispatcher.DispatchHandler {
    * client taking a byte drops it (and so aborts the upstream).
    */
   private backpressure(c: Dispatcher.DispatchController): void {
+    // A response already gone (an HTTP/2 stream the client reset) emits no 'close' for the listeners
+    // below: a timer armed now would outlive it by sendTimeoutMs (one per reset stream).
+    if (this.res.destroyed) return;
     if (!this.waitingDrain) {
       this.waitingDrain = true;
       // Listeners made on the first stall only: the common path allocates none of them.

@@ -238,12 +238,6 @@ function http2Collectors(collector: AddCollector, stats: () => H2Stats | undefin
     one((s) => s.clientResets),
   );
   collector(
-    'gatehouse_http2_resets_before_handler_total',
-    'HTTP/2 streams reset before any handler ran for them: nothing was started (no upstream request).',
-    'counter',
-    one((s) => s.resetBeforeHandler),
-  );
-  collector(
     'gatehouse_http2_refused_header_blocks_total',
     'HTTP/2 header blocks refused (over limits.maxHeaderBytes or too many fields, as an HPACK bomb).',
     'counter',

@@ -104,11 +104,14 @@ export const websocketEndpointSchema = z
   })
   // Issue 25: one client's 75,000 messages in 8 s, published to every instance, slowed plain HTTP on
   // the others to 0.5 s. A fan-out over Redis is limited by default; local fan-out stays opt-in.
-  .transform(({ rateLimit, ...e }) => ({
-    ...e,
-    rateLimit:
-      rateLimit === false ? undefined : (rateLimit ?? (e.fanout === 'redis' ? FANOUT_RATE_LIMIT : undefined)),
-  }))
+  .transform(({ rateLimit, ...e }) => {
+    const limit =
+      rateLimit === false ? undefined : (rateLimit ?? (e.fanout === 'redis' ? FANOUT_RATE_LIMIT : undefined));
+    // No key at all when unlimited: the parsed endpoint has the shape it always had.
+    const out: typeof e & { rateLimit?: NonNullable<typeof limit> } = e;
+    if (limit !== undefined) out.rateLimit = limit;
+    return out;
+  })
   .describe('One WebSocket endpoint.');
 
 export const websocketSchema = z

@@ -9,6 +9,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
+import { connectRedis } from '../../src/server/redis/connection.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 import { type MemoryLogger, memoryLogger } from '../helpers/log.js';
 import { type Origin, origin, text } from '../helpers/origin.js';
@@ -74,12 +75,27 @@ describe('redis outage reporting (real redis-server)', () => {
   }
 
   it('app.close() after serving with Redis logs no `redis: unreachable`', async () => {
-    const logger = memoryLogger();
-    const s = await serving('close-clean:', logger);
-    running = undefined;
-    // The connection was up and used (a stored entry served from Redis), so close() drops a live one.
-    await s.app.close();
-    assert.doesNotMatch(logger.text(), UNREACHABLE, logger.text());
+    const probe = connectRedis({ url: redis.url, keyPrefix: '', logger: memoryLogger() });
+    try {
+      await waitUntil('probe connected', () => probe.isUp());
+      const clients = async () =>
+        String(await probe.client.client('LIST'))
+          .trim()
+          .split('\n').length;
+      const alone = await clients();
+      const logger = memoryLogger();
+      const s = await serving('close-clean:', logger);
+      // The server's connections were up and used (a stored entry served from Redis)...
+      assert.ok((await clients()) > alone, 'the server is connected to redis-server');
+      running = undefined;
+      await s.app.close();
+      // ...and are gone, as redis-server sees it: the client side's 'close' and 'end' came before.
+      await waitUntil('the server disconnected', async () => (await clients()) === alone);
+      await new Promise((r) => setImmediate(r));
+      assert.doesNotMatch(logger.text(), UNREACHABLE, logger.text());
+    } finally {
+      await probe.close();
+    }
   });
 
   it('control: redis-server stopped while serving logs `redis: unreachable` once', async () => {

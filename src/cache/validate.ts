@@ -57,12 +57,13 @@ function connectionOptions(headers: HeaderMap): Set<string> {
  */
 export function storedHeaderFields(headers: HeaderMap): Record<string, string> {
   const listed = connectionOptions(headers);
-  const out: Record<string, string> = {};
+  const kept: [string, string][] = [];
   for (const [name, value] of Object.entries(headers)) {
     if (HOP_BY_HOP.has(name) || listed.has(name) || name.startsWith('proxy-a')) continue;
-    out[name] = value;
+    kept.push([name, value]);
   }
-  return out;
+  // Object.fromEntries defines own properties: a field named `__proto__` stays a field.
+  return Object.fromEntries(kept);
 }
 
 /**
@@ -94,16 +95,17 @@ export function freshenHeaders(
   stored: StoredResponse,
   notModifiedHeaders: HeaderMap,
 ): Record<string, string> {
-  const out: Record<string, string> = {};
+  const fields: [string, string][] = [];
   for (const [name, value] of Object.entries(stored.headers)) {
-    if (name !== 'age') out[name] = value;
+    if (name !== 'age') fields.push([name, value]);
   }
   const listed = connectionOptions(notModifiedHeaders);
   for (const [name, value] of Object.entries(notModifiedHeaders)) {
     if (NOT_UPDATED.has(name) || HOP_BY_HOP.has(name) || listed.has(name)) continue;
-    out[name] = value;
+    fields.push([name, value]);
   }
-  return out;
+  // The 304's value wins (the later entry); own properties, so a field named `__proto__` stays a field.
+  return Object.fromEntries(fields);
 }
 
 /**

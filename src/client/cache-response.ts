@@ -4,13 +4,17 @@ import { ageFieldValue, currentAgeSec } from '../cache/freshness.js';
 import type { HeaderMap } from '../cache/types.js';
 import type { CachedResponse } from './cache-tier.js';
 
-/** Lowercase header map; several field lines are already joined by Headers (RFC 9110 §5.3). */
+/**
+ * Lowercase header map; several field lines are already joined by Headers (RFC 9110 §5.3). Built with
+ * Object.fromEntries, which defines own properties: a field named `__proto__` (a valid token, RFC 9110
+ * §5.1) is kept as a field, where `out[name] = value` silently dropped it.
+ */
 export function headerMap(headers: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
+  const fields: [string, string][] = [];
   headers.forEach((value, name) => {
-    out[name] = value;
+    fields.push([name, value]);
   });
-  return out;
+  return Object.fromEntries(fields);
 }
 
 /** Statuses whose Response must have a null body (Fetch: null body status). */

@@ -242,6 +242,11 @@ class RedisStore implements CacheStore {
     else for (const key of keys) this.#inflight.invalidate(key);
   }
 
+  /** False while a put would be refused (`unavailable`): Redis down, or hung within the last timeout. */
+  canWrite(): boolean {
+    return !this.#closed && this.#o.redis.isUp() && performance.now() >= this.#hungUntil;
+  }
+
   /** Runs a script; rejects RedisUnavailable when Redis is down or slower than the timeout. */
   async #run(name: ScriptName, ...args: (string | number | Uint8Array)[]): Promise<unknown[]> {
     if (!this.#o.redis.isUp() || performance.now() < this.#hungUntil)

@@ -123,6 +123,12 @@ export interface CacheStore {
    */
   readonly putMayFail?: boolean;
   /**
+   * Optional, with `putMayFail`: false when a put begun now is known not to be stored (a shared
+   * store's server is unreachable or hung), so Cache-Status claims no write (`detail=store-unavailable`
+   * instead of `detail=storing`). Absent: as if true.
+   */
+  canWrite?(): boolean;
+  /**
    * The entries stored under `key`, newest response first (by `response.responseTimeMs`; §4.1: "the
    * most recent response"). Counts as a use of each for eviction. Entries past `discardAfterMs` are
    * dropped, not returned.

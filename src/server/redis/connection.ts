@@ -1,7 +1,8 @@
 // The Redis connection features share (issue 17), on ioredis (loaded only when a feature uses Redis).
 // Commands fail at once while Redis is unreachable (no offline queue), so every caller has its own
 // fallback (a cache miss, the rate limit's failOpen, local-only fan-out); the client reconnects on
-// its own. An outage is logged once when it starts and once when it ends, never per request.
+// its own. An outage is logged once when it starts and once when it ends, never per request; the
+// end of a connection we close (the server shutting down) is not an outage and is not logged.
 import { createRequire } from 'node:module';
 import type { RedisOptions as IoRedisOptions, Redis as RedisClient } from 'ioredis';
 import type { Logger } from '../log.js';
@@ -59,11 +60,14 @@ export function connectRedis(o: RedisOptions & { logger: Logger }): RedisConnect
   let sub: RedisClient | undefined;
   let up = false;
   let everUp = false;
+  /** close() or disconnect() was called: the connection ends on purpose, which is no outage. */
+  let closing = false;
   const listeners = new Set<(up: boolean) => void>();
   const where = redactedUrl(o.url);
   const set = (next: boolean, reason?: string) => {
     if (next === up) return;
     up = next;
+    if (closing) return;
     if (next) {
       if (everUp) o.logger.info({ redis: where }, 'redis: reachable again');
       everUp = true;
@@ -105,6 +109,7 @@ export function connectRedis(o: RedisOptions & { logger: Logger }): RedisConnect
       return () => listeners.delete(fn);
     },
     async close() {
+      closing = true;
       listeners.clear();
       // QUIT only on a ready connection: otherwise it would wait for Redis to come back. A ready
       // connection to a hung Redis (SIGSTOP, a shutdown in progress) never answers either: the wait
@@ -122,6 +127,7 @@ export function connectRedis(o: RedisOptions & { logger: Logger }): RedisConnect
       if (sub !== undefined) drop(sub);
     },
     disconnect() {
+      closing = true;
       listeners.clear();
       drop(client);
       if (sub !== undefined) drop(sub);

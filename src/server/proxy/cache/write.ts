@@ -168,9 +168,13 @@ export function storeOrPass(
  * RFC 9211 §2.5: `stored` is a claim about the outcome, and the head goes out before the put settles.
  * Only a store whose put cannot fail by itself (memory) claims it, and not while its writes fail (see
  * CacheState.writesFailing). A store whose writes can fail (disk) says that a write is under way
- * instead (§2.8 `detail`), which claims nothing about its outcome.
+ * instead (§2.8 `detail`), which claims nothing about its outcome, unless it already knows the write
+ * will not happen (Redis down or hung: `detail=store-unavailable`; the put is still tried, and
+ * answers `unavailable`).
  */
 function storeClaim(s: CacheState, x: Exchange): string {
-  if (x.store!.putMayFail === true) return '; detail=storing';
+  const store = x.store!;
+  if (store.putMayFail === true)
+    return store.canWrite?.() === false ? '; detail=store-unavailable' : '; detail=storing';
   return s.writesFailing ? '' : '; stored';
 }

@@ -78,7 +78,7 @@ describeBrowser('postMessage in Chromium: the client library (no bundler) guards
     copyClientInto(pageDir);
     frameDir = makeSite({ 'frame.html': FRAME_HTML });
     // B and C are framed by A, another origin: they allow it (static.htmlSecurityHeaders sends
-    // X-Frame-Options: SAMEORIGIN on HTML by default), the way the README tells embedders to.
+    // X-Frame-Options: SAMEORIGIN on HTML by default), the way docs/client.md tells embedders to.
     const framed = { root: frameDir, headers: [{ glob: '/frame.html', remove: ['X-Frame-Options'] }] };
     [a, b, c] = await Promise.all([
       startRecordingGatehouse({ root: pageDir }),

@@ -1,6 +1,8 @@
 // The package as a user gets it (issue 12 §1): `npm pack` the built repo, install the tarball into a
 // fresh app without the network (test/helpers/package.ts), run both bins there, serve a real port,
-// import the library, and audit the tarball's file list. The tsc check is package-types.test.ts.
+// import the library, and audit the tarball's file list and the links of its docs (issue 26 §3: every
+// relative link and #anchor of README.md and docs/*.md resolves inside the tarball). The tsc check is
+// package-types.test.ts.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -26,8 +28,8 @@ function tarballProblems(paths: readonly string[], readText: (path: string) => s
   const topLevel = new Set(['package.json', 'README.md', 'LICENSE', 'schema.json']);
   for (const p of paths) {
     const base = posix.basename(p);
-    if (!topLevel.has(p) && !/^(dist|bin)\//.test(p))
-      problems.push(`${p}: not dist/, bin/ or a top-level doc`);
+    if (!topLevel.has(p) && !/^(dist|bin)\//.test(p) && !/^docs\/[^/]+\.md$/.test(p))
+      problems.push(`${p}: not dist/, bin/, docs/*.md or a top-level doc`);
     if (/(^|\/)(test|tests|__tests__)\//.test(p) || /\.(test|spec)\.[cm]?[jt]sx?$/.test(p))
       problems.push(`${p}: a test`);
     if (/(^|\/)node_modules\//.test(p)) problems.push(`${p}: node_modules`);
@@ -47,7 +49,12 @@ function tarballProblems(paths: readonly string[], readText: (path: string) => s
 describe('tarballProblems: the file-list audit can fail', () => {
   const map = (sources: string[]) => JSON.stringify({ version: 3, sources, mappings: '' });
   const cases: [string, Record<string, string>, RegExp[]][] = [
-    ['dist, bin and the top-level docs: clean', { 'dist/a.js': '', 'bin/x.js': '', LICENSE: '' }, []],
+    [
+      'dist, bin, docs and the top-level docs: clean',
+      { 'dist/a.js': '', 'bin/x.js': '', LICENSE: '', 'docs/a.md': '' },
+      [],
+    ],
+    ['a nested docs folder', { 'docs/x/a.md': '' }, [/docs\/x\/a\.md: not dist/]],
     ['a test folder', { 'test/a.ts': '' }, [/test\/a\.ts: not dist/, /test\/a\.ts: a test/]],
     ['a compiled test inside dist', { 'dist/a.test.js': '' }, [/dist\/a\.test\.js: a test/]],
     ['a source map whose source is not shipped', { 'dist/a.js.map': map(['../src/a.ts']) }, [/src\/a\.ts/]],
@@ -60,6 +67,82 @@ describe('tarballProblems: the file-list audit can fail', () => {
   for (const [name, files, expected] of cases) {
     test(name, () => {
       const problems = tarballProblems(Object.keys(files), (p) => files[p] ?? '');
+      assert.equal(problems.length, expected.length, problems.join('\n'));
+      for (const [i, re] of expected.entries()) assert.match(problems[i] ?? '', re);
+    });
+  }
+});
+
+/** GitHub's anchor of a heading: lowercase, punctuation dropped (backticks, dots, parentheses...),
+ *  each space a hyphen; a repeated heading gets -1, -2... */
+function anchors(markdown: string): Set<string> {
+  const out = new Set<string>();
+  const seen = new Map<string, number>();
+  for (const m of markdown.replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#{1,6} +(.+?) *#* *$/gm)) {
+    const slug = m[1]!
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    out.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return out;
+}
+
+/** The text without fenced code blocks and inline code spans (their brackets are not links). */
+const withoutCode = (markdown: string): string =>
+  markdown.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, '');
+
+/** Every relative link of the shipped README.md and docs/*.md that does not resolve to a shipped file
+ *  (or, with a #fragment, to a heading of it), one line per broken link (empty: all resolve). */
+function linkProblems(paths: readonly string[], readText: (path: string) => string): string[] {
+  const problems: string[] = [];
+  const shipped = new Set(paths);
+  const docs = paths.filter((p) => p === 'README.md' || /^docs\/[^/]+\.md$/.test(p));
+  for (const doc of docs) {
+    for (const m of withoutCode(readText(doc)).matchAll(/\]\(([^)\s]+)(?: "[^"]*")?\)/g)) {
+      const link = m[1]!;
+      if (/^[a-z][a-z0-9+.-]*:/i.test(link)) continue; // https:, mailto: ...
+      const [file = '', fragment] = link.split('#');
+      const target = file === '' ? doc : posix.normalize(posix.join(posix.dirname(doc), file));
+      const dir = target.endsWith('/') ? target : `${target}/`;
+      if (!shipped.has(target) && !paths.some((p) => p.startsWith(dir))) {
+        problems.push(`${doc}: ${link}: ${target} is not in the package`);
+        continue;
+      }
+      if (fragment !== undefined && target.endsWith('.md') && !anchors(readText(target)).has(fragment))
+        problems.push(`${doc}: ${link}: ${target} has no heading #${fragment}`);
+    }
+  }
+  return problems;
+}
+
+describe('linkProblems: the docs link check can fail', () => {
+  const cases: [string, Record<string, string>, RegExp[]][] = [
+    [
+      'links to shipped files and their headings: clean',
+      {
+        'README.md':
+          '# Top\n[a](docs/a.md) [b](docs/a.md#the-b-section-v2) [c](#top) [d](https://x.example/)',
+        'docs/a.md': '# Top\n## The `b` section (v2)\n[r](../README.md#top) [s](../dist/)',
+        'dist/index.js': '',
+      },
+      [],
+    ],
+    ['a missing page', { 'README.md': '[a](docs/gone.md)' }, [/docs\/gone\.md is not in the package/]],
+    [
+      'a file outside the package',
+      { 'docs/a.md': '[c](../CONTRIBUTING.md)' },
+      [/CONTRIBUTING\.md is not in the package/],
+    ],
+    ['a missing anchor', { 'README.md': '# One\n[x](#two)' }, [/has no heading #two/]],
+    ['a link inside a code block is not checked', { 'README.md': '```\n[x](gone.md)\n```\n`[y](z.md)`' }, []],
+  ];
+  for (const [name, files, expected] of cases) {
+    test(name, () => {
+      const problems = linkProblems(Object.keys(files), (p) => files[p] ?? '');
       assert.equal(problems.length, expected.length, problems.join('\n'));
       for (const [i, re] of expected.entries()) assert.match(problems[i] ?? '', re);
     });
@@ -89,10 +172,18 @@ describe('the package as a user gets it (npm pack, then an offline install into 
       ...Object.values(PKG.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e))),
     ].map((f) => posix.normalize(f));
     for (const f of targets) assert.ok(files.includes(f), `${f} is named in package.json but not packed`);
-    for (const f of ['README.md', 'LICENSE', 'package.json']) assert.ok(files.includes(f), `${f} not packed`);
+    for (const f of ['README.md', 'LICENSE', 'package.json', 'docs/configuration.md', 'docs/deploy.md'])
+      assert.ok(files.includes(f), `${f} not packed`);
     t.diagnostic(
       `tarball ${posix.basename(tarball)}: ${statSync(tarball).size} bytes, ${files.length} files`,
     );
+  });
+
+  test('every relative link and #anchor of README.md and docs/*.md resolves inside the tarball', () => {
+    const { files, tmp } = packed;
+    const read = (f: string) => readFileSync(join(tmp, 'unpacked/package', f), 'utf8');
+    assert.ok(files.filter((f) => f.startsWith('docs/')).length >= 10, 'docs/ is packed');
+    assert.deepEqual(linkProblems(files, read), []);
   });
 
   test('npx gatehouse --version and npx gatehouse-http --version print the version', {

@@ -11,7 +11,7 @@ import { forAll, type Gen, ITERATIONS } from '../helpers/random.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
-/** The README's examples, which must load. */
+/** The examples of the old README (now docs/configuration.md and docs/policy.md), which must load. */
 const BASES: Json[] = [
   {},
   {

@@ -1,6 +1,6 @@
 // Waiting for something to happen without guessing how long it takes: poll a condition until it holds
 // or a deadline passes. The deadline only turns a hang into a failure; a slow, shared machine makes
-// the wait longer, never the test wrong. (No fixed sleeps in tests: see the README, "Tests".)
+// the wait longer, never the test wrong. (No fixed sleeps in tests: see CONTRIBUTING.md, "Tests and benchmarks".)
 import { get, type Res } from './http.js';
 
 /** Long enough for a loaded 2-core machine; a condition that never comes true fails after it. */

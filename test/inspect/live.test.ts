@@ -506,7 +506,7 @@ describe('record: Gatehouse itself (examples/site, defaults)', () => {
     }
   });
 
-  it('HTTPS, CA not given: unreachable naming the certificate; --insecure records it untrusted', async () => {
+  it('attack: an untrusted certificate on the checked site (CA not given) -> unreachable naming the certificate; --insecure records it untrusted', async () => {
     const { app } = await tlsApp();
     const { port } = await app.listen();
     try {

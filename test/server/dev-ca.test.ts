@@ -169,7 +169,7 @@ describe('ensureDevCertificate', () => {
     assert.equal(readFileSync(p.leafKey, 'utf8'), r.keyPem);
   });
 
-  it('files: dir 0700, keys 0600 (even under a permissive umask)', async () => {
+  it('attack: another local user reading the CA key -> dir 0700, keys 0600 (even under a permissive umask)', async () => {
     const dataDir = tempDir();
     const old = process.umask(0);
     try {

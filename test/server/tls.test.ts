@@ -377,7 +377,7 @@ describe('TLS listener: certificate reload', () => {
     session.close();
   });
 
-  it('a key that does not belong to the certificate is refused, naming the file; the old pair stays', async () => {
+  it('attack: a bad certificate dropped in place (a key that does not belong to it) -> refused, naming the file; the old pair stays', async () => {
     const served = (await peerCertificate(s.port)).serialNumber;
     const other = await leafFor({ hosts: ['localhost'] });
     writeFileSync(files.key, other.keyPem); // the cert file still holds the previous leaf
@@ -388,6 +388,17 @@ describe('TLS listener: certificate reload', () => {
       lines.some((l) => l.obj.file === files.cert && /refused/.test(l.msg)),
       JSON.stringify(lines),
     );
+    assert.equal((await peerCertificate(s.port)).serialNumber, served);
+    assert.equal((await get(s.url, '/a.txt')).status, 200);
+  });
+
+  it('attack: a truncated certificate file dropped in place (its key matches the whole one) -> refused, naming the file; the old pair stays', async () => {
+    const served = (await peerCertificate(s.port)).serialNumber;
+    const good = await leafFor({ hosts: ['localhost'] });
+    writeFileSync(files.cert, good.certPem.slice(0, Math.floor(good.certPem.length / 2)));
+    writeFileSync(files.key, good.keyPem);
+    const reason = await s.app.tls!.reload();
+    assert.ok(reason?.includes(files.cert), String(reason));
     assert.equal((await peerCertificate(s.port)).serialNumber, served);
     assert.equal((await get(s.url, '/a.txt')).status, 200);
   });

@@ -25,9 +25,9 @@ export function expiringIn(
   }
   const leftMs = toMs - nowMs;
   if (leftMs >= EXPIRING_DAYS * 24 * HOUR_MS || leftMs >= (toMs - fromMs) * EXPIRING_SHARE) return undefined;
-  return leftMs < 2 * 24 * HOUR_MS
-    ? `${Math.max(0, Math.floor(leftMs / HOUR_MS))} hours`
-    : `${daysLeft} days`;
+  if (leftMs >= 2 * 24 * HOUR_MS) return `${daysLeft} days`;
+  const hours = Math.max(0, Math.floor(leftMs / HOUR_MS));
+  return hours === 1 ? '1 hour' : `${hours} hours`;
 }
 
 const finding = (id: string, severity: Finding['severity'], message: string, evidence: string, rfc: string) =>

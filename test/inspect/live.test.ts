@@ -575,3 +575,40 @@ describe('checkUrl: errors carry stable codes', () => {
     });
   });
 });
+
+describe('record: the SPA asset probes (issue 26)', () => {
+  it('Gatehouse with spa: true: the made-up hashed asset and the referenced assets are not the page', async () => {
+    const app = createServer({
+      root: join(REPO_ROOT, 'examples/site'),
+      static: { spa: true },
+      listen: { host: '127.0.0.1', port: 0 },
+      log: { format: 'off' },
+    });
+    const { url } = await app.listen();
+    try {
+      const rec = await record(`${url}/`, FAST);
+      const assets = rec.assets ?? [];
+      assert.equal(assets[0]?.kind, 'made-up');
+      assert.equal(assets[0]?.exchange.response?.status, 404);
+      assert.ok(assets.length > 1, 'the example page references its script or stylesheet');
+      for (const a of assets.slice(1)) {
+        assert.equal(a.exchange.response?.status, 200, a.exchange.request.url);
+        assert.doesNotMatch(field(a.exchange.response!.headers, 'content-type') ?? '', /html/);
+      }
+      const ids = buildReport(rec).findings.map((f) => f.id);
+      assert.ok(!ids.includes('status.asset-html-fallback'), ids.join(' '));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('no asset probes for a non-HTML answer', async () => {
+    const site = await startBrokenSite();
+    try {
+      const rec = await record(site.url('/uncompressed-css'), FAST);
+      assert.equal(rec.assets, undefined);
+    } finally {
+      await site.close();
+    }
+  });
+});

@@ -16,6 +16,8 @@ export interface CheckIo extends CommandIo {
   readonly color?: boolean;
   /** Tests shorten the pause before the repeat request. */
   readonly repeatDelayMs?: number;
+  /** Where the development CA is looked for (tests; default devDataDir()). */
+  readonly dataDir?: string;
 }
 
 const USAGE = `Usage: gatehouse check URL [--origin ORIGIN] [--method M] [--header 'Name: value']... [--jsonp NAME]
@@ -34,6 +36,7 @@ caching, validators, content coding, CORS, JSONP and security headers, with the 
   --ca FILE         also trust the CA certificates in this PEM file
   --allow-private   follow redirects from a public address to a loopback, private or link-local one
                     (refused by default, as from one of those kinds to another: URL's own kind is fine)
+The final status is shown: 5xx is an error, 4xx a warning.
 Exit: 0 no errors, 1 an error was found or the site cannot be reached, 2 bad usage.
 `;
 
@@ -115,12 +118,17 @@ export async function checkCommand(args: string[], io: CheckIo): Promise<number>
     io.stdout.write(USAGE);
     return EXIT_OK;
   }
-  const options =
-    io.repeatDelayMs === undefined ? p.options : { ...p.options, repeatDelayMs: io.repeatDelayMs };
+  const options: CheckOptions = {
+    ...p.options,
+    ...(io.repeatDelayMs === undefined ? {} : { repeatDelayMs: io.repeatDelayMs }),
+    ...(io.dataDir === undefined ? {} : { dataDir: io.dataDir }),
+  };
   const { recording, report } = await inspectSite(p.url, options);
   const unreachable = unreachableReason(recording);
   if (unreachable !== undefined) {
-    if (p.json) io.stdout.write(`${jsonForTerminal({ url: recording.url, error: unreachable })}\n`);
+    if (p.json) {
+      io.stdout.write(`${jsonForTerminal({ url: recording.url, status: null, error: unreachable })}\n`);
+    }
     io.stderr.write(`gatehouse check: cannot reach ${forTerminal(unreachable)}\n`);
     return EXIT_FAILURE;
   }

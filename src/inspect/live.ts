@@ -1,17 +1,21 @@
 // The live part of `gatehouse check`: real requests (node:http, node:https, node:http2 when ALPN
 // agrees on h2), the redirect chain followed by hand, then the probes of ProbeName, all recorded.
 // Nothing here judges; the checks read the Recording.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import dns from 'node:dns';
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import http2 from 'node:http2';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import tls from 'node:tls';
+import { existingDevCaPath } from '../server/tls/dev-ca.js';
 import { inspectLive, parsePemCertificates } from '../server/tls/inspect.js';
 import { type AddressState, admitAddress, classifyAddress, noteAddress } from './address-policy.js';
+import { assetTargets } from './assets.js';
 import { field } from './exchange.js';
 import {
+  type AssetProbe,
   type Exchange,
   type FieldLine,
   HOSTILE_CALLBACK,
@@ -47,6 +51,8 @@ export interface CheckOptions {
   allowPrivate?: boolean;
   /** Resolves host names (default dns.lookup); every address it gives is checked before connecting. */
   lookup?: LookupFunction;
+  /** Where Gatehouse's development CA is looked for (default: dev-ca.ts devDataDir()); tests set it. */
+  dataDir?: string;
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -635,6 +641,98 @@ async function sendProbes(
   return probes;
 }
 
+/** The SPA asset probes (assets.ts): plain GETs, one after another. */
+async function sendAssetProbes(
+  conns: Connections,
+  target: URL,
+  probes: Recording['probes'],
+  headersFor: HeadersFor,
+): Promise<AssetProbe[]> {
+  const primary = probes.primary?.response;
+  if (primary === undefined) return [];
+  const out: AssetProbe[] = [];
+  for (const t of assetTargets(target, primary, probes['coding-identity']?.response)) {
+    out.push({
+      kind: t.kind,
+      exchange: await conns.send({ method: 'GET', url: t.url, headers: headersFor(t.url) }),
+    });
+  }
+  return out;
+}
+
+const UNTRUSTED_HINT = '; --insecure checks it anyway';
+
+/**
+ * The development CA's path when it issued `url`'s certificate (verified against the CA's key, not
+ * matched by name), else undefined. One extra handshake, only after a certificate was not trusted.
+ */
+async function devCaPathFor(
+  url: URL,
+  o: CheckOptions,
+  timeoutMs: number,
+  lookup: LookupFunction,
+): Promise<string | undefined> {
+  const path = await existingDevCaPath(o.dataDir).catch(() => undefined);
+  if (path === undefined) return undefined;
+  let ca: X509Certificate;
+  try {
+    ca = new X509Certificate(await readFile(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  const host = hostOf(url);
+  const raw = await new Promise<Buffer | undefined>((resolve) => {
+    const s = tls.connect({
+      host,
+      port: Number(url.port || 443),
+      lookup,
+      ...(isIP(host) === 0 ? { servername: host } : {}),
+      rejectUnauthorized: false,
+      timeout: timeoutMs,
+    });
+    const done = (b: Buffer | undefined) => {
+      s.destroy();
+      resolve(b);
+    };
+    s.once('secureConnect', () => done(s.getPeerCertificate().raw));
+    s.once('error', () => done(undefined));
+    s.once('timeout', () => done(undefined));
+  });
+  if (raw === undefined) return undefined;
+  try {
+    const leaf = new X509Certificate(raw);
+    return leaf.checkIssued(ca) && leaf.verify(ca.publicKey) ? path : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A dev-CA certificate: errors suggest `--ca <path>` instead of --insecure, and the TLS record names the path. */
+async function noteDevCa(
+  rec: Pick<Recording, 'redirects' | 'probes' | 'tls'>,
+  o: CheckOptions,
+  timeoutMs: number,
+  lookup: LookupFunction,
+): Promise<void> {
+  const exchanges = [...rec.redirects, ...Object.values(rec.probes)];
+  const notTrusted = (x: Exchange) =>
+    x.error?.startsWith('certificate not trusted') === true && x.error.endsWith(UNTRUSTED_HINT);
+  const failed = exchanges.find(notTrusted);
+  const untrusted = rec.tls?.certificate?.checks.trusted === false;
+  if (failed === undefined && !untrusted) return;
+  const url = new URL(failed?.request.url ?? (rec.probes.primary as Exchange).request.url);
+  if (url.protocol !== 'https:') return;
+  const path = await devCaPathFor(url, o, timeoutMs, lookup);
+  if (path === undefined) return;
+  const hint = `; issued by Gatehouse's development CA: --ca ${path} trusts it`;
+  for (const x of exchanges) {
+    if (notTrusted(x)) {
+      x.error = (x.error as string).slice(0, -UNTRUSTED_HINT.length) + hint;
+    }
+  }
+  if (rec.tls?.certificate !== undefined) rec.tls.certificate.devCaPath = path;
+}
+
 /** `--origin`: scheme://host[:port] and nothing more (RFC 6454 §7). */
 export function parseOrigin(raw: string): string {
   let u: URL;
@@ -695,10 +793,13 @@ export async function record(url: string, options: CheckOptions = {}): Promise<R
       final === undefined
         ? {}
         : await sendProbes(conns, final, { ...options, origin, method }, jsonp, headersFor);
+    const assets = final === undefined ? [] : await sendAssetProbes(conns, final, probes, headersFor);
     const tlsFacts =
       final !== undefined && probes.primary?.response !== undefined
         ? await tlsRecord(final, options, timeoutMs, guard.lookup)
         : undefined;
+    const facts = { redirects, probes, ...(tlsFacts === undefined ? {} : { tls: tlsFacts }) };
+    await noteDevCa(facts, options, timeoutMs, guard.lookup);
     return {
       url: start.href,
       finalUrl: (final ?? last).href,
@@ -706,8 +807,10 @@ export async function record(url: string, options: CheckOptions = {}): Promise<R
       redirects,
       probes,
       ...(tlsFacts === undefined ? {} : { tls: tlsFacts }),
+      ...(assets.length === 0 ? {} : { assets }),
       options: {
         method,
+        ...(user.length === 0 ? {} : { headerNames: user.map(([n]) => n) }),
         ...(origin === undefined ? {} : { origin }),
         ...(jsonp === undefined ? {} : { jsonpParam: jsonp }),
       },

@@ -5,6 +5,7 @@ import { CHECKS } from './checks/index.js';
 import type { Area, Check, Finding, Recording, Report, Severity } from './types.js';
 
 export const AREAS: readonly Area[] = [
+  'status',
   'redirects',
   'protocol',
   'caching',
@@ -16,6 +17,7 @@ export const AREAS: readonly Area[] = [
 ];
 
 export const AREA_TITLES: Readonly<Record<Area, string>> = {
+  status: 'Status and assets',
   redirects: 'Redirects',
   protocol: 'Protocol and TLS',
   caching: 'Caching',
@@ -36,7 +38,8 @@ export function buildReport(rec: Recording, checks: readonly Check[] = CHECKS): 
     .map((f, i) => ({ f, i }))
     .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
     .map(({ f }) => f);
-  return { url: rec.url, finalUrl: rec.finalUrl, findings: ordered, summary: summarize(ordered) };
+  const status = rec.probes.primary?.response?.status ?? null;
+  return { url: rec.url, finalUrl: rec.finalUrl, status, findings: ordered, summary: summarize(ordered) };
 }
 
 export function summarize(findings: readonly Finding[]): Report['summary'] {
@@ -57,6 +60,11 @@ export function renderJson(report: Report): string {
   return `${jsonForTerminal(report, 2)}\n`;
 }
 
+/** `1 warning`, `2 warnings`, `0 warnings`. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 const MARKS: Readonly<Record<Severity, string>> = { error: 'ERROR', warning: 'WARN ', info: 'info ' };
 const COLORS: Readonly<Record<Severity, string>> = { error: '31', warning: '33', info: '36' };
 
@@ -66,12 +74,14 @@ export interface TextOptions {
 
 /**
  * The readable report: a heading per area that has findings, one line per finding (mark, message,
- * id), its evidence and RFC on an indented second line, and `N errors, N warnings, N infos` last.
+ * id), its evidence and RFC on an indented second line, and `N errors, N warnings, N infos` last
+ * (singular for 1: `1 error, 1 warning, 1 info`).
  */
 export function renderText(report: Report, o: TextOptions = { color: false }): string {
   const paint = (code: string, s: string) => (o.color ? `\u001b[${code}m${s}\u001b[0m` : s);
   const out: string[] = [`gatehouse check ${forTerminal(report.url)}`];
   if (report.finalUrl !== report.url) out.push(`final URL ${forTerminal(report.finalUrl)}`);
+  out.push(`status ${report.status ?? 'none (no final response)'}`);
   for (const area of AREAS) {
     const inArea = report.findings.filter((f) => f.area === area);
     if (inArea.length === 0) continue;
@@ -87,8 +97,7 @@ export function renderText(report: Report, o: TextOptions = { color: false }): s
     }
   }
   const s = report.summary;
-  // Always this form (scripts match it): `1 errors` reads oddly but parses the same as `2 errors`.
-  const line = `${s.errors} errors, ${s.warnings} warnings, ${s.infos} infos`;
+  const line = `${count(s.errors, 'error')}, ${count(s.warnings, 'warning')}, ${count(s.infos, 'info')}`;
   out.push('', s.errors > 0 ? paint('31;1', line) : line);
   return `${out.join('\n')}\n`;
 }

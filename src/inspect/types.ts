@@ -5,6 +5,7 @@ export type Severity = 'error' | 'warning' | 'info';
 
 /** Report sections, in the order the readable report prints them. */
 export type Area =
+  | 'status'
   | 'redirects'
   | 'protocol'
   | 'caching'
@@ -118,6 +119,8 @@ export interface TlsRecord {
     checks: { trusted: boolean; timeValid: boolean; hostnameMatches: boolean; keyStrength?: boolean };
     /** Why keyStrength failed, one line each (CA/Browser Forum Baseline Requirements §6.1.5). */
     weakKeys?: string[];
+    /** The development CA's path when Gatehouse's dev CA issued this certificate (suggest --ca, not --insecure). */
+    devCaPath?: string;
     /** Warnings from the certificate check (expiring soon, incomplete chain), one line each. */
     warnings: string[];
   };
@@ -134,9 +137,13 @@ export interface Recording {
   redirects: Exchange[];
   probes: Partial<Record<ProbeName, Exchange>>;
   tls?: TlsRecord;
+  /** The SPA asset probes (absent in older recordings, or when the page is not HTML). */
+  assets?: AssetProbe[];
   /** What the user asked for. */
   options: {
     origin?: string;
+    /** The names of the user's `--header`s (values are never recorded here). */
+    headerNames?: string[];
     /** The JSONP callback parameter name, from the URL or --jsonp. */
     jsonpParam?: string;
     method: string;
@@ -145,9 +152,24 @@ export interface Recording {
 
 export type Check = (rec: Recording) => Finding[];
 
+/** Why an asset probe was sent: a made-up hashed name next to the page's assets, or a reference in the page. */
+export type AssetProbeKind = 'made-up' | 'script' | 'stylesheet';
+
+/**
+ * The SPA asset probes (sent only when the primary answer is 2xx HTML): GETs of a made-up hashed asset
+ * URL (`<dir of the page's first asset, else /assets/>index-deadbeef.js`, which should be 404) and of the
+ * first same-origin scripts and stylesheets the page's first 4096 bytes reference.
+ */
+export interface AssetProbe {
+  kind: AssetProbeKind;
+  exchange: Exchange;
+}
+
 export interface Report {
   url: string;
   finalUrl: string;
+  /** The final URL's status (the primary request's), null when it got no answer. */
+  status: number | null;
   findings: Finding[];
   summary: { errors: number; warnings: number; infos: number };
 }

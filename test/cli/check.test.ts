@@ -4,12 +4,16 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { checkCommand } from '../../src/cli/check.js';
 import { createServer } from '../../src/index.js';
+import { ensureDevCertificate } from '../../src/server/tls/dev-ca.js';
 import { type BrokenSite, startBrokenSite } from '../helpers/broken-site.js';
+import { leafFor, testPki } from '../helpers/certs.js';
 import { REPO_ROOT } from '../helpers/page-server.js';
 import { testTls } from '../helpers/tls.js';
 
@@ -44,7 +48,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function run(args: string[], o: { color?: boolean } = {}) {
+async function run(args: string[], o: { color?: boolean; dataDir?: string } = {}) {
   let out = '';
   let err = '';
   const code = await checkCommand(args, {
@@ -104,17 +108,18 @@ describe('gatehouse check: exit codes and output', () => {
     // /landing has warnings (no validator, no nosniff) and no error: warnings never fail the run.
     const r = await run([site.url('/landing')]);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /^gatehouse check http:\/\/127\.0\.0\.1:\d+\/landing\n/);
+    assert.match(r.out, /^gatehouse check http:\/\/127\.0\.0\.1:\d+\/landing\nstatus 200\n/);
     assert.match(r.out, /\nProtocol and TLS\n {2}info {2}served over HTTP\/1\.1/);
     assert.match(r.out, /\n {2}WARN {2}.*\[validators\.none\]\n/);
-    assert.match(r.out, /\n0 errors, [1-9]\d* warnings, \d+ infos\n$/);
+    assert.match(r.out, /\n0 errors, [1-9]\d* warnings?, \d+ infos?\n$/);
   });
 
   it('--json: the DESIGN shape', async () => {
     // Exit code not asserted: the redirects area may judge the 301 -> 302 chain.
     const r = await run([site.url('/moved'), '--json']);
     const json = JSON.parse(r.out) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(json), ['url', 'finalUrl', 'findings', 'summary']);
+    assert.deepEqual(Object.keys(json), ['url', 'finalUrl', 'status', 'findings', 'summary']);
+    assert.equal(json.status, 200);
     assert.equal(json.finalUrl, site.url('/landing'));
     assert.deepEqual(Object.keys(json.summary as object), ['errors', 'warnings', 'infos']);
   });
@@ -149,6 +154,139 @@ describe('gatehouse check: exit codes and output', () => {
     assert.match((await run([site.url('/landing')], { color: true })).out, /\u001b\[/);
     assert.doesNotMatch((await run([site.url('/landing'), '--no-color'], { color: true })).out, /\u001b\[/);
     assert.doesNotMatch((await run([site.url('/landing')], { color: false })).out, /\u001b\[/);
+  });
+});
+
+/** The finding ids of a JSON report with their severities, `id:severity`. */
+function idsOf(out: string): { status: number | null; ids: string[] } {
+  const json = JSON.parse(out) as { status: number | null; findings: { id: string; severity: string }[] };
+  return { status: json.status, ids: json.findings.map((f) => `${f.id}:${f.severity}`) };
+}
+
+describe('gatehouse check fails a broken site (issue 26)', () => {
+  it('a 502 (a proxy to a dead upstream) -> 1, the status in the text and the JSON', async () => {
+    const text = await run([site.url('/upstream-dead')]);
+    assert.equal(text.code, 1, text.out);
+    assert.match(text.out, /\nstatus 502\n/);
+    assert.match(text.out, /ERROR the URL answers 502.*\[status\.server-error\]/);
+    const json = await run([site.url('/upstream-dead'), '--json']);
+    assert.equal(json.code, 1);
+    const got = idsOf(json.out);
+    assert.equal(got.status, 502);
+    assert.ok(got.ids.includes('status.server-error:error'), got.ids.join(' '));
+  });
+
+  it('a 404 -> a warning (exit 0 when nothing else is wrong), the status shown', async () => {
+    const r = await run([site.url('/missing'), '--json']);
+    const got = idsOf(r.out);
+    assert.equal(got.status, 404);
+    assert.ok(got.ids.includes('status.client-error:warning'), got.ids.join(' '));
+    assert.deepEqual(
+      got.ids.filter((id) => id.endsWith(':error')),
+      [],
+    );
+    assert.equal(r.code, 0);
+    assert.match((await run([site.url('/missing')])).out, /\nstatus 404\n/);
+  });
+
+  it('an SPA fallback answering text/html for a missing hashed asset -> 1', async () => {
+    const r = await run([site.url('/spa/'), '--json']);
+    assert.equal(r.code, 1, r.out);
+    const json = JSON.parse(r.out) as { findings: { id: string; severity: string; message: string }[] };
+    const fallback = json.findings.filter((f) => f.id === 'status.asset-html-fallback');
+    // The made-up name next to the page's real asset; the real script (text/javascript) is fine.
+    assert.deepEqual(
+      fallback.map((f) => [f.severity, f.message.split(',')[0]]),
+      [['error', '/spa/assets/index-deadbeef.js']],
+    );
+  });
+
+  it('a 404 cached a year, immutable -> 1', async () => {
+    const r = await run([site.url('/outage-cached-a-year'), '--json']);
+    assert.equal(r.code, 1, r.out);
+    assert.ok(idsOf(r.out).ids.includes('caching.error-long-lifetime:error'));
+  });
+
+  it('HTML without Cache-Control, modified 40 s ago -> a warning', async () => {
+    const r = await run([site.url('/html-just-deployed'), '--json']);
+    assert.ok(idsOf(r.out).ids.includes('caching.html-no-cache-control:warning'), r.out);
+  });
+});
+
+/** A node:https server on 127.0.0.1:0 presenting `certPem` (leaf + chain), answering a plain text 200. */
+async function httpsWith(
+  certPem: string,
+  keyPem: string,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createHttpsServer({ cert: certPem, key: keyPem }, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-cache' });
+    res.end('ok\n');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `https://localhost:${(server.address() as AddressInfo).port}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('gatehouse check: certificates judged by the harm (issue 26)', () => {
+  const HOUR_MS = 3_600_000;
+  const expiring = async (fromHours: number, toHours: number) => {
+    const pki = await testPki();
+    const now = Date.now();
+    const leaf = await leafFor({
+      hosts: ['localhost', '127.0.0.1'],
+      notBefore: new Date(now + fromHours * HOUR_MS),
+      notAfter: new Date(now + toHours * HOUR_MS),
+    });
+    const server = await httpsWith(leaf.certPem + pki.intermediate.certPem, leaf.keyPem);
+    try {
+      const r = await run([server.url, '--ca', 'root.pem', '--json']);
+      return idsOf(r.out).ids;
+    } finally {
+      await server.close();
+    }
+  };
+
+  it('a 12-hour certificate (Caddy internal) an hour old: not expiring', async () => {
+    const ids = await expiring(-1, 11);
+    assert.ok(ids.includes('protocol.http-version:info'), ids.join(' '));
+    assert.ok(!ids.some((id) => id.startsWith('protocol.certificate-expiring')), ids.join(' '));
+  });
+
+  it('a 12-hour certificate with 2 hours left: expiring, a warning', async () => {
+    const ids = await expiring(-10, 2);
+    assert.ok(ids.includes('protocol.certificate-expiring:warning'), ids.join(' '));
+  });
+
+  it('a dev-CA certificate: --ca <the dev CA path> suggested, not --insecure', async () => {
+    const dataDir = join(dir, 'data');
+    const dev = await ensureDevCertificate({ dataDir });
+    const server = await httpsWith(dev.certPem, dev.keyPem);
+    const io = { dataDir };
+    try {
+      const unreachable = await run([server.url], io);
+      assert.equal(unreachable.code, 1);
+      assert.ok(unreachable.err.includes(`--ca ${dev.caCertPath}`), unreachable.err);
+      assert.doesNotMatch(unreachable.err, /--insecure/);
+      const insecure = await run([server.url, '--insecure', '--json'], io);
+      const json = JSON.parse(insecure.out) as { findings: { id: string; message: string }[] };
+      const untrusted = json.findings.find((f) => f.id === 'protocol.certificate-untrusted');
+      assert.ok(untrusted?.message.includes(`--ca ${dev.caCertPath}`), untrusted?.message);
+      const trusted = await run([server.url, '--ca', dev.caCertPath], io);
+      assert.equal(trusted.code, 0, trusted.out + trusted.err);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a certificate from another unknown CA still suggests --insecure', async () => {
+    const r = await run([tlsUrl], { dataDir: join(dir, 'data') });
+    assert.match(r.err, /--insecure checks it anyway/);
   });
 });
 

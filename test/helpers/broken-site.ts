@@ -28,11 +28,19 @@ export const BROKEN_PATHS = {
   '/uncompressed-css': 'a 20 kB stylesheet never compressed',
   '/leaky-html':
     'HTML without nosniff, Referrer-Policy or frame protection, Server and X-Powered-By versions',
+  '/upstream-dead': 'a 502 Bad Gateway (a proxy to a dead upstream)',
+  '/missing': 'a 404 Not Found',
+  '/outage-cached-a-year': 'a 404 with Cache-Control: public, max-age=31536000, immutable',
+  '/spa/':
+    'an SPA whose fallback answers any missing file under /spa/ (assets too) with index.html, 200 text/html',
+  '/html-just-deployed': 'HTML without Cache-Control, Last-Modified 40 s ago (heuristic lifetime 4 s)',
 } as const;
 
 export type BrokenPath = keyof typeof BROKEN_PATHS;
 
 const HTML = '<!doctype html><title>broken</title><p>A page.</p>\n';
+const SPA_HTML =
+  '<!doctype html><title>spa</title><script type="module" src="/spa/assets/index-3f2a9c1b.js"></script>\n';
 const TEXT = 'the same body on every request\n'.repeat(8);
 const CSS = `${'body { margin: 0; padding: 0; color: #222; }\n'.repeat(450)}`;
 const GZIPPED_CSS = gzipSync(CSS);
@@ -184,7 +192,36 @@ function handler(): (req: IncomingMessage, res: ServerResponse) => void {
           },
           HTML,
         );
+      case '/upstream-dead':
+        return send(res, 502, { 'content-type': 'text/plain' }, 'Bad Gateway\n');
+      case '/missing':
+        return send(res, 404, { 'content-type': 'text/plain', 'cache-control': 'no-store' }, 'not found\n');
+      case '/outage-cached-a-year':
+        return send(
+          res,
+          404,
+          { 'content-type': 'text/plain', 'cache-control': 'public, max-age=31536000, immutable' },
+          'not found\n',
+        );
+      case '/spa/assets/index-3f2a9c1b.js':
+        return send(
+          res,
+          200,
+          { 'content-type': 'text/javascript', 'cache-control': 'public, max-age=31536000, immutable' },
+          'boot();\n',
+        );
+      case '/html-just-deployed':
+        return send(
+          res,
+          200,
+          { 'content-type': 'text/html', 'last-modified': new Date(Date.now() - 40_000).toUTCString() },
+          HTML,
+        );
       default:
+        // try_files $uri /spa/index.html: every miss under /spa/, asset URLs too, gets the page.
+        if (path.startsWith('/spa/')) {
+          return send(res, 200, { 'content-type': 'text/html', 'cache-control': 'no-cache' }, SPA_HTML);
+        }
         if (/^\/endless\/\d+$/.test(path)) {
           return send(res, 302, { location: `/endless/${Number(path.slice(9)) + 1}` });
         }

@@ -142,7 +142,16 @@ const cases: FiresAndQuiet[] = [
   ],
   [
     'cors.preflight-failed:error',
-    { name: 'OPTIONS -> 405', probes: { 'cors-preflight': preflight({ Allow: 'GET, HEAD' }, 405) } },
+    {
+      name: 'OPTIONS -> 405 while the answers list Access-Control-Allow-Headers',
+      probes: {
+        'cors-simple': simple({
+          'Access-Control-Allow-Origin': ORIGIN,
+          'Access-Control-Allow-Headers': 'X-Token',
+        }),
+        'cors-preflight': preflight({ Allow: 'GET, HEAD' }, 405),
+      },
+    },
     { name: 'OPTIONS -> 200', probes: { 'cors-preflight': preflight(GOOD_PREFLIGHT, 200) } },
   ],
   [
@@ -216,6 +225,25 @@ describe('cors checks (issue 16 item 6)', () => {
   });
 
   firesAndQuietTests(cases, ids);
+
+  describe('a failed preflight is an error only when non-simple requests are invited (issue 26)', () => {
+    const failed = { 'cors-preflight': preflight({ Allow: 'GET, HEAD' }, 405) };
+    const severityOf = (spec: { method?: string; headerNames?: string[] }, over: Probes = failed) => {
+      const rec = recording({ probes: withProbes(GOOD, over), origin: ORIGIN, method: spec.method ?? 'GET' });
+      if (spec.headerNames !== undefined) rec.options.headerNames = spec.headerNames;
+      return checkCors(rec).find((f) => f.id === 'cors.preflight-failed')?.severity;
+    };
+    it('a plain page (GET, no --header, no Allow-Methods/-Headers) -> info', () => {
+      assert.equal(severityOf({}), 'info');
+    });
+    it('--method PUT -> error', () => assert.equal(severityOf({ method: 'PUT' }), 'error'));
+    it('--header given -> error', () =>
+      assert.equal(severityOf({ headerNames: ['authorization'] }), 'error'));
+    it('the preflight answer lists Access-Control-Allow-Methods -> error', () => {
+      const over = { 'cors-preflight': preflight({ 'Access-Control-Allow-Methods': 'PUT' }, 403) };
+      assert.equal(severityOf({}, over), 'error');
+    });
+  });
 
   it('the browser verdicts name the origin and both credentials modes', () => {
     const got = findings({});

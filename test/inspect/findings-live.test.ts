@@ -41,6 +41,11 @@ const EXPECTED: Record<BrokenPath, readonly string[]> = {
     'security.frame-protection-missing',
     'security.version-leak',
   ],
+  '/upstream-dead': ['status.server-error'],
+  '/missing': ['status.client-error'],
+  '/outage-cached-a-year': ['caching.error-long-lifetime', 'status.client-error'],
+  '/spa/': ['status.asset-html-fallback'],
+  '/html-just-deployed': ['caching.html-no-cache-control'],
 };
 
 const NGINX_EXPECTED: Record<keyof typeof NGINX_MISTAKES, readonly string[]> = {

@@ -437,12 +437,16 @@ describe('record: Gatehouse itself (examples/site, defaults)', () => {
       const asset = readdirSync(join(SITE, 'assets')).find((n) => n.endsWith('.js'))!;
       for (const path of ['/index.html', `/assets/${asset}`, '/robots.txt', '/no-such-page']) {
         const r = await checkUrl(`${url}${path}`, { ...FAST, origin: 'https://app.example' });
+        // Issue 26: a 404 is a warning about the URL, never about Gatehouse's headers.
         assert.deepEqual(
-          r.findings.filter((f) => f.severity !== 'info'),
-          [],
+          r.findings.filter((f) => f.severity !== 'info').map((f) => `${f.id}:${f.severity}`),
+          path === '/no-such-page' ? ['status.client-error:warning'] : [],
           path,
         );
       }
+      // The SPA probes ran on the page: the made-up hashed asset is a 404, not the page.
+      const madeUp = rec.assets?.find((a) => a.kind === 'made-up');
+      assert.equal(madeUp?.exchange.response?.status, 404);
     } finally {
       await app.close();
     }
@@ -569,5 +573,42 @@ describe('checkUrl: errors carry stable codes', () => {
       code: 'GATEHOUSE_CHECK_UNREACHABLE',
       message: `${base}/x: connection refused`,
     });
+  });
+});
+
+describe('record: the SPA asset probes (issue 26)', () => {
+  it('Gatehouse with spa: true: the made-up hashed asset and the referenced assets are not the page', async () => {
+    const app = createServer({
+      root: join(REPO_ROOT, 'examples/site'),
+      static: { spa: true },
+      listen: { host: '127.0.0.1', port: 0 },
+      log: { format: 'off' },
+    });
+    const { url } = await app.listen();
+    try {
+      const rec = await record(`${url}/`, FAST);
+      const assets = rec.assets ?? [];
+      assert.equal(assets[0]?.kind, 'made-up');
+      assert.equal(assets[0]?.exchange.response?.status, 404);
+      assert.ok(assets.length > 1, 'the example page references its script or stylesheet');
+      for (const a of assets.slice(1)) {
+        assert.equal(a.exchange.response?.status, 200, a.exchange.request.url);
+        assert.doesNotMatch(field(a.exchange.response!.headers, 'content-type') ?? '', /html/);
+      }
+      const ids = buildReport(rec).findings.map((f) => f.id);
+      assert.ok(!ids.includes('status.asset-html-fallback'), ids.join(' '));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('no asset probes for a non-HTML answer', async () => {
+    const site = await startBrokenSite();
+    try {
+      const rec = await record(site.url('/uncompressed-css'), FAST);
+      assert.equal(rec.assets, undefined);
+    } finally {
+      await site.close();
+    }
   });
 });

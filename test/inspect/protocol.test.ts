@@ -4,7 +4,18 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkProtocol } from '../../src/inspect/checks/protocol.js';
 import type { TlsRecord } from '../../src/inspect/types.js';
-import { type RecordingSpec, recording } from '../helpers/recording.js';
+import { NOW_MS, type RecordingSpec, recording } from '../helpers/recording.js';
+
+const HOUR_MS = 3_600_000;
+/** Certificate dates with `leftMs` of a `lifetimeMs` lifetime left at NOW_MS (daysLeft as cert.ts rounds it). */
+function dates(leftMs: number, lifetimeMs: number) {
+  return {
+    validFrom: new Date(NOW_MS + leftMs - lifetimeMs).toISOString(),
+    validTo: new Date(NOW_MS + leftMs).toISOString(),
+    daysLeft: Math.floor(leftMs / (24 * HOUR_MS)),
+  };
+}
+const DAY = 24 * HOUR_MS;
 
 function tls(
   o: { protocol?: string; alpn?: string | false; cert?: Partial<NonNullable<TlsRecord['certificate']>> } = {},
@@ -106,14 +117,33 @@ const cases: [string, RecordingSpec, string, 'fires' | 'quiet'][] = [
   ],
   ['strong key (keyStrength true)', good, 'protocol.certificate-weak-key', 'quiet'],
   [
-    '20 days left',
-    { ...good, tls: tls({ cert: { daysLeft: 20 } }) },
+    '20 days left of 90',
+    { ...good, tls: tls({ cert: dates(20 * DAY, 90 * DAY) }) },
     'protocol.certificate-expiring',
     'fires',
   ],
   [
-    '21 days left',
-    { ...good, tls: tls({ cert: { daysLeft: 21 } }) },
+    '21 days left of 90',
+    { ...good, tls: tls({ cert: dates(21 * DAY, 90 * DAY) }) },
+    'protocol.certificate-expiring',
+    'quiet',
+  ],
+  [
+    // Issue 26: Caddy's internal certificates live 12 hours; 11 left is a fresh one, not "0 days".
+    '11 hours left of a 12-hour certificate',
+    { ...good, tls: tls({ cert: dates(11 * HOUR_MS, 12 * HOUR_MS) }) },
+    'protocol.certificate-expiring',
+    'quiet',
+  ],
+  [
+    '3 hours left of a 12-hour certificate (under a third)',
+    { ...good, tls: tls({ cert: dates(3 * HOUR_MS, 12 * HOUR_MS) }) },
+    'protocol.certificate-expiring',
+    'fires',
+  ],
+  [
+    '15 days left of a 30-day certificate (half its lifetime)',
+    { ...good, tls: tls({ cert: dates(15 * DAY, 30 * DAY) }) },
     'protocol.certificate-expiring',
     'quiet',
   ],
@@ -185,7 +215,7 @@ describe('checkProtocol: severities and wording', () => {
     ['HTTP version is info', good, 'protocol.http-version', 'info'],
     [
       'expiring is a warning',
-      { ...good, tls: tls({ cert: { daysLeft: 2 } }) },
+      { ...good, tls: tls({ cert: dates(2 * DAY, 90 * DAY) }) },
       'protocol.certificate-expiring',
       'warning',
     ],
@@ -236,5 +266,36 @@ describe('checkProtocol: severities and wording', () => {
       assert.doesNotMatch(f.message, /\n|\.$/);
       assert.match(f.rfc, /^RFC \d+ §/);
     }
+  });
+});
+
+describe('checkProtocol: certificate lifetime share and the development CA (issue 26)', () => {
+  const message = (spec: RecordingSpec, id: string) =>
+    checkProtocol(recording(spec)).find((f) => f.id === id)?.message ?? '';
+  it('a short-lived certificate is told in hours, 1 hour singular', () => {
+    const three = message(
+      { ...good, tls: tls({ cert: dates(3 * HOUR_MS, 12 * HOUR_MS) }) },
+      'protocol.certificate-expiring',
+    );
+    assert.match(three, /expires in 3 hours, under a third of its lifetime/);
+    const one = message(
+      { ...good, tls: tls({ cert: dates(HOUR_MS + 60_000, 12 * HOUR_MS) }) },
+      'protocol.certificate-expiring',
+    );
+    assert.match(one, /expires in 1 hour,/);
+  });
+  it('a dev-CA certificate suggests --ca with its path, not --insecure', () => {
+    const untrusted = { checks: { trusted: false, timeValid: true, hostnameMatches: true } };
+    const dev = message(
+      {
+        ...good,
+        tls: tls({ cert: { ...untrusted, devCaPath: '/home/u/.local/share/gatehouse/dev-ca/ca.pem' } }),
+      },
+      'protocol.certificate-untrusted',
+    );
+    assert.match(dev, /--ca \/home\/u\/\.local\/share\/gatehouse\/dev-ca\/ca\.pem/);
+    assert.doesNotMatch(dev, /--insecure/);
+    const other = message({ ...good, tls: tls({ cert: untrusted }) }, 'protocol.certificate-untrusted');
+    assert.doesNotMatch(other, /--ca/);
   });
 });

@@ -57,10 +57,14 @@ describe('buildReport', () => {
 });
 
 describe('renderJson: the DESIGN shape', () => {
-  it('url, finalUrl, findings with id, severity, message, evidence, rfc (and area), summary', () => {
-    const report = buildReport(recording(), [checkOf(f('cors', 'error', 'star'))]);
+  it('url, finalUrl, status, findings with id, severity, message, evidence, rfc (and area), summary', () => {
+    const report = buildReport(recording({ probes: { primary: { status: 502 } } }), [
+      checkOf(f('cors', 'error', 'star')),
+    ]);
     const json = JSON.parse(renderJson(report)) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(json), ['url', 'finalUrl', 'findings', 'summary']);
+    // Issue 26: the final status beside url/finalUrl; the DESIGN keys kept, in their order.
+    assert.deepEqual(Object.keys(json), ['url', 'finalUrl', 'status', 'findings', 'summary']);
+    assert.equal(json.status, 502);
     assert.deepEqual(json.findings, [
       {
         id: 'cors.star',
@@ -85,6 +89,7 @@ describe('renderText', () => {
     const lines = text.split('\n');
     assert.equal(lines[0], 'gatehouse check http://a.example/');
     assert.equal(lines[1], 'final URL https://a.example/');
+    assert.equal(lines[2], 'status 200');
     const caching = lines.indexOf('Caching');
     assert.ok(caching > 0);
     assert.equal(lines[caching + 1], '  ERROR e message [caching.e]');
@@ -94,9 +99,19 @@ describe('renderText', () => {
     assert.ok(!lines.includes('Redirects'), 'an area without findings has no heading');
   });
 
-  it('one summary line at the end', () => {
+  it('one summary line at the end, singular for 1 (issue 26)', () => {
     const text = renderText(report, { color: false });
-    assert.ok(text.endsWith('\n1 errors, 1 warnings, 1 infos\n'));
+    assert.ok(text.endsWith('\n1 error, 1 warning, 1 info\n'), text);
+    const none = renderText(buildReport(recording(), [checkOf()]), { color: false });
+    assert.ok(none.endsWith('\n0 errors, 0 warnings, 0 infos\n'), none);
+    const two = buildReport(recording(), [checkOf(f('cors', 'warning', 'a'), f('cors', 'warning', 'b'))]);
+    assert.ok(renderText(two, { color: false }).endsWith('\n0 errors, 2 warnings, 0 infos\n'));
+  });
+
+  it('no final response: the status line says so', () => {
+    const lost = buildReport(recording({ probes: { primary: { error: 'reset' } } }), [checkOf()]);
+    assert.equal(lost.status, null);
+    assert.match(renderText(lost, { color: false }), /\nstatus none \(no final response\)\n/);
   });
 
   it('no colour unless asked; with colour, ANSI marks', () => {

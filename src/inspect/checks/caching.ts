@@ -26,6 +26,8 @@ import type { Check, Exchange, FieldLine, Finding, RecordedResponse, Severity } 
 
 /** HTML fresh longer than this in any cache is an error: a deploy would not show for that long. */
 export const HTML_MAX_LIFETIME_SEC = 600;
+/** A 4xx or 5xx fresh longer than this (or immutable) is an error: an outage kept in caches. */
+export const ERROR_MAX_LIFETIME_SEC = 3600;
 /** A hashed asset never changes, so anything below a year (what Gatehouse, nginx and Caddy guides use) is short. */
 export const HASHED_MIN_LIFETIME_SEC = 31_536_000;
 
@@ -324,29 +326,8 @@ function resourceClasses(s: Subject): Finding[] {
   const out: Finding[] = [];
   const ev = ccEvidence(s);
   const fresh = [lifetimeFor(s, 0), lifetimeFor(s, 1)];
-  if ((s.mediaType === 'text/html' || s.mediaType === 'application/xhtml+xml') && !revalidatesAlways(s.cc)) {
-    const explicit = Math.max(...fresh.map((f) => (EXPLICIT.has(f.source) ? f.lifetimeSec : 0)));
-    const heuristic = Math.max(...fresh.map((f) => (f.source === 'heuristic' ? f.lifetimeSec : 0)));
-    if (explicit > HTML_MAX_LIFETIME_SEC) {
-      const msg =
-        `HTML fresh for ${formatSec(explicit)}: a deploy will not show for that long and its new asset` +
-        ' names will not load; send Cache-Control: no-cache';
-      out.push(make('html-long-lifetime', 'error', msg, ev, 'RFC 9111 §4.2.1'));
-    } else if (heuristic > HTML_MAX_LIFETIME_SEC) {
-      const msg =
-        `HTML without Cache-Control: caches may keep it ${formatSec(heuristic)} by heuristic from` +
-        ' Last-Modified; send Cache-Control: no-cache';
-      out.push(
-        make(
-          'html-heuristic-lifetime',
-          'warning',
-          msg,
-          `${ev}; ${evidenceOf(s.res.headers, 'last-modified')}`,
-          'RFC 9111 §4.2.2',
-        ),
-      );
-    }
-  }
+  out.push(...errorCached(s, fresh));
+  out.push(...htmlLifetime(s, fresh));
   if (s.res.status === 200 && isHashedName(s.path)) out.push(...hashedAsset(s, fresh[0]!));
   const api = s.mediaType === 'application/json' || s.mediaType.endsWith('+json');
   const shared = s.storable[1];
@@ -366,6 +347,54 @@ function resourceClasses(s: Subject): Finding[] {
     }
   }
   return out;
+}
+
+/** HTML: fresh over HTML_MAX_LIFETIME_SEC is an error; no Cache-Control at all (a heuristic lifetime
+ *  that grows with the file's age, RFC 9111 §4.2.2) a warning whatever that age is today. */
+function htmlLifetime(s: Subject, fresh: Freshness[]): Finding[] {
+  if (s.mediaType !== 'text/html' && s.mediaType !== 'application/xhtml+xml') return [];
+  if (revalidatesAlways(s.cc)) return [];
+  const ev = ccEvidence(s);
+  const explicit = Math.max(...fresh.map((f) => (EXPLICIT.has(f.source) ? f.lifetimeSec : 0)));
+  const heuristic = Math.max(...fresh.map((f) => (f.source === 'heuristic' ? f.lifetimeSec : 0)));
+  if (explicit > HTML_MAX_LIFETIME_SEC) {
+    const msg =
+      `HTML fresh for ${formatSec(explicit)}: a deploy will not show for that long and its new asset` +
+      ' names will not load; send Cache-Control: no-cache';
+    return [make('html-long-lifetime', 'error', msg, ev, 'RFC 9111 §4.2.1')];
+  }
+  const lm = `${ev}; ${evidenceOf(s.res.headers, 'last-modified')}`;
+  const ok = s.res.status >= 200 && s.res.status < 300;
+  if (ok && field(s.res.headers, 'cache-control') === undefined && explicit === 0) {
+    // Right after a deploy the heuristic lifetime is seconds, a month later days: warn on both.
+    const msg =
+      'HTML without Cache-Control: caches choose its lifetime themselves' +
+      (heuristic > 0 ? ` (now ${formatSec(heuristic)} by heuristic, growing with the file's age)` : '') +
+      ', so a deploy may not show; send Cache-Control: no-cache';
+    return [make('html-no-cache-control', 'warning', msg, lm, 'RFC 9111 §4.2.2')];
+  }
+  if (heuristic > HTML_MAX_LIFETIME_SEC) {
+    const msg =
+      `HTML without a lifetime in Cache-Control: caches may keep it ${formatSec(heuristic)} by heuristic from` +
+      ' Last-Modified; send Cache-Control: no-cache';
+    return [make('html-heuristic-lifetime', 'warning', msg, lm, 'RFC 9111 §4.2.2')];
+  }
+  return [];
+}
+
+/** RFC 9111 §4.2.1, RFC 8246: a 4xx/5xx that caches keep over an hour (or immutable) repeats the outage. */
+function errorCached(s: Subject, fresh: Freshness[]): Finding[] {
+  if (s.res.status < 400) return [];
+  const longest = Math.max(...fresh.map((f) => f.lifetimeSec));
+  const immutable = hasDirective(s.cc, 'immutable');
+  if (longest <= ERROR_MAX_LIFETIME_SEC && !immutable) return [];
+  const why = immutable ? 'immutable' : `fresh for ${formatSec(longest)}`;
+  const msg =
+    `a ${s.res.status} is ${why}: caches keep serving the failure after it is fixed;` +
+    ' send Cache-Control: no-store (or max-age of a few seconds) on error responses';
+  return [
+    make('error-long-lifetime', 'error', msg, ccEvidence(s), immutable ? 'RFC 8246 §2' : 'RFC 9111 §4.2.1'),
+  ];
 }
 
 function hashedAsset(s: Subject, browser: Freshness): Finding[] {

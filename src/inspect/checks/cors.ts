@@ -137,14 +137,17 @@ function varyFindings(responses: readonly [string, RecordedResponse][]): Finding
 }
 
 /** The preflight for a JSON POST with Authorization (Fetch §4.8). */
-function preflightFindings(x: Exchange, origin: string): Finding[] {
+function preflightFindings(x: Exchange, origin: string, invited: string | undefined): Finding[] {
   const r = x.response!;
   if (r.status < 200 || r.status > 299) {
+    // Only harm when something asks for a non-simple request; a plain page never needs a preflight.
+    const severity: Severity = invited === undefined ? 'info' : 'error';
+    const why = invited === undefined ? '' : ` (${invited})`;
     return [
       finding(
         'preflight-failed',
-        'error',
-        `the preflight (OPTIONS) answered ${r.status}, so browsers never send the cross-origin POST: if such calls are meant to work, answer the preflight with 204 or 200`,
+        severity,
+        `the preflight (OPTIONS) answered ${r.status}, so browsers never send the cross-origin POST${why}: if such calls are meant to work, answer the preflight with 204 or 200`,
         `OPTIONS -> ${r.status}; ${corsEvidence(r)}`,
         'Fetch §4.8',
       ),
@@ -251,6 +254,24 @@ function browserFindings(rec: Recording, origin: string): Finding[] {
   return out;
 }
 
+/**
+ * Why non-simple requests (Fetch §4.8) are expected here, or undefined: the user asked for a method other
+ * than GET or sent --header, or a CORS answer lists Access-Control-Allow-Methods or -Headers.
+ */
+export function invitesPreflight(
+  rec: Recording,
+  responses: readonly (readonly [string, RecordedResponse])[],
+): string | undefined {
+  if (rec.options.method !== 'GET') return `--method ${rec.options.method} was asked for`;
+  if ((rec.options.headerNames?.length ?? 0) > 0) return '--header was given';
+  for (const [, r] of responses) {
+    for (const name of ['access-control-allow-methods', 'access-control-allow-headers']) {
+      if (field(r.headers, name) !== undefined) return `the site sends ${name}`;
+    }
+  }
+  return undefined;
+}
+
 export function checkCors(rec: Recording): Finding[] {
   const origin = rec.options.origin;
   if (origin === undefined) return [];
@@ -262,7 +283,9 @@ export function checkCors(rec: Recording): Finding[] {
   const out = [...wildcardFindings(responses), ...reflectionFindings(rec.probes['cors-random'])];
   out.push(...varyFindings(responses.filter(([name]) => name !== 'cors-preflight')));
   const preflight = rec.probes['cors-preflight'];
-  if (preflight?.response !== undefined) out.push(...preflightFindings(preflight, origin));
+  if (preflight?.response !== undefined) {
+    out.push(...preflightFindings(preflight, origin, invitesPreflight(rec, responses)));
+  }
   out.push(...browserFindings(rec, origin));
   return out;
 }

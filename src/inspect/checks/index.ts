@@ -7,9 +7,11 @@ import { checkJsonp } from './jsonp.js';
 import { checkProtocol } from './protocol.js';
 import { checkRedirects } from './redirects.js';
 import { checkSecurity } from './security.js';
+import { checkStatus } from './status.js';
 import { checkValidators } from './validators.js';
 
 export const CHECKS: readonly Check[] = [
+  checkStatus,
   checkRedirects,
   checkProtocol,
   checkCaching,

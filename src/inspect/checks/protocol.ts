@@ -3,6 +3,32 @@
 import type { Finding, Recording, TlsRecord } from '../types.js';
 
 const EXPIRING_DAYS = 21;
+/** Warn only when less than this share of the lifetime is left too (a 12-hour certificate is renewed hourly). */
+export const EXPIRING_SHARE = 1 / 3;
+const HOUR_MS = 3_600_000;
+
+/**
+ * Expiring: under EXPIRING_DAYS left AND under EXPIRING_SHARE of the lifetime (notAfter - notBefore)
+ * left, so a short-lived certificate (Caddy's 12-hour internal ones, 6-day ACME ones) warns only when
+ * its renewal is late. Undefined when not expiring; else how long is left, in words.
+ */
+export function expiringIn(
+  validFrom: string,
+  validTo: string,
+  daysLeft: number,
+  nowMs: number,
+): string | undefined {
+  const fromMs = Date.parse(validFrom);
+  const toMs = Date.parse(validTo);
+  if (Number.isNaN(fromMs) || Number.isNaN(toMs) || toMs <= fromMs) {
+    return daysLeft < EXPIRING_DAYS ? `${daysLeft} days` : undefined;
+  }
+  const leftMs = toMs - nowMs;
+  if (leftMs >= EXPIRING_DAYS * 24 * HOUR_MS || leftMs >= (toMs - fromMs) * EXPIRING_SHARE) return undefined;
+  if (leftMs >= 2 * 24 * HOUR_MS) return `${daysLeft} days`;
+  const hours = Math.max(0, Math.floor(leftMs / HOUR_MS));
+  return hours === 1 ? '1 hour' : `${hours} hours`;
+}
 
 const finding = (id: string, severity: Finding['severity'], message: string, evidence: string, rfc: string) =>
   ({ id: `protocol.${id}`, area: 'protocol', severity, message, evidence, rfc }) as const satisfies Finding;
@@ -56,9 +82,10 @@ function tlsVersion(tls: TlsRecord): Finding[] {
   return [finding('tls-version', 'info', `negotiated ${tls.protocol}`, evidence, 'RFC 8446 §4.2.1')];
 }
 
-function certificate(tls: TlsRecord): Finding[] {
+function certificate(tls: TlsRecord, nowMs: number): Finding[] {
   const c = tls.certificate;
   if (c === undefined) return [];
+  const left = expiringIn(c.validFrom, c.validTo, c.daysLeft, nowMs);
   const out: Finding[] = [];
   const who = `subject ${c.subject}; issuer ${c.issuer}`;
   if (!c.checks.trusted) {
@@ -66,7 +93,9 @@ function certificate(tls: TlsRecord): Finding[] {
       finding(
         'certificate-untrusted',
         'error',
-        'the certificate does not chain to a trusted CA: serve a chain from a public CA (with its intermediates)',
+        c.devCaPath === undefined
+          ? 'the certificate does not chain to a trusted CA: serve a chain from a public CA (with its intermediates)'
+          : `the certificate is from Gatehouse's development CA: check with --ca ${c.devCaPath} (or run gatehouse trust); a public site needs a public CA`,
         who,
         'RFC 5280 §6.1',
       ),
@@ -85,13 +114,13 @@ function certificate(tls: TlsRecord): Finding[] {
         'RFC 5280 §4.1.2.5',
       ),
     );
-  } else if (c.daysLeft < EXPIRING_DAYS) {
+  } else if (left !== undefined) {
     out.push(
       finding(
         'certificate-expiring',
         'warning',
-        `the certificate expires in ${c.daysLeft} days: renew it (automate with ACME)`,
-        `notAfter ${c.validTo}`,
+        `the certificate expires in ${left}, under a third of its lifetime: renew it (automate with ACME)`,
+        `notBefore ${c.validFrom}, notAfter ${c.validTo}`,
         'RFC 5280 §4.1.2.5',
       ),
     );
@@ -157,7 +186,7 @@ function noHttpsRedirect(rec: Recording): Finding[] {
 export function checkProtocol(rec: Recording): Finding[] {
   return [
     ...httpVersion(rec),
-    ...(rec.tls === undefined ? [] : [...tlsVersion(rec.tls), ...certificate(rec.tls)]),
+    ...(rec.tls === undefined ? [] : [...tlsVersion(rec.tls), ...certificate(rec.tls, rec.nowMs)]),
     ...noHttpsRedirect(rec),
   ];
 }

@@ -55,13 +55,14 @@ function connectionOptions(headers) {
  */
 export function storedHeaderFields(headers) {
     const listed = connectionOptions(headers);
-    const out = {};
+    const kept = [];
     for (const [name, value] of Object.entries(headers)) {
         if (HOP_BY_HOP.has(name) || listed.has(name) || name.startsWith('proxy-a'))
             continue;
-        out[name] = value;
+        kept.push([name, value]);
     }
-    return out;
+    // Object.fromEntries defines own properties: a field named `__proto__` stays a field.
+    return Object.fromEntries(kept);
 }
 /**
  * Fields a 304 does not update (§3.2): Content-Length (named there); the fields excepted from
@@ -88,18 +89,19 @@ const NOT_UPDATED = new Set([
  * old Age would count it twice.
  */
 export function freshenHeaders(stored, notModifiedHeaders) {
-    const out = {};
+    const fields = [];
     for (const [name, value] of Object.entries(stored.headers)) {
         if (name !== 'age')
-            out[name] = value;
+            fields.push([name, value]);
     }
     const listed = connectionOptions(notModifiedHeaders);
     for (const [name, value] of Object.entries(notModifiedHeaders)) {
         if (NOT_UPDATED.has(name) || HOP_BY_HOP.has(name) || listed.has(name))
             continue;
-        out[name] = value;
+        fields.push([name, value]);
     }
-    return out;
+    // The 304's value wins (the later entry); own properties, so a field named `__proto__` stays a field.
+    return Object.fromEntries(fields);
 }
 /**
  * A stored response freshened by a 304 received at `responseTimeMs` for a request sent at

@@ -1,13 +1,17 @@
 // Between Fetch objects and the cache's plain values: header maps, bodies read up to a bound, and the
 // Responses served from storage with Age (RFC 9111 §5.1) and Cache-Status (RFC 9211).
 import { ageFieldValue, currentAgeSec } from '../cache/freshness.js';
-/** Lowercase header map; several field lines are already joined by Headers (RFC 9110 §5.3). */
+/**
+ * Lowercase header map; several field lines are already joined by Headers (RFC 9110 §5.3). Built with
+ * Object.fromEntries, which defines own properties: a field named `__proto__` (a valid token, RFC 9110
+ * §5.1) is kept as a field, where `out[name] = value` silently dropped it.
+ */
 export function headerMap(headers) {
-    const out = {};
+    const fields = [];
     headers.forEach((value, name) => {
-        out[name] = value;
+        fields.push([name, value]);
     });
-    return out;
+    return Object.fromEntries(fields);
 }
 /** Statuses whose Response must have a null body (Fetch: null body status). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);

@@ -102,12 +102,12 @@ describe('attack: weak keys and signatures served live', () => {
     const r = await certAt(await leaf({ type: 'rsa', bits: 1024 }, 'SHA-256'));
     assert.ok(r.connections >= 1, 'the weak certificate was served and read');
     assert.equal(r.json.keyType, 'RSA 1024');
-    assert.deepEqual(r.json.checks, {
-      trusted: true,
-      timeValid: true,
-      hostnameMatches: true,
-      keyStrength: false,
-    });
+    // `trusted` is the TLS stack's own verdict: Node 20 and 22 accept the chain; Node 24's OpenSSL
+    // (security level 2) refuses an RSA key under 2048 bits itself (EE_KEY_TOO_SMALL). Either way the
+    // other checks are unchanged and keyStrength is what names the reason.
+    const { trusted, ...others } = r.json.checks as Record<string, boolean>;
+    assert.equal(typeof trusted, 'boolean');
+    assert.deepEqual(others, { timeValid: true, hostnameMatches: true, keyStrength: false });
     assert.equal(r.code, 1);
     assert.equal(r.json.ok, false);
     assert.match(

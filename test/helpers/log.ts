@@ -1,4 +1,7 @@
 // A logger that keeps every line in memory, for tests that assert what was logged (and how often).
+import { parseConfig, toServerOptions } from '../../src/config/load.js';
+import type { GatehouseConfigInput } from '../../src/config/schema.js';
+import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
 import type { Logger } from '../../src/server/log.js';
 
 export interface LogLine {
@@ -33,4 +36,14 @@ export function memoryLogger(): MemoryLogger {
         .map((l) => `${l.level}: ${l.msg}`)
         .join('\n'),
   };
+}
+
+/** A real Gatehouse on 127.0.0.1:0 whose log lines go to `logger` (the same config path as serve). */
+export async function startLoggedApp(
+  config: GatehouseConfigInput,
+  logger: MemoryLogger,
+): Promise<{ app: Gatehouse; url: string }> {
+  const c = parseConfig({ log: { format: 'off' }, ...config, listen: { host: '127.0.0.1', port: 0 } });
+  const app = createGatehouse(toServerOptions(c), { logger });
+  return { app, url: (await app.listen()).url };
 }

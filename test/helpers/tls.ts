@@ -4,6 +4,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { testPki } from './certs.js';
 
 export type TestProtocol = 'http1' | 'h2' | 'h1-tls';
@@ -42,4 +43,33 @@ export async function testTls(): Promise<TestTlsFiles> {
 export function testTlsFiles(): TestTlsFiles {
   if (files === undefined) throw new Error('testTlsFiles(): start a TLS test server first (await testTls())');
   return files;
+}
+
+/**
+ * One TLS client handshake against 127.0.0.1:`port` (SNI localhost, trusting `ca`): the protocol, suite
+ * and ALPN choice it gets (`TLSv1.3 TLS_AES_256_GCM_SHA384 h2`), or `refused <code>` when it fails.
+ */
+export function negotiate(
+  port: number,
+  ca: string,
+  o: { maxVersion?: 'TLSv1.2' | 'TLSv1.3'; ciphers?: string; alpn?: string[] } = {},
+): Promise<string> {
+  return new Promise((resolve) => {
+    const t = tlsConnect(
+      {
+        port,
+        host: '127.0.0.1',
+        servername: 'localhost',
+        ca,
+        maxVersion: o.maxVersion,
+        ciphers: o.ciphers,
+        ALPNProtocols: o.alpn ?? ['h2', 'http/1.1'],
+      },
+      () => {
+        resolve(`${t.getProtocol()} ${t.getCipher().name} ${t.alpnProtocol}`);
+        t.end();
+      },
+    );
+    t.on('error', (err: NodeJS.ErrnoException) => resolve(`refused ${err.code}`));
+  });
 }

@@ -9,12 +9,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
+import type { Gatehouse } from '../../src/server/app.js';
 import { connectRedis, type RedisConnection } from '../../src/server/redis/connection.js';
 import { get, makeSite, type Res, removeSite } from '../helpers/http.js';
-import { type MemoryLogger, memoryLogger } from '../helpers/log.js';
+import { type MemoryLogger, memoryLogger, startLoggedApp } from '../helpers/log.js';
 import { type Handler, type Origin, origin, text } from '../helpers/origin.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { WAIT_DEADLINE_MS, waitUntil, waitUntilStored } from '../helpers/wait.js';
@@ -54,15 +53,6 @@ function sample(body: string, name: string, labels: string): number {
   return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-async function startApp(
-  config: GatehouseConfigInput,
-  logger: MemoryLogger,
-): Promise<{ app: Gatehouse; url: string }> {
-  const c = parseConfig({ log: { format: 'off' }, ...config, listen: { host: '127.0.0.1', port: 0 } });
-  const app = createGatehouse(toServerOptions(c), { logger });
-  return { app, url: (await app.listen()).url };
-}
-
 function upstream(): Promise<Origin> {
   const routes: Record<string, Handler> = {};
   for (const t of TAMPERS)
@@ -93,7 +83,7 @@ describe('attack: cache entries tampered with in Redis', () => {
     redis = await startRedis();
     up = await upstream();
     site = makeSite({});
-    gh = await startApp(
+    gh = await startLoggedApp(
       {
         root: site,
         redis: { url: redis.url },
@@ -186,7 +176,7 @@ describe('attack: cache entries tampered with in a disk store folder', () => {
   });
 
   it('attack: status 101 / 99999, CR LF, a bad field name, an oversized body in the files -> misses, warnings naming the keys, counted', async () => {
-    const first = await startApp(config(), memoryLogger());
+    const first = await startLoggedApp(config(), memoryLogger());
     try {
       for (const t of TAMPERS) {
         assert.equal((await getWithin(first.url, t.path)).text, 'fetch 1');
@@ -209,7 +199,7 @@ describe('attack: cache entries tampered with in a disk store folder', () => {
       }
       writeFileSync(join(dir, file), JSON.stringify(doc));
     }
-    const second = await startApp(config(), logger);
+    const second = await startLoggedApp(config(), logger);
     try {
       for (const t of TAMPERS) await assertMiss(second.url, up, logger, t);
       const metrics = (await get(second.url, '/metrics')).text;

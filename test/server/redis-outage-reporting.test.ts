@@ -6,26 +6,16 @@
 // `detail=store-unavailable` (the put would not be stored).
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
+import type { Gatehouse } from '../../src/server/app.js';
 import { connectRedis } from '../../src/server/redis/connection.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
-import { type MemoryLogger, memoryLogger } from '../helpers/log.js';
+import { type MemoryLogger, memoryLogger, startLoggedApp } from '../helpers/log.js';
 import { type Origin, origin, text } from '../helpers/origin.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { waitUntil, waitUntilStored } from '../helpers/wait.js';
 
 const UNREACHABLE = /redis: unreachable/;
-
-async function startApp(
-  config: GatehouseConfigInput,
-  logger: MemoryLogger,
-): Promise<{ app: Gatehouse; url: string }> {
-  const c = parseConfig({ log: { format: 'off' }, ...config, listen: { host: '127.0.0.1', port: 0 } });
-  const app = createGatehouse(toServerOptions(c), { logger });
-  return { app, url: (await app.listen()).url };
-}
 
 describe('redis outage reporting (real redis-server)', () => {
   let up: Origin;
@@ -67,7 +57,7 @@ describe('redis outage reporting (real redis-server)', () => {
 
   /** Starts a server and waits until its Redis store answers (a miss, then a hit). */
   async function serving(prefix: string, logger: MemoryLogger, path = '/c') {
-    const s = await startApp(config(prefix), logger);
+    const s = await startLoggedApp(config(prefix), logger);
     running = s.app;
     await get(s.url, path);
     await waitUntilStored(s.url, path);

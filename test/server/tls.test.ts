@@ -17,7 +17,7 @@ import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
 import type { Logger } from '../../src/server/log.js';
 import { leafFor, testPki } from '../helpers/certs.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
-import { testTls } from '../helpers/tls.js';
+import { negotiate, testTls } from '../helpers/tls.js';
 import { waitUntil } from '../helpers/wait.js';
 
 interface Files {
@@ -186,32 +186,6 @@ describe('TLS listener: protocols', () => {
     assert.equal(version, 'TLSv1.2');
   });
 });
-
-/** The protocol, suite and ALPN choice a client gets, or `refused <code>`. */
-function negotiate(
-  port: number,
-  ca: string,
-  o: { maxVersion: 'TLSv1.2' | 'TLSv1.3'; ciphers?: string; alpn?: string[] },
-): Promise<string> {
-  return new Promise((resolve) => {
-    const t = tlsConnect(
-      {
-        port,
-        host: '127.0.0.1',
-        servername: 'localhost',
-        ca,
-        maxVersion: o.maxVersion,
-        ciphers: o.ciphers,
-        ALPNProtocols: o.alpn ?? ['h2', 'http/1.1'],
-      },
-      () => {
-        resolve(`${t.getProtocol()} ${t.getCipher().name} ${t.alpnProtocol}`);
-        t.end();
-      },
-    );
-    t.on('error', (err: NodeJS.ErrnoException) => resolve(`refused ${err.code}`));
-  });
-}
 
 describe('TLS listener: cipher suites (RFC 9325 §4.2)', () => {
   for (const keyType of ['P-256', 'RSA-2048'] as const) {

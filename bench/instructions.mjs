@@ -6,7 +6,8 @@
 //
 //   node bench/instructions.mjs [--requests N] [--connections C] [--only a,b] [--node PATH]
 //
-// Variants: `baseline` (BENCH_BASELINE, default /work/wt/baseline: bin/gatehouse.js of a checkout with dist/
+// Variants: `node-ceiling` and `node-fields` (the bench's references, bare node:http and node:http with
+// this build's fields; only when named in --only, static and 304 scenarios), `baseline` (BENCH_BASELINE, default /work/wt/baseline: bin/gatehouse.js of a checkout with dist/
 // built), `gate` (this checkout, `limits.maxPipelinedRequests: 16`) and `gate-off` (this checkout with
 // `limits.maxPipelinedRequests: 0`). Needs `npm run build` and valgrind. Takes a few minutes.
 import { spawn } from 'node:child_process';
@@ -17,13 +18,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createFixture } from './lib/fixture.mjs';
+import { gatehouseFields } from './servers/node-fields.mjs';
 
 const { values: opts } = parseArgs({
   options: {
     requests: { type: 'string', default: '2000' },
     connections: { type: 'string', default: '8' },
     only: { type: 'string' },
-    // static: GET /1k.txt from the folder; proxy: GET /api/1k through a proxy route to an upstream in this
+    // static: GET /1k.txt from the folder; 304: GET /index.html + If-None-Match; proxy: GET /api/1k through a proxy route to an upstream in this
     // process (outside valgrind); cache: GET /api/cached/1k, a hit in that route's memory cache.
     scenario: { type: 'string', default: 'static' },
     // Keep the callgrind output of the larger run in this folder (for callgrind_annotate).
@@ -40,6 +42,8 @@ const baseline = process.env.BENCH_BASELINE ?? '/work/wt/baseline';
 
 const SCENARIOS = {
   static: { path: '/1k.txt' },
+  // 304: GET /index.html with the ETag the server gave it in If-None-Match.
+  304: { path: '/index.html', conditional: true },
   proxy: { path: '/api/1k', cache: false },
   cache: { path: '/api/cached/1k', cache: true },
 };
@@ -71,11 +75,17 @@ const scenarioConfig = upstream
     }
   : {};
 
+const child = (file) => fileURLToPath(new URL(`children/${file}`, import.meta.url));
 const variants = [
   { name: 'baseline', bin: join(baseline, 'bin/gatehouse.js') },
+  // References (static and 304 only): bare node:http, and node:http with exactly this build's fields.
+  { name: 'node-ceiling', script: child('node-ceiling.mjs') },
+  { name: 'node-fields', script: child('node-fields.mjs'), fields: true },
+  // Reference of the proxy scenario: the naive node:http + undici proxy.
+  { name: 'node-proxy', script: child('node-proxy-ceiling.mjs') },
   { name: 'gate', bin: join(here, 'bin/gatehouse.js'), config: { limits: { maxPipelinedRequests: 16 } } },
   { name: 'gate-off', bin: join(here, 'bin/gatehouse.js'), config: { limits: { maxPipelinedRequests: 0 } } },
-].filter((v) => !opts.only || opts.only.split(',').includes(v.name));
+].filter((v) => (opts.only ? opts.only.split(',').includes(v.name) : !v.script));
 
 const freePort = () =>
   new Promise((resolve) => {
@@ -85,24 +95,28 @@ const freePort = () =>
     });
   });
 
-/** `total` GET /1k.txt over `C` keep-alive connections, one outstanding request per connection. */
+/** `total` GETs of the scenario's path over `C` keep-alive connections, one outstanding request per connection. */
 async function load(port, total) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: C });
   let sent = 0;
-  const one = () =>
+  const get = (headers) =>
     new Promise((resolve, reject) => {
       http
-        .get({ host: '127.0.0.1', port, path: scenario.path, agent }, (res) => {
+        .get({ host: '127.0.0.1', port, path: scenario.path, agent, headers }, (res) => {
           let bytes = 0;
           res.on('data', (b) => {
             bytes += b.length;
           });
-          res.on('end', () =>
-            res.statusCode === 200 && bytes === 1024 ? resolve() : reject(new Error('bad answer')),
-          );
+          res.on('end', () => resolve({ status: res.statusCode, bytes, etag: res.headers.etag }));
         })
         .on('error', reject);
     });
+  const headers = scenario.conditional ? { 'If-None-Match': (await get({})).etag } : {};
+  const [status, size] = scenario.conditional ? [304, 0] : [200, 1024];
+  const one = async () => {
+    const r = await get(headers);
+    if (r.status !== status || r.bytes !== size) throw new Error(`bad answer: ${r.status}, ${r.bytes} bytes`);
+  };
   const worker = async () => {
     while (sent < total) {
       sent++;
@@ -117,9 +131,11 @@ async function load(port, total) {
 async function count(variant, root, total) {
   const port = await freePort();
   const out = join(root, `callgrind.${variant.name}.${total}.out`);
-  const args = [variant.bin, 'serve', root, '--port', String(port), '--host', '127.0.0.1', '--log', 'off'];
+  const args = variant.script
+    ? [variant.script, root, String(port)]
+    : [variant.bin, 'serve', root, '--port', String(port), '--host', '127.0.0.1', '--log', 'off'];
   const config = { ...scenarioConfig, ...variant.config };
-  if (Object.keys(config).length > 0) {
+  if (!variant.script && Object.keys(config).length > 0) {
     const file = join(root, `${variant.name}.config.json`);
     writeFileSync(file, JSON.stringify(config));
     args.push('--config', file);
@@ -135,8 +151,19 @@ async function count(variant, root, total) {
     ],
     {
       cwd: root,
-      env: { ...process.env, NODE_ENV: 'production' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        ...(upstream ? { BENCH_UPSTREAM: `http://127.0.0.1:${upstream.address().port}` } : {}),
+        ...(variant.fields
+          ? {
+              BENCH_FIELDS: JSON.stringify(await gatehouseFields(root)),
+              BENCH_MODE: scenario.conditional ? '304' : 'ceiling',
+            }
+          : {}),
+      },
+      // stdin a pipe: the reference children exit when it ends (children/runtime.mjs).
+      stdio: ['pipe', 'pipe', 'pipe'],
     },
   );
   let stdout = '';

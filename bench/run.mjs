@@ -34,8 +34,9 @@ import { servers as allServers } from './servers/index.mjs';
 import { createUpstream } from './servers/upstream.mjs';
 import { baselineTargets, rssTargets, throughputTargets } from './targets.mjs';
 
-/** Whether `server` runs `scenario` (its groups include the scenario's group). */
-const applies = (server, scenario) => server.groups.includes(scenario.group);
+/** Whether `server` runs `scenario`: its groups include the scenario's group, and its `scenarios` (if any) the scenario. */
+const applies = (server, scenario) =>
+  server.groups.includes(scenario.group) && (server.scenarios?.includes(scenario.name) ?? true);
 /** The path `server` is sent in `scenario`: its own from the scenario's `pathFor`, else the scenario's. */
 const pathOf = (server, scenario) => scenario.pathFor?.[server.name] ?? scenario.path;
 

@@ -2,14 +2,19 @@
 // plus a memory ceiling. Checked and printed by run.mjs; a miss prints MISSED but does not fail the run.
 // `subject` / `peer` on `scenario` must be >= `min`; a target is checked only when both ran that scenario.
 export const throughputTargets = [
-  { scenario: '1k', subject: 'gatehouse', peer: 'node-ceiling', min: 0.9 },
+  // Issue 27: against node:http sending exactly Gatehouse's fields (node-fields-*), so the ratio is what
+  // Gatehouse itself costs; node-ceiling (bare fields) stays in the table without a target.
+  { scenario: '1k', subject: 'gatehouse', peer: 'node-fields-ceiling', min: 0.95 },
   { scenario: '1k', subject: 'gatehouse', peer: 'sirv', min: 3 },
-  { scenario: '304', subject: 'gatehouse', peer: 'node-ceiling', min: 1.0 },
+  { scenario: '304', subject: 'gatehouse', peer: 'node-fields-304', min: 1.0 },
+  { scenario: '304', subject: 'gatehouse', peer: 'sirv', min: 1.0 },
   { scenario: '150k', subject: 'gatehouse', peer: 'sirv', min: 2 },
   // The CORS + security-header policy layer costs less than 10 %.
   { scenario: 'cors-1k', subject: 'gatehouse-cors', peer: 'gatehouse', min: 0.9 },
   { scenario: 'proxy-1k', subject: 'gatehouse-proxy', peer: 'http-proxy-middleware', min: 1.3 },
-  { scenario: 'proxy-1k', subject: 'gatehouse-proxy', peer: '@fastify/http-proxy', min: 1.0 },
+  // Issue 27: the naive node:http + undici proxy is the Node limit.
+  { scenario: 'proxy-1k', subject: 'gatehouse-proxy', peer: 'node-proxy-ceiling', min: 1.3 },
+  { scenario: 'proxy-1k', subject: 'gatehouse-proxy', peer: '@fastify/http-proxy', min: 1.5 },
   // A cache hit costs at most a quarter more than serving the same 1 KB file.
   { scenario: 'cache-hit-1k', subject: 'gatehouse-cache', peer: 'gatehouse', min: 0.8 },
   // Issue 17: Prometheus metrics on cost at most 5 % of the 1 KB static path.

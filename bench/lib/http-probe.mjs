@@ -2,7 +2,7 @@
 // before it is timed, and to fetch validators such as the ETag for the 304 scenario.
 import http from 'node:http';
 
-/** @returns {Promise<{ status: number, headers: import('node:http').IncomingHttpHeaders, bodyLength: number }>} */
+/** @returns {Promise<{ status: number, headers: import('node:http').IncomingHttpHeaders, rawHeaders: string[], bodyLength: number }>} */
 export function probe({ port, path, headers = {}, method = 'GET', timeoutMs = 5000 }) {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, path, method, headers, agent: false }, (res) => {
@@ -10,7 +10,9 @@ export function probe({ port, path, headers = {}, method = 'GET', timeoutMs = 50
       res.on('data', (chunk) => {
         bodyLength += chunk.length;
       });
-      res.once('end', () => resolve({ status: res.statusCode, headers: res.headers, bodyLength }));
+      res.once('end', () =>
+        resolve({ status: res.statusCode, headers: res.headers, rawHeaders: res.rawHeaders, bodyLength }),
+      );
       res.once('error', reject);
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no response within ${timeoutMs} ms`)));

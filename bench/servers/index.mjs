@@ -2,6 +2,7 @@
 // exporting default { name, groups, start(dir, ctx) -> Promise<{ port, pid, child, stop(), logs() }>,
 // unavailable?() -> reason, reference?, expectHeaders?, hitHeaders? } and list it here.
 // - `groups`: the scenario groups (scenarios.mjs) the server takes part in; it runs only those scenarios.
+// - `scenarios`: optional, the names of the only scenarios of those groups it runs (the same-fields references).
 // - `ctx.upstream()`: starts (once) and resolves the shared proxy upstream { port, url }.
 // - `reference: true` marks a server that answers every scenario with its constant 200 + 1 KB (the ceiling).
 // - `expectHeaders`: { lowercase name: exact string | RegExp } its answers must carry to be timed.
@@ -32,6 +33,8 @@ import nginx from './nginx.mjs';
 import nginxCache from './nginx-cache.mjs';
 import nginxProxy from './nginx-proxy.mjs';
 import nodeCeiling from './node-ceiling.mjs';
+import { nodeFields304, nodeFieldsCeiling } from './node-fields.mjs';
+import nodeProxyCeiling from './node-proxy-ceiling.mjs';
 import serveStatic from './serve-static.mjs';
 import sirv from './sirv.mjs';
 
@@ -40,6 +43,9 @@ const gatehouse = (define) => builds.map(define);
 
 export const servers = [
   nodeCeiling,
+  // Issue 27: node:http with exactly Gatehouse's fields (the 1k 200, the index.html 304).
+  nodeFieldsCeiling,
+  nodeFields304,
   ...gatehouse(gatehousePlain),
   // Issue 17: metrics on vs off, and --workers 2 vs one process (per server CPU-second).
   gatehouseMetrics(builds[0]),
@@ -50,6 +56,8 @@ export const servers = [
   nginx,
   ...gatehouse(gatehouseCors),
   ...gatehouse(gatehouseProxy),
+  // Issue 27: the naive node:http + undici proxy, as the Node limit.
+  nodeProxyCeiling,
   nginxProxy,
   fastifyHttpProxy,
   httpProxyMiddleware,

@@ -9,7 +9,7 @@ import { brotliCompress, gzip, constants as zc } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { formatHttpDate } from '../../http/dates.js';
 import { ContentHashes, hashBuffer, statFingerprint } from './content-hashes.js';
-import { MANIFEST_NAME } from './hash-manifest.js';
+import { isManifestName } from './hash-manifest.js';
 import { mediaInfo } from './media.js';
 import { isInside, type PathResult, resolveFilePath } from './path.js';
 import type { CachePolicy, PolicyInput } from './policy.js';
@@ -274,7 +274,7 @@ export class FileView {
     const r: PathResult = resolveFilePath(rawPath, this.opts.dotfiles === 'allow');
     if (r.kind !== 'ok') return { resource: r, checkedAtMs, sizeBytes: ENTRY_OVERHEAD, watch: [] };
     // The hash manifests (and their temp files) are never served, even with dotfiles allowed.
-    if (basename(r.path).startsWith(MANIFEST_NAME.slice(0, -'.json'.length))) {
+    if (isManifestName(basename(r.path))) {
       return { resource: { kind: 'hidden' }, checkedAtMs, sizeBytes: ENTRY_OVERHEAD, watch: [] };
     }
     const abs = r.path === '/' ? this.root : join(this.root, r.path);

@@ -16,6 +16,11 @@ export const MAX_MANIFEST_BYTES = 8 * 1024 * 1024;
 /** `gatehouse precompress` records files from this size on: smaller ones are hashed inline cheaply. */
 export const MANIFEST_MIN_FILE_BYTES = 64 * 1024;
 const FORMAT = 'gatehouse-hashes';
+
+/** The manifest and its temp files (`.gatehouse-hashes-<pid>-<random>.tmp`): never served or compressed. */
+export function isManifestName(name: string): boolean {
+  return name.startsWith('.gatehouse-hashes');
+}
 const VERSION = 1;
 
 /** The version of one file a hash was computed for, and the hash (27 base64url characters of sha256). */
@@ -149,8 +154,13 @@ const writing = new Map<string, Promise<void>>();
  */
 export function updateManifest(dir: string, updates: ReadonlyMap<string, ManifestEntry>): Promise<void> {
   const prev = writing.get(dir) ?? Promise.resolve();
-  const next = prev.catch(() => {}).then(() => writeMerged(dir, updates));
-  const tail = next.finally(() => {
+  const next = prev.then(() => writeMerged(dir, updates));
+  // The queue's own link never rejects (the caller handles `next`).
+  const tail: Promise<void> = next.then(
+    () => undefined,
+    () => undefined,
+  );
+  void tail.then(() => {
     if (writing.get(dir) === tail) writing.delete(dir);
   });
   writing.set(dir, tail);

@@ -147,7 +147,9 @@ export class ContentHashes {
     const key = `${statFingerprint(st)}:${st.ctimeMs}`;
     const cached = this.manifests.get(dir);
     if (cached?.key === key) return cached.entries;
-    const r = await readManifest(dir);
+    const r: Awaited<ReturnType<typeof readManifest>> = st.isFile()
+      ? await readManifest(dir)
+      : { kind: 'ignored', reason: 'not a regular file' };
     const entries = r.kind === 'ok' ? r.entries : new Map<string, ManifestEntry>();
     // Remembered for this manifest version either way: one warning, not one per request.
     this.manifests.set(dir, { key, entries });

@@ -5,7 +5,7 @@
 // place changes ctime even when a build pins mtimes). The file is input from disk: it is read with a
 // byte bound, every field checked, and anything odd ignored whole or entry by entry, never trusted.
 import { randomBytes } from 'node:crypto';
-import type { Stats } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { open, readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isContentHash } from '../../http/file-validators.js';
@@ -120,7 +120,8 @@ export type ReadResult =
 export async function readManifest(dir: string): Promise<ReadResult> {
   let fh: Awaited<ReturnType<typeof open>>;
   try {
-    fh = await open(join(dir, MANIFEST_NAME), 'r');
+    // O_NONBLOCK: a FIFO under the manifest's name must not hold a thread of the pool forever.
+    fh = await open(join(dir, MANIFEST_NAME), constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     return code === 'ENOENT' || code === 'ENOTDIR'

@@ -166,6 +166,18 @@ describe('large files: weak at once, strong once hashed', () => {
     });
   });
 
+  it('a large precompressed sibling: W/"size-mtime-gzip" at once, then its own strong ETag', async () => {
+    const gz = randomBytes(512 * 1024);
+    await withServer({ 'app.js': BODY, 'app.js.gz': gz }, {}, async (s, dir) => {
+      const ask = () => get(s.url, '/app.js', { headers: { 'accept-encoding': 'gzip' } });
+      const first = await ask();
+      assert.equal(first.headers['content-encoding'], 'gzip');
+      assert.equal(first.headers.etag, weakOf(join(dir, 'app.js.gz'), 'gzip'));
+      await waitUntil('the sibling hash', async () => (await ask()).headers.etag === `"${hashOf(gz)}"`);
+      await strongKnown(s, '/app.js', `"${hashOf(BODY)}"`);
+    });
+  });
+
   it('files up to static.hashInlineMaxBytes keep a strong ETag from the first response', async () => {
     const mid = randomBytes(48 * 1024);
     await withServer({ 'mid.bin': mid }, {}, async (s) => {

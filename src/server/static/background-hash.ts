@@ -26,6 +26,8 @@ export class BackgroundHasher {
   /** absPath + fingerprint of every queued or running job (no version is hashed twice at once). */
   private readonly jobs = new Set<string>();
   private readonly running = new Set<Readable>();
+  /** Versions whose read failed: not tried again (nor warned about) until the file changes. */
+  private readonly failed = new Set<string>();
   private active = 0;
   private closed = false;
 
@@ -38,7 +40,7 @@ export class BackgroundHasher {
   /** Queues a version (once); a no-op when it is queued or running already, or the queue is full. */
   request(absPath: string, fingerprint: string): void {
     const key = `${absPath}\0${fingerprint}`;
-    if (this.closed || this.jobs.has(key) || this.queue.length >= MAX_QUEUED) return;
+    if (this.closed || this.jobs.has(key) || this.failed.has(key) || this.queue.length >= MAX_QUEUED) return;
     this.jobs.add(key);
     this.queue.push({ absPath, fingerprint });
     this.pump();
@@ -61,7 +63,10 @@ export class BackgroundHasher {
             if (r !== undefined && !this.closed) this.onDone(r);
           },
           (err) => {
-            if (!this.closed) this.onError(job.absPath, err);
+            if (this.closed) return;
+            if (this.failed.size >= MAX_QUEUED) this.failed.clear();
+            this.failed.add(`${job.absPath}\0${job.fingerprint}`);
+            this.onError(job.absPath, err);
           },
         )
         .finally(() => {

@@ -198,6 +198,7 @@ export class FileView {
 
   /** Drops cached views of a file (or sibling) whose hash became known: the next request resolves. */
   private forget(abs: string): void {
+    const stale: string[] = [];
     for (const [key, e] of this.cache.entries()) {
       const r = e.resource;
       if (r.kind !== 'file') continue;
@@ -205,8 +206,9 @@ export class FileView {
         r.absPath === abs ||
         [...r.variants.values()].some((v) => !(v instanceof Promise) && v.filePath === abs)
       )
-        this.cache.delete(key);
+        stale.push(key);
     }
+    for (const key of stale) this.cache.delete(key);
   }
 
   /** Synchronous lookup of a fresh entry; undefined when it must be (re)resolved. */

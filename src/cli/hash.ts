@@ -2,9 +2,15 @@
 //   gatehouse hash --root dist dist/assets/app.js   ->   /assets/app.js?v=Xa3k9Qw_Z1
 // the same string assetUrl gives and the static handler pins for a year (see server/static/asset-url.ts).
 import { stat } from 'node:fs/promises';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { forTerminal } from '../http/terminal.js';
-import { AssetPathError, assetUrl } from '../server/static/asset-url.js';
+import { AssetPathError, assetVersion } from '../server/static/asset-url.js';
+import {
+  entryFor,
+  MANIFEST_NAME,
+  type ManifestEntry,
+  updateManifest,
+} from '../server/static/hash-manifest.js';
 import { type FlagTable, parseFlags } from './args.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
@@ -17,6 +23,9 @@ base64url sha256 of its bytes, e.g. /assets/app.js?v=Xa3k9Qw_Z1 (what the server
   --param NAME   the query parameter, as static.versionParam (default v)
 A FILE that is missing, outside DIR or hidden gets one line on stderr naming it; the others are
 still printed, and the exit code is 1.
+Each hash is also recorded in its folder's ${MANIFEST_NAME} (with the file's inode, size, mtime and
+ctime), so the server has the strong ETag of a large file from its first response (docs/static.md);
+a folder that cannot be written gets one line on stderr, and the exit code stays 0.
 `;
 
 /** Runs the command; resolves with the exit code. */
@@ -57,6 +66,7 @@ export async function hashCommand(args: string[], io: HashIo): Promise<number> {
     options: { root, static: { dotfiles: 'ignore', followSymlinks: false, versionParam: param } },
   } as const;
   let code = EXIT_OK;
+  const manifests = new Map<string, Map<string, ManifestEntry>>();
   for (const file of files) {
     const rel = relative(root, resolve(io.cwd, file));
     try {
@@ -64,11 +74,26 @@ export async function hashCommand(args: string[], io: HashIo): Promise<number> {
         throw new AssetPathError('outside_root', file, `not under the root ${root}`);
       }
       // assetUrl percent-encodes; the escape is for the one rule: nothing printed skips it.
-      io.stdout.write(`${forTerminal(await assetUrl(server, `/${rel.split(sep).join('/')}`))}\n`);
+      const found = await assetVersion(server, `/${rel.split(sep).join('/')}`);
+      io.stdout.write(`${forTerminal(found.url)}\n`);
+      if (found.stats !== undefined) {
+        const dir = dirname(found.absPath);
+        let m = manifests.get(dir);
+        if (m === undefined) manifests.set(dir, (m = new Map()));
+        m.set(basename(found.absPath), entryFor(found.stats, found.hash));
+      }
     } catch (err) {
       if (!(err instanceof AssetPathError)) throw err;
       io.stderr.write(`gatehouse hash: ${forTerminal(`${file}: ${err.reason}`)}\n`);
       code = EXIT_FAILURE;
+    }
+  }
+  for (const [dir, entries] of manifests) {
+    try {
+      await updateManifest(dir, entries);
+    } catch (err) {
+      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      io.stderr.write(`gatehouse hash: ${forTerminal(`${MANIFEST_NAME} not written in ${dir}: ${why}`)}\n`);
     }
   }
   return code;

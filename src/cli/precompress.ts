@@ -19,6 +19,17 @@ import {
   constants as zc,
 } from 'node:zlib';
 import { forTerminal } from '../http/terminal.js';
+import { hashFile } from '../server/static/content-hashes.js';
+import {
+  entryFor,
+  entryMatches,
+  isManifestName,
+  MANIFEST_MIN_FILE_BYTES,
+  MANIFEST_NAME,
+  type ManifestEntry,
+  readManifest,
+  updateManifest,
+} from '../server/static/hash-manifest.js';
 import { mediaInfo } from '../server/static/media.js';
 import { createZstdCompress, ZSTD_AVAILABLE, zstdCompress } from '../server/static/zstd.js';
 import { type FlagTable, parseFlags } from './args.js';
@@ -135,6 +146,7 @@ async function findCandidates(
         continue;
       }
       if (!entry.isFile() || entry.name.endsWith('.br') || entry.name.endsWith('.gz')) continue;
+      if (isManifestName(entry.name)) continue;
       const info = mediaInfo(entry.name);
       if (!info.compressible) continue;
       let st: Stats;
@@ -398,7 +410,60 @@ export async function precompressDir(
     }
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, files.length) }, worker));
+  if (!opts.dryRun) await recordHashes(opts.dir, onError);
   return { ...report, failed };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Hash manifests
+
+/**
+ * Writes each folder's hash manifest (server/static/hash-manifest.ts): the content hash of every
+ * regular file of at least MANIFEST_MIN_FILE_BYTES (siblings included; dot names and symlinks skipped,
+ * as the server does not serve them), so the server has a large file's strong ETag from its first
+ * response. Entries still matching their file are kept without reading it again.
+ */
+async function recordHashes(root: string, onError: (path: string, message: string) => void): Promise<void> {
+  const walk = async (absDir: string, relDir: string): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(absDir, { withFileTypes: true });
+    } catch (err) {
+      onError(relDir || '.', errorMessage(err));
+      return;
+    }
+    const old = await readManifest(absDir);
+    const updates = new Map<string, ManifestEntry>();
+    for (const entry of entries) {
+      const absPath = join(absDir, entry.name);
+      const path = relDir ? `${relDir}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        if (!entry.name.startsWith('.') || (relDir === '' && entry.name === '.well-known'))
+          await walk(absPath, path);
+        continue;
+      }
+      if (!entry.isFile() || entry.name.startsWith('.')) continue;
+      try {
+        const before = await stat(absPath);
+        if (before.size < MANIFEST_MIN_FILE_BYTES) continue;
+        const kept = old.kind === 'ok' ? old.entries.get(entry.name) : undefined;
+        if (kept !== undefined && entryMatches(kept, before)) continue;
+        const hash = await hashFile(absPath);
+        const after = await stat(absPath);
+        if (sameVersion(before, after) && before.ctimeMs === after.ctimeMs)
+          updates.set(entry.name, entryFor(after, hash));
+      } catch (err) {
+        onError(path, errorMessage(err));
+      }
+    }
+    if (updates.size === 0) return;
+    try {
+      await updateManifest(absDir, updates);
+    } catch (err) {
+      onError(relDir ? `${relDir}/${MANIFEST_NAME}` : MANIFEST_NAME, errorMessage(err));
+    }
+  };
+  await walk(root, '');
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -420,7 +485,8 @@ export const PRECOMPRESS_HELP = `Usage: gatehouse precompress DIR [options]
 Writes FILE.br and FILE.gz (and FILE.zst with --zstd) beside each compressible file under DIR (text,
 JS, CSS, JSON, SVG, XML, wasm, ttf/otf) for the static server to send. Siblings at least as new as their file are kept; a
 sibling that would not be smaller than its file is not written. Dot folders other than .well-known
-and symlinks are skipped.
+and symlinks are skipped. Each folder also gets a ${MANIFEST_NAME} with the content hash of its files
+of 64 KiB and more, so the server sends their strong ETags from the first response.
 
 Options:
   --min-bytes N   leave files smaller than N bytes alone (default ${DEFAULT_MIN_BYTES})

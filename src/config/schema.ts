@@ -112,6 +112,24 @@ const staticSchema = z
       .min(0)
       .default(1 * MiB)
       .describe('Files up to this size are kept in memory; larger ones are streamed from disk.'),
+    hashInlineMaxBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(4 * MiB)
+      .describe(
+        'With etag strong: a streamed file up to this size is hashed before its first response; a larger ' +
+          'one with no hash yet (see hashManifest) is answered at once with W/"size-mtime" while its hash ' +
+          'is computed in the background, then gets the strong ETag (docs/static.md, "Validators of large files").',
+      ),
+    hashManifest: z
+      .enum(['read', 'write', 'off'])
+      .default('read')
+      .describe(
+        'Per-folder .gatehouse-hashes.json (written by gatehouse hash and gatehouse precompress) giving ' +
+          'large files their strong ETag from the first response. read: use them; write: also record hashes ' +
+          'the server computes (skipped with one warning where the folder is read-only); off: ignore them.',
+      ),
     trailingSlash: z
       .enum(['add', 'remove', 'ignore'])
       .default('ignore')

@@ -5,7 +5,7 @@ import { trimOws } from './lists.js';
 
 export type PreconditionResult =
   | { kind: 'proceed' }
-  | { kind: 'not-modified' }
+  | { kind: 'not-modified'; readonly viaAlias?: true }
   | { kind: 'precondition-failed' };
 
 export interface PreconditionInput {
@@ -19,11 +19,18 @@ export interface PreconditionInput {
   lastModifiedMs: number | undefined;
   /** Only used to read RFC 850 two-digit years (RFC 9110 §5.6.7). */
   nowMs?: number;
+  /**
+   * A weak entity-tag this same representation was also sent with (a large file's `W/"size-mtime"`
+   * before its content hash was known). Only If-None-Match (weak comparison) looks at it; a match
+   * gives `{ kind: 'not-modified', viaAlias: true }`, whose 304 should carry this tag.
+   */
+  weakAlias?: string | undefined;
 }
 
 const PROCEED: PreconditionResult = Object.freeze({ kind: 'proceed' });
 const NOT_MODIFIED: PreconditionResult = Object.freeze({ kind: 'not-modified' });
 const PRECONDITION_FAILED: PreconditionResult = Object.freeze({ kind: 'precondition-failed' });
+const NOT_MODIFIED_ALIAS: PreconditionResult = Object.freeze({ kind: 'not-modified', viaAlias: true });
 
 function isGetOrHead(method: string): boolean {
   return method === 'GET' || method === 'HEAD';
@@ -32,7 +39,7 @@ function isGetOrHead(method: string): boolean {
 /**
  * Evaluates If-Match, If-Unmodified-Since, If-None-Match and If-Modified-Since in the order of
  * RFC 9110 §13.2.2 (steps 1-4; step 5, If-Range, is evaluateIfRange). A representation "exists" when
- * it has an entity-tag or a Last-Modified. Returns one of three frozen constants; never allocates.
+ * it has an entity-tag or a Last-Modified. Returns one of four frozen constants; never allocates.
  * `not-modified` means 304 (GET/HEAD only), `precondition-failed` means 412.
  */
 export function evaluatePreconditions(input: PreconditionInput): PreconditionResult {
@@ -60,10 +67,14 @@ export function evaluatePreconditions(input: PreconditionInput): PreconditionRes
     // §13.2.2 step 3, §13.1.2: WEAK comparison; `*` matches any current representation. A match is
     // "condition false": 304 for GET/HEAD, 412 for other methods. When If-None-Match is present,
     // If-Modified-Since is ignored even if nothing matched (§13.1.3; DESIGN.md "304 precedence").
-    const matched = isStar(ifNoneMatch)
-      ? exists
-      : etag !== undefined && entityTagListMatches(ifNoneMatch, etag, false);
-    if (!matched) return PROCEED;
+    const star = isStar(ifNoneMatch);
+    const matched = star ? exists : etag !== undefined && entityTagListMatches(ifNoneMatch, etag, false);
+    if (!matched) {
+      // §13.1.2 weak comparison: the same version's earlier weak tag still identifies it.
+      const alias = input.weakAlias;
+      if (alias === undefined || star || !entityTagListMatches(ifNoneMatch, alias, false)) return PROCEED;
+      return isGetOrHead(method) ? NOT_MODIFIED_ALIAS : PRECONDITION_FAILED;
+    }
     return isGetOrHead(method) ? NOT_MODIFIED : PRECONDITION_FAILED;
   }
 

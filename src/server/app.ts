@@ -57,6 +57,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     cachePolicy: options.cachePolicy,
     onError: (err, req: IncomingMessage) =>
       logger.error({ err, method: req.method, url: req.url }, 'request failed'),
+    onWarning: (message) => logger.warn(message),
   });
   const redis = createRedisPool(options.redis, logger);
   const ctx: StepContext = { logger, clientAddress: createClientAddress(options.trustProxy), redis };
@@ -162,6 +163,9 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     logger,
     static: staticHandler,
     listen: () => listen(parts),
-    close: () => close(parts),
+    close: () => {
+      staticHandler.files.close();
+      return close(parts);
+    },
   };
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -323,12 +323,69 @@ describe('precompress: options and output', () => {
     const dry = await precompressDir({ ...opts, dryRun: true });
     assert.deepEqual(await listing(root), ['big.js', 'noise.txt']);
     const report = await precompressDir({ ...opts, dryRun: false });
-    assert.deepEqual(await listing(root), ['big.js', 'big.js.br', 'big.js.gz', 'noise.txt']);
+    // 200 kB is above MANIFEST_MIN_FILE_BYTES: its hash is recorded too (hash-manifest.ts).
+    assert.deepEqual(await listing(root), [
+      '.gatehouse-hashes.json',
+      'big.js',
+      'big.js.br',
+      'big.js.gz',
+      'noise.txt',
+    ]);
     assert.equal(brotliDecompressSync(await readFile(join(root, 'big.js.br'))).toString(), body);
     assert.equal(gunzipSync(await readFile(join(root, 'big.js.gz'))).toString(), body);
     assert.equal(report.codedBytes.br, await sizeOf(join(root, 'big.js.br')));
     assert.deepEqual(dry, report, 'a dry run measures what a real run writes');
     assert.deepEqual([report.written, report.notWorthIt, report.failed], [1, 1, 0]);
+  });
+});
+
+describe('precompress: hash manifests', () => {
+  const hashOf = (b: string | Buffer) => createHash('sha256').update(b).digest('base64url').slice(0, 27);
+  const manifestOf = async (dir: string) =>
+    JSON.parse(await readFile(join(dir, '.gatehouse-hashes.json'), 'utf8')) as {
+      format: string;
+      version: number;
+      files: Record<string, { ino: number; size: number; mtimeMs: number; ctimeMs: number; hash: string }>;
+    };
+
+  test('every file of 64 KiB and more, compressible or not, in its own folder; a dry run writes none', async () => {
+    const video = randomBytes(100 * 1024);
+    const big = text('big', 100_000);
+    const root = await site({ 'media/clip.mp4': video, 'big.js': big, 'small.js': text('s', 4000) });
+    const opts = { dir: root, minBytes: 1024, force: false, codings: ['gzip'] as const };
+    await precompressDir({ ...opts, dryRun: true });
+    assert.equal(await exists(join(root, '.gatehouse-hashes.json')), false, 'dry run');
+    const report = await precompressDir({ ...opts, dryRun: false });
+    assert.equal(report.failed, 0);
+    const top = await manifestOf(root);
+    assert.deepEqual([top.format, top.version], ['gatehouse-hashes', 1]);
+    assert.deepEqual(Object.keys(top.files), ['big.js'], 'small.js and big.js.gz are below 64 KiB');
+    const st = await stat(join(root, 'big.js'));
+    assert.deepEqual(top.files['big.js'], {
+      ino: st.ino,
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+      ctimeMs: st.ctimeMs,
+      hash: hashOf(big),
+    });
+    const media = await manifestOf(join(root, 'media'));
+    assert.equal(media.files['clip.mp4']?.hash, hashOf(video));
+  });
+
+  test('a rerun keeps matching entries, replaces stale ones and drops removed files', async () => {
+    const root = await site({ 'a.bin': randomBytes(70_000), 'b.bin': randomBytes(70_000) });
+    const opts = { dir: root, minBytes: 1024, force: false, codings: ['gzip'] as const, dryRun: false };
+    await precompressDir(opts);
+    const first = await manifestOf(root);
+    const b2 = randomBytes(80_000);
+    await writeFile(join(root, 'b.bin'), b2);
+    await rm(join(root, 'a.bin'));
+    await writeFile(join(root, 'c.bin'), randomBytes(70_000));
+    await precompressDir(opts);
+    const second = await manifestOf(root);
+    assert.deepEqual(Object.keys(second.files), ['b.bin', 'c.bin']);
+    assert.equal(second.files['b.bin']?.hash, hashOf(b2));
+    assert.notEqual(second.files['b.bin']?.hash, first.files['b.bin']?.hash);
   });
 });
 

@@ -391,3 +391,90 @@ describe('evaluateIfRange (RFC 9110 §13.1.5)', () => {
     );
   }
 });
+
+describe('evaluatePreconditions: a weak alias of the same version (a large file before its hash was known)', () => {
+  const STRONG = '"abc"';
+  const ALIAS = 'W/"100000-18c0"';
+  type Want = 'proceed' | 'not-modified' | 'not-modified via alias' | 'precondition-failed';
+  const cases: [string, string, Record<string, string>, string | undefined, Want][] = [
+    [
+      'If-None-Match the alias -> 304 naming the alias',
+      'GET',
+      { 'if-none-match': ALIAS },
+      ALIAS,
+      'not-modified via alias',
+    ],
+    [
+      'If-None-Match the alias in a list -> 304 via alias',
+      'GET',
+      { 'if-none-match': `"x", ${ALIAS}` },
+      ALIAS,
+      'not-modified via alias',
+    ],
+    [
+      'If-None-Match the alias, HEAD -> 304 via alias',
+      'HEAD',
+      { 'if-none-match': ALIAS },
+      ALIAS,
+      'not-modified via alias',
+    ],
+    [
+      'If-None-Match the alias, POST -> 412',
+      'POST',
+      { 'if-none-match': ALIAS },
+      ALIAS,
+      'precondition-failed',
+    ],
+    ['If-None-Match the strong tag -> plain 304', 'GET', { 'if-none-match': STRONG }, ALIAS, 'not-modified'],
+    [
+      'If-None-Match the alias, no alias given -> proceed',
+      'GET',
+      { 'if-none-match': ALIAS },
+      undefined,
+      'proceed',
+    ],
+    ['If-None-Match another weak tag -> proceed', 'GET', { 'if-none-match': 'W/"1-2"' }, ALIAS, 'proceed'],
+    [
+      'If-None-Match the alias without W/ (weak comparison) -> 304 via alias',
+      'GET',
+      { 'if-none-match': '"100000-18c0"' },
+      ALIAS,
+      'not-modified via alias',
+    ],
+    ['If-None-Match * -> plain 304', 'GET', { 'if-none-match': '*' }, ALIAS, 'not-modified'],
+    [
+      'If-Match the alias -> 412 (strong comparison never matches a weak tag)',
+      'GET',
+      { 'if-match': ALIAS },
+      ALIAS,
+      'precondition-failed',
+    ],
+    [
+      'If-Match the strong tag and If-None-Match the alias -> 304 via alias',
+      'GET',
+      { 'if-match': STRONG, 'if-none-match': ALIAS },
+      ALIAS,
+      'not-modified via alias',
+    ],
+    [
+      'If-Modified-Since only: the alias changes nothing -> 304',
+      'GET',
+      { 'if-modified-since': AT },
+      ALIAS,
+      'not-modified',
+    ],
+  ];
+  for (const [name, method, headers, weakAlias, want] of cases) {
+    it(name, () => {
+      const r = evaluatePreconditions({
+        method,
+        header: (n) => headers[n],
+        etag: STRONG,
+        lastModifiedMs: LM,
+        weakAlias,
+      });
+      const got = r.kind === 'not-modified' && r.viaAlias ? 'not-modified via alias' : r.kind;
+      assert.equal(got, want);
+    });
+  }
+});

@@ -316,6 +316,10 @@ describe('pinned streamed files', () => {
     const s = await startServer(dir, { static: { maxCachedFileBytes: 1024 } });
     const path = `/big.bin?v=${hashOf(body).slice(0, 10)}`;
     try {
+      // 8 MiB is above static.hashInlineMaxBytes: pinned once the background hash is known.
+      await waitUntil('the background hash pins ?v=', async () => {
+        return (await get(s.url, path)).headers['cache-control'] === IMMUTABLE;
+      });
       assertPinned(await get(s.url, path), 'warm-up');
       const before = fds();
       for (let i = 0; i < 10; i++) {

@@ -1,5 +1,6 @@
 // assetUrl: the versioned URL of a file under a root, `/app.js?v=<10 characters of its content hash>`,
 // which the static handler pins for a year (resources.ts verifies `v` against the same hash).
+import type { Stats } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { ASSET_URL_VERSION_CHARS } from '../../http/asset-version.js';
@@ -36,6 +37,23 @@ export class AssetPathError extends Error {
  * path: `..` may not leave the root. The result is percent-encoded as a URL path.
  */
 export async function assetUrl(rootOrServer: string | AssetUrlServer, path: string): Promise<string> {
+  return (await assetVersion(rootOrServer, path)).url;
+}
+
+/** What assetUrl found: the URL, the file, its content hash and the stat of the version hashed. */
+export interface AssetVersion {
+  readonly url: string;
+  readonly absPath: string;
+  readonly hash: string;
+  /** Undefined when the file changed while it was hashed (the URL is still the bytes read). */
+  readonly stats: Stats | undefined;
+}
+
+/** assetUrl, with the file's path, full content hash and stats (for a hash manifest entry). */
+export async function assetVersion(
+  rootOrServer: string | AssetUrlServer,
+  path: string,
+): Promise<AssetVersion> {
   const server = typeof rootOrServer === 'string' ? undefined : rootOrServer.options;
   const root = resolve(server?.root ?? (rootOrServer as string));
   const dotfiles = server?.static.dotfiles ?? 'ignore';
@@ -58,23 +76,37 @@ export async function assetUrl(rootOrServer: string | AssetUrlServer, path: stri
   if (r.kind === 'hidden') throw new AssetPathError('hidden', path, 'a dotfile, not served');
   const abs = r.path === '/' ? root : join(root, r.path);
   let isFile: boolean;
+  let before: Stats;
   try {
-    isFile = (await stat(abs)).isFile();
+    before = await stat(abs);
+    isFile = before.isFile();
   } catch {
     throw new AssetPathError('not_found', path, `no such file under ${root}`);
   }
   if (!isFile || r.trailingSlash) throw new AssetPathError('not_a_file', path, 'not a file');
   let hash: string;
+  let after: Stats;
   try {
     // As the static handler: a symlink leaving the root is not served unless followSymlinks.
     if (!followSymlinks && !isInside(await realpath(root), await realpath(abs), sep)) {
       throw new AssetPathError('outside_root', path, `a symlink leaving ${root}`);
     }
     hash = await hashFile(abs);
+    after = await stat(abs);
   } catch (err) {
     if (err instanceof AssetPathError) throw err;
     const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw new AssetPathError('unreadable', path, `cannot read: ${code}`);
   }
-  return `${encodeURI(r.path)}?${param}=${hash.slice(0, ASSET_URL_VERSION_CHARS)}`;
+  const same =
+    before.ino === after.ino &&
+    before.size === after.size &&
+    before.mtimeMs === after.mtimeMs &&
+    before.ctimeMs === after.ctimeMs;
+  return {
+    url: `${encodeURI(r.path)}?${param}=${hash.slice(0, ASSET_URL_VERSION_CHARS)}`,
+    absPath: abs,
+    hash,
+    stats: same ? after : undefined,
+  };
 }

@@ -1,14 +1,15 @@
 // The file view: URL path -> resolved resource (file version, redirect, missing), with
 // validators, precompressed and compressed variants, and small bodies cached in a
 // byte-bounded LRU. Entries are trusted for `revalidateMs`, then checked against the disk.
-import { createHash } from 'node:crypto';
-import { createReadStream, type Stats } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { basename, join, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, gzip, constants as zc } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { formatHttpDate } from '../../http/dates.js';
+import { ContentHashes, hashBuffer, statFingerprint } from './content-hashes.js';
+import { isManifestName } from './hash-manifest.js';
 import { mediaInfo } from './media.js';
 import { isInside, type PathResult, resolveFilePath } from './path.js';
 import type { CachePolicy, PolicyInput } from './policy.js';
@@ -42,7 +43,13 @@ export interface StaticOptions {
   htmlSecurityHeaders: boolean;
   /** Lower-cased names the header rules set, append or remove: the rules decide those (no default). */
   htmlHeadersRuled?: ReadonlySet<string>;
+  /** Strong ETags of larger streamed files are hashed in the background (default 4 MiB). */
+  hashInlineMaxBytes?: number;
+  /** Hash manifests (server/static/hash-manifest.ts): read (default), also write, or off. */
+  hashManifest?: 'read' | 'write' | 'off';
 }
+
+export const DEFAULT_HASH_INLINE_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
  * On the site's own pages by default: RFC 7034 frame protection (SAMEORIGIN: the site may frame
@@ -67,6 +74,8 @@ const FLY_CODINGS: readonly Coding[] = ZSTD_AVAILABLE ? CODINGS : ['br', 'gzip']
 export interface Variant {
   readonly coding: Coding | 'identity';
   readonly etag: string;
+  /** The W/"size-mtime" this version may have gone out with before its hash was known (If-None-Match). */
+  readonly weakAlias: string | undefined;
   readonly size: number;
   /** In memory when small enough; otherwise streamed from `filePath`. */
   readonly body: Buffer | undefined;
@@ -121,6 +130,8 @@ interface Entry {
   sizeBytes: number;
   /** Files whose stats make up the fingerprint (the file, its siblings). */
   watch: readonly string[];
+  /** A content hash is computed in the background: resolved again, not reused, at revalidation. */
+  pendingHash?: boolean;
 }
 
 export interface FileViewOptions {
@@ -128,16 +139,16 @@ export interface FileViewOptions {
   readonly static: StaticOptions;
   readonly policyFor: (input: PolicyInput) => CachePolicy;
   readonly nowMs?: () => number;
+  /** A hash manifest ignored or not writable, a background hash failed (one line each). */
+  readonly onWarning?: (message: string) => void;
 }
 
 const brotli = promisify(brotliCompress);
 const gz = promisify(gzip);
 const ENTRY_OVERHEAD = 1024;
 
-/** Inode, size and mtime: a file version. */
-export function statFingerprint(s: Stats | undefined): string {
-  return s ? `${s.ino}:${s.size}:${s.mtimeMs}` : '-';
-}
+export { HASH_CHARS, hashFile, statFingerprint } from './content-hashes.js';
+
 const fp = statFingerprint;
 
 async function statOrUndefined(path: string): Promise<Stats | undefined> {
@@ -146,20 +157,6 @@ async function statOrUndefined(path: string): Promise<Stats | undefined> {
   } catch {
     return undefined;
   }
-}
-
-/** Characters of the base64url sha256 kept in strong ETags and compared against `?v=` (162 bits). */
-export const HASH_CHARS = 27;
-
-/** base64url (RFC 4648 §5, no padding) sha256 of a file's bytes, first HASH_CHARS characters. */
-export async function hashFile(path: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
-  return h.digest('base64url').slice(0, HASH_CHARS);
-}
-
-function hashBuffer(buf: Buffer): string {
-  return createHash('sha256').update(buf).digest('base64url').slice(0, HASH_CHARS);
 }
 
 function isHtml(mediaType: string): boolean {
@@ -174,6 +171,7 @@ export class FileView {
   private readonly cache: LRUCache<string, Entry>;
   private readonly pending = new Map<string, Promise<Entry>>();
   private readonly maxBodyBytes: number;
+  private readonly hashes: ContentHashes;
   private realRoot: string | undefined;
 
   constructor(o: FileViewOptions) {
@@ -184,6 +182,33 @@ export class FileView {
     const maxSize = Math.max(o.static.memoryCacheBytes, 64 * ENTRY_OVERHEAD);
     this.cache = new LRUCache<string, Entry>({ maxSize, sizeCalculation: (e) => e.sizeBytes });
     this.maxBodyBytes = Math.min(o.static.maxCachedFileBytes, Math.floor(o.static.memoryCacheBytes / 4));
+    this.hashes = new ContentHashes({
+      etag: o.static.etag,
+      hashInlineMaxBytes: o.static.hashInlineMaxBytes ?? DEFAULT_HASH_INLINE_MAX_BYTES,
+      hashManifest: o.static.hashManifest ?? 'read',
+      onWarning: o.onWarning ?? (() => {}),
+      onKnown: (abs) => this.forget(abs),
+    });
+  }
+
+  /** Stops background hashing (server shutdown). */
+  close(): void {
+    this.hashes.close();
+  }
+
+  /** Drops cached views of a file (or sibling) whose hash became known: the next request resolves. */
+  private forget(abs: string): void {
+    const stale: string[] = [];
+    for (const [key, e] of this.cache.entries()) {
+      const r = e.resource;
+      if (r.kind !== 'file') continue;
+      if (
+        r.absPath === abs ||
+        [...r.variants.values()].some((v) => !(v instanceof Promise) && v.filePath === abs)
+      )
+        stale.push(key);
+    }
+    for (const key of stale) this.cache.delete(key);
   }
 
   /** Synchronous lookup of a fresh entry; undefined when it must be (re)resolved. */
@@ -234,7 +259,7 @@ export class FileView {
   }
 
   private async refresh(rawPath: string, old: Entry | undefined): Promise<Entry> {
-    if (old !== undefined && old.watch.length > 0 && 'fingerprint' in old.resource) {
+    if (old !== undefined && old.watch.length > 0 && 'fingerprint' in old.resource && !old.pendingHash) {
       const stats = await Promise.all(old.watch.map(statOrUndefined));
       if (stats.map(fp).join('|') === old.resource.fingerprint) {
         old.checkedAtMs = this.now();
@@ -250,6 +275,10 @@ export class FileView {
     const checkedAtMs = this.now();
     const r: PathResult = resolveFilePath(rawPath, this.opts.dotfiles === 'allow');
     if (r.kind !== 'ok') return { resource: r, checkedAtMs, sizeBytes: ENTRY_OVERHEAD, watch: [] };
+    // The hash manifests (and their temp files) are never served, even with dotfiles allowed.
+    if (isManifestName(basename(r.path))) {
+      return { resource: { kind: 'hidden' }, checkedAtMs, sizeBytes: ENTRY_OVERHEAD, watch: [] };
+    }
     const abs = r.path === '/' ? this.root : join(this.root, r.path);
     const st = await statOrUndefined(abs);
     const missing = (watch: string[], stats: (Stats | undefined)[]): Entry => ({
@@ -335,14 +364,14 @@ export class FileView {
       filePath: string,
       vst: Stats,
       vbody: Buffer | undefined,
-      etag: string,
+      tag: { etag: string; weakAlias: string | undefined },
     ) =>
       this.makeVariant(
         coding,
         filePath,
         vst.size,
         vbody,
-        etag,
+        tag,
         info.contentType,
         lastModifiedMs,
         policy,
@@ -351,13 +380,15 @@ export class FileView {
         fp(vst),
       );
 
-    const identityEtag = await this.etagFor(abs, st, body, '');
-    const identity = make('identity', abs, st, body, identityEtag);
-    // The strong ETag is the content hash; in weak mode it is computed only when it can matter and
-    // the bytes are in memory anyway (a streamed file is not read twice: its `?v=` is not verified).
+    const identityTag = await this.hashes.tagFor(abs, st, body);
+    let pendingHash = identityTag.pending;
+    const identity = make('identity', abs, st, body, identityTag);
+    // The strong ETag is the content hash (undefined while a large file's is computed: its `?v=` is
+    // not verified yet). In weak mode it is computed only when it can matter and the bytes are in
+    // memory anyway (a streamed file is not read twice: its `?v=` is not verified).
     const contentHash =
       this.opts.etag === 'strong'
-        ? identityEtag.slice(1, -1)
+        ? identityTag.hash
         : versionedPolicy !== policy && body !== undefined
           ? hashBuffer(body)
           : undefined;
@@ -366,7 +397,9 @@ export class FileView {
     for (const [c, s] of siblings) {
       const sbody = s.st.size <= this.maxBodyBytes ? await readFile(s.path) : undefined;
       sizeBytes += sbody?.length ?? 0;
-      variants.set(c, make(c, s.path, s.st, sbody, await this.etagFor(s.path, s.st, sbody, c)));
+      const tag = await this.hashes.tagFor(s.path, s.st, sbody, c);
+      pendingHash ||= tag.pending;
+      variants.set(c, make(c, s.path, s.st, sbody, tag));
     }
     const watch = this.opts.precompressed ? [abs, ...CODINGS.map((c) => abs + CODING_EXT[c])] : [abs];
     const resource: FileResource = {
@@ -389,16 +422,7 @@ export class FileView {
       const dirStats = await Promise.all(extraWatch.map(statOrUndefined));
       (resource as { fingerprint: string }).fingerprint += `|${dirStats.map(fp).join('|')}`;
     }
-    return { resource, checkedAtMs, sizeBytes, watch: [...watch, ...extraWatch] };
-  }
-
-  private async etagFor(path: string, st: Stats, body: Buffer | undefined, suffix: string): Promise<string> {
-    if (this.opts.etag === 'weak') {
-      // W/"size-mtime": cheap, but differs between replicas (RFC 9110 §8.8.3 weak validator).
-      return `W/"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}${suffix && `-${suffix}`}"`;
-    }
-    // Strong: a content hash, the same on every replica and after a redeploy of the same bytes.
-    return `"${body ? hashBuffer(body) : await hashFile(path)}"`;
+    return { resource, checkedAtMs, sizeBytes, watch: [...watch, ...extraWatch], pendingHash };
   }
 
   private async compress(file: FileResource, coding: Coding): Promise<Variant> {
@@ -424,7 +448,7 @@ export class FileView {
       file.absPath,
       out.length,
       out,
-      etag,
+      { etag, weakAlias: undefined },
       file.contentType,
       file.lastModifiedMs,
       file.policy,
@@ -439,7 +463,7 @@ export class FileView {
     filePath: string,
     size: number,
     body: Buffer | undefined,
-    etag: string,
+    tag: { etag: string; weakAlias: string | undefined },
     contentType: string,
     lastModifiedMs: number | undefined,
     policy: CachePolicy,
@@ -447,6 +471,7 @@ export class FileView {
     vary: boolean,
     diskFingerprint: string | undefined,
   ): Variant {
+    const { etag, weakAlias } = tag;
     const build = (p: CachePolicy) => {
       const v304: Record<string, string> = { ETag: etag, 'Cache-Control': p.cacheControl };
       if (lastModifiedMs !== undefined) v304['Last-Modified'] = formatHttpDate(lastModifiedMs);
@@ -471,6 +496,6 @@ export class FileView {
     };
     const normal = build(policy);
     const versioned = versionedPolicy === policy ? undefined : build(versionedPolicy);
-    return { coding, etag, size, body, filePath, diskFingerprint, ...normal, versioned };
+    return { coding, etag, weakAlias, size, body, filePath, diskFingerprint, ...normal, versioned };
   }
 }

@@ -28,6 +28,8 @@ export function createStaticHandler(o: {
   cachePolicy: readonly CacheRule[];
   nowMs?: () => number;
   onError?: (err: unknown, req: IncomingMessage) => void;
+  /** Hash manifests ignored or not writable, background hashes failed (files.ts). */
+  onWarning?: (message: string) => void;
 }): StaticHandler {
   const opts = o.static;
   const now = o.nowMs ?? Date.now;
@@ -36,6 +38,7 @@ export function createStaticHandler(o: {
     static: opts,
     policyFor: compilePolicy(o.cachePolicy),
     nowMs: now,
+    onWarning: o.onWarning,
   });
   const onError = o.onError ?? (() => {});
   const ctx: StaticContext = {

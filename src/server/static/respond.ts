@@ -67,10 +67,14 @@ function respond(
       header: (name) => headers[name] as string | undefined,
       etag: v.etag,
       lastModifiedMs: file.lastModifiedMs,
+      weakAlias: v.weakAlias,
     });
     if (pre.kind === 'not-modified') {
       // RFC 9110 §15.4.5: the 304 carries the fields a 200 would have for cache updates; no body.
       let h = (pinned ?? v).headers304;
+      // RFC 9111 §4.3.4: the cache updates the stored response its validator selects, so a match on
+      // the earlier weak tag answers with that tag (the client gets the strong one with its next 200).
+      if (pre.viaAlias) h = { ...h, ETag: v.weakAlias! };
       if (exp !== undefined || extraVary)
         h = withExtras(h, exp === undefined ? undefined : ctx.expires(exp), extraVary);
       writeHeadMerged(res, 304, h);

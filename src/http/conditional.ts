@@ -32,6 +32,20 @@ const NOT_MODIFIED: PreconditionResult = Object.freeze({ kind: 'not-modified' })
 const PRECONDITION_FAILED: PreconditionResult = Object.freeze({ kind: 'precondition-failed' });
 const NOT_MODIFIED_ALIAS: PreconditionResult = Object.freeze({ kind: 'not-modified', viaAlias: true });
 
+/**
+ * Whether a request carries any of the four precondition fields of RFC 9110 §13.1.1-§13.1.4 (If-Range,
+ * §13.1.5, only matters with Range). Without them evaluatePreconditions is always `proceed`, so the
+ * common unconditional GET skips it.
+ */
+export function hasPreconditions(headers: Readonly<Record<string, unknown>>): boolean {
+  return (
+    headers['if-none-match'] !== undefined ||
+    headers['if-modified-since'] !== undefined ||
+    headers['if-match'] !== undefined ||
+    headers['if-unmodified-since'] !== undefined
+  );
+}
+
 function isGetOrHead(method: string): boolean {
   return method === 'GET' || method === 'HEAD';
 }

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import {
   evaluateIfRange,
   evaluatePreconditions,
+  hasPreconditions,
   type PreconditionResult,
 } from '../../src/http/conditional.js';
 
@@ -475,6 +476,38 @@ describe('evaluatePreconditions: a weak alias of the same version (a large file 
       });
       const got = r.kind === 'not-modified' && r.viaAlias ? 'not-modified via alias' : r.kind;
       assert.equal(got, want);
+    });
+  }
+});
+
+describe('hasPreconditions: the unconditional GET may skip evaluatePreconditions', () => {
+  const FIELDS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since'];
+  for (const name of FIELDS) {
+    it(`${name} alone counts`, () => {
+      assert.equal(hasPreconditions({ [name]: 'x' }), true);
+      assert.equal(hasPreconditions({ host: 'a', range: 'bytes=0-1', [name]: '' }), true);
+    });
+  }
+  it('other fields (If-Range included, which only matters with Range) do not', () => {
+    assert.equal(hasPreconditions({}), false);
+    assert.equal(
+      hasPreconditions({ host: 'a', 'if-range': '"x"', range: 'bytes=0-1', accept: '*/*' }),
+      false,
+    );
+  });
+  // Skipping is only sound when the evaluation could not have said anything but proceed.
+  const cases: [string, string | undefined, number | undefined][] = [
+    ['GET', '"a"', 1000],
+    ['HEAD', undefined, 1000],
+    ['POST', '"a"', undefined],
+    ['DELETE', undefined, undefined],
+  ];
+  for (const [method, etag, lastModifiedMs] of cases) {
+    it(`${method} etag=${etag} lastModified=${lastModifiedMs}: without the fields the result is proceed`, () => {
+      const headers: Record<string, string> = { host: 'a', range: 'bytes=0-0', 'if-range': '"a"' };
+      assert.equal(hasPreconditions(headers), false);
+      const r = evaluatePreconditions({ method, header: (n) => headers[n], etag, lastModifiedMs });
+      assert.equal(r.kind, 'proceed');
     });
   }
 });

@@ -1,7 +1,7 @@
 // One file's response: content coding, then the pure decisions of src/http/ applied in the order
 // of pillarjs/send: 412, 304, Range/If-Range, 416/206, HEAD, body.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { evaluateIfRange, evaluatePreconditions } from '../../http/conditional.js';
+import { evaluateIfRange, evaluatePreconditions, hasPreconditions } from '../../http/conditional.js';
 import { negotiateEncoding } from '../../http/negotiate.js';
 import { formatUnsatisfiedRange, parseRange } from '../../http/range.js';
 import { ERRORS, sendError } from '../errors.js';
@@ -61,7 +61,8 @@ function respond(
   // Variant.versioned exists exactly when versionedPolicy differs from the normal policy.
   const pinned = versioned ? v.versioned : undefined;
   const exp = (pinned ? file.versionedPolicy : file.policy).expiresSec;
-  if (status === 200) {
+  // The common unconditional GET skips the evaluation (and its input object) altogether.
+  if (status === 200 && hasPreconditions(headers)) {
     const pre = evaluatePreconditions({
       method: req.method!,
       header: (name) => headers[name] as string | undefined,

@@ -473,17 +473,21 @@ export class FileView {
   ): Variant {
     const { etag, weakAlias } = tag;
     const build = (p: CachePolicy) => {
+      // RFC 9110 §15.4.5: a 304 carries ETag, Cache-Control and Vary (Expires and Date are added per
+      // response); other metadata SHOULD NOT be sent, and Last-Modified is only useful without an ETag,
+      // which every file here has (as Go's net/http, so Caddy, leaves it out).
       const v304: Record<string, string> = { ETag: etag, 'Cache-Control': p.cacheControl };
-      if (lastModifiedMs !== undefined) v304['Last-Modified'] = formatHttpDate(lastModifiedMs);
-      // RFC 9110 §12.5.5: every response of a resource with encoded variants says so.
-      if (vary) v304.Vary = 'Accept-Encoding';
       const headers: Record<string, string> = {
         'Content-Type': contentType,
         'Content-Length': String(size),
-        ...v304,
-        'Accept-Ranges': 'bytes',
-        'X-Content-Type-Options': 'nosniff',
+        ETag: etag,
+        'Cache-Control': p.cacheControl,
       };
+      if (lastModifiedMs !== undefined) headers['Last-Modified'] = formatHttpDate(lastModifiedMs);
+      // RFC 9110 §12.5.5: every response of a resource with encoded variants says so.
+      if (vary) headers.Vary = v304.Vary = 'Accept-Encoding';
+      headers['Accept-Ranges'] = 'bytes';
+      headers['X-Content-Type-Options'] = 'nosniff';
       if (coding !== 'identity') headers['Content-Encoding'] = coding;
       if (this.opts.htmlSecurityHeaders && isHtml(contentType.split(';', 1)[0]!.trim())) {
         const ruled = this.opts.htmlHeadersRuled;

@@ -108,12 +108,20 @@ export function createTlsListener(o: {
       })
     : undefined;
   if (guard !== undefined) serveStreams(server as Http2SecureServer, guard);
-  if (ticketOptions.enabled)
+  if (ticketOptions.enabled) {
     tickets = createTicketKeys(ticketOptions, {
       apply: (key) => server.setTicketKeys(key),
       logger,
       redis: o.redis,
     });
+    // node:cluster hands each worker the first worker's ticket key as it listens, once (the primary
+    // keeps it): a SIGHUP replacement would get the key of a window long past. The current key goes
+    // back on ('listening' comes after that hand-over).
+    server.on('listening', () => {
+      const key = tickets?.current();
+      if (key !== undefined) server.setTicketKeys(key);
+    });
+  }
 
   const applyDefault = () => {
     const pair = store.defaultPair;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -114,6 +114,32 @@ describe('gatehouse serve with TLS', () => {
       assert.match(u.stderr, /--tls-cert and --tls-key go together/);
     } finally {
       removeSite(dir);
+    }
+  });
+  it('a session ticket key file readable by others: exit 1 naming the file and the mode', async () => {
+    const files = await testTls();
+    const dir = makeSite({});
+    const keyFile = join(dir, '..', `ticket-${process.pid}.key`);
+    writeFileSync(keyFile, Buffer.alloc(80, 1), { mode: 0o644 });
+    chmodSync(keyFile, 0o644);
+    const config = join(dir, 'gatehouse.config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ tls: { cert: files.cert, key: files.key, sessionTickets: { keyFile } } }),
+    );
+    try {
+      const r = spawnSync(process.execPath, [BIN, 'serve', dir, '--port', '0', '--config', config], {
+        encoding: 'utf8',
+      });
+      assert.equal(r.status, 1);
+      assert.equal(
+        r.stderr.trim().split('\n').at(-1),
+        `gatehouse: tls: sessionTickets.keyFile ${keyFile}: readable by group or others (mode 644): chmod 600 it`,
+      );
+      assert.doesNotMatch(r.stdout, /listening on/);
+    } finally {
+      removeSite(dir);
+      rmSync(keyFile, { force: true });
     }
   });
 });

@@ -3,7 +3,7 @@
 // TLS 1.2 and 1.3 and on the HTTP/2 and HTTP/1.1 listeners; servers that share nothing do not. Keys
 // change per window, a certificate reload keeps the key, bad key files stop the start.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -197,6 +197,30 @@ describe('session tickets from Redis', () => {
   });
 });
 
+describe('session tickets from Redis, Redis down', () => {
+  it('Redis down at start: the server serves with its own key, then takes the shared one when Redis is back', async () => {
+    const own = await startRedis();
+    try {
+      await own.stop();
+      const logA = memoryLogger();
+      const a = await serve({ store: 'redis' }, { redisUrl: own.url, logger: logA });
+      assert.match(logA.text('warn'), /session ticket secret refused; this process uses its own key/);
+      const first = await tlsExchange(a.port, files.caPem);
+      assert.equal(first.status, 200);
+      await own.start();
+      await waitUntil('the shared secret is read', () => /secret readable again/.test(logA.text('info')));
+      const b = await serve({ store: 'redis' }, { redisUrl: own.url });
+      for (const maxVersion of versions) {
+        const fromA = await tlsExchange(a.port, files.caPem, { maxVersion });
+        const onB = await tlsExchange(b.port, files.caPem, { maxVersion, session: fromA.session });
+        assert.equal(onB.reused, true, `${maxVersion}: A's ticket resumes on B once A has the shared secret`);
+      }
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('key files and config', () => {
   const startError = async (tickets: Tickets) =>
     serve(tickets).then(
@@ -283,6 +307,36 @@ describe('rotation', () => {
     assert.notDeepEqual(ticketKeyFor(secret, 3600, 2), ticketKeyFor(secret, 3600, 3));
     assert.notDeepEqual(ticketKeyFor(secret, 3600, 2), ticketKeyFor(secret, 7200, 2));
     assert.notDeepEqual(ticketKeyFor(secret, 3600, 2), ticketKeyFor(Buffer.alloc(48, 8), 3600, 2));
+  });
+
+  it('a key file gone at a rotation: logged once, the last good secret stays, so instances still agree', async () => {
+    const file = keyFile('vanishing');
+    const secret = readFileSync(file);
+    const rotateSecs = 3600;
+    const startMs = Date.now();
+    const next = ticketWindow(startMs, rotateSecs).index + 10;
+    // A clock 300 ms before the end of a window (real time runs it).
+    const nowMs = () => next * rotateSecs * 1000 - 300 + (Date.now() - startMs);
+    const logger = memoryLogger();
+    const applied: Buffer[] = [];
+    const keys = createTicketKeys(
+      { enabled: true, rotateSecs, store: 'local', keyFile: file },
+      { apply: (k) => applied.push(k), logger, redis: createRedisPool(undefined, logger), nowMs },
+    );
+    await keys.start();
+    rmSync(file);
+    try {
+      assert.deepEqual(applied, [ticketKeyFor(secret, rotateSecs, next - 1)]);
+      await waitUntil('the rotation ran', () => applied.length === 2);
+      // The next window's key from the last good secret: what every other instance derives too.
+      assert.deepEqual(applied[1], ticketKeyFor(secret, rotateSecs, next));
+      const warns = logger.lines.filter((l) => l.level === 'warn');
+      assert.equal(warns.length, 1);
+      assert.equal(warns[0]!.msg, 'tls: session ticket secret refused; the last good one stays');
+      assert.match(String(warns[0]!.obj.reason), /vanishing: cannot read \(ENOENT\)/);
+    } finally {
+      keys.close();
+    }
   });
 
   it('at the end of its window the key changes: old tickets make a full handshake, open connections go on', async () => {

@@ -173,7 +173,9 @@ export function createTicketKeys(
       if (!failing)
         d.logger.warn(
           { reason: (err as Error).message },
-          'tls: session ticket secret refused; this process uses its own key (tickets resume only here)',
+          secret === undefined
+            ? 'tls: session ticket secret refused; this process uses its own key (tickets resume only here)'
+            : 'tls: session ticket secret refused; the last good one stays',
         );
       failing = true;
       secret ??= randomBytes(TICKET_KEY_BYTES);

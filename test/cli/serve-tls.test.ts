@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { leafFor, testPki } from '../helpers/certs.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
-import { testTls } from '../helpers/tls.js';
+import { testTls, tlsExchange } from '../helpers/tls.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const BIN = join(import.meta.dirname, '../../bin/gatehouse.js');
@@ -138,6 +138,52 @@ describe('gatehouse serve with TLS', () => {
       );
       assert.doesNotMatch(r.stdout, /listening on/);
     } finally {
+      removeSite(dir);
+      rmSync(keyFile, { force: true });
+    }
+  });
+  it("two processes sharing tls.sessionTickets.keyFile resume each other's tickets (different command lines)", async () => {
+    const files = await testTls();
+    const dir = makeSite({ 'a.txt': 'a' });
+    const keyFile = join(dir, '..', `shared-ticket-${process.pid}.key`);
+    writeFileSync(keyFile, Buffer.alloc(80, 7), { mode: 0o600 });
+    const config = join(dir, 'gatehouse.config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ tls: { cert: files.cert, key: files.key, sessionTickets: { keyFile } } }),
+    );
+    // Two `serve` processes whose command lines differ (--log), as two instances' often do.
+    const start = (log: string) => {
+      const child = spawn(
+        process.execPath,
+        [BIN, 'serve', dir, '--port', '0', '--config', config, '--log', log],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      const port = waitUntil('the listening line', () =>
+        /listening on https:\/\/127\.0\.0\.1:(\d+)\n/.exec(out),
+      );
+      return { child, port: port.then((m) => Number(m[1])) };
+    };
+    const a = start('off');
+    const b = start('json');
+    try {
+      const [portA, portB] = [await a.port, await b.port];
+      for (const maxVersion of ['TLSv1.3', 'TLSv1.2'] as const) {
+        const first = await tlsExchange(portA, files.caPem, { maxVersion, path: '/a.txt' });
+        const onB = await tlsExchange(portB, files.caPem, {
+          maxVersion,
+          path: '/a.txt',
+          session: first.session,
+        });
+        assert.deepEqual([first.reused, onB.reused, onB.status], [false, true, 200], maxVersion);
+      }
+    } finally {
+      a.child.kill('SIGKILL');
+      b.child.kill('SIGKILL');
       removeSite(dir);
       rmSync(keyFile, { force: true });
     }

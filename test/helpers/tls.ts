@@ -82,6 +82,9 @@ export interface TlsExchange {
   alpn: string | false | null;
   /** The response status of GET `path`. */
   status: number;
+  /** Bytes of the last ticket the server sent (0: none): a sealed session, or with SSL_OP_NO_TICKET on
+   *  TLS 1.3 a 32-byte session cache id. */
+  ticketBytes: number;
   /** The last session (ticket) the server sent, else (a resumption sends none) the one handed in. */
   session: Buffer | undefined;
 }
@@ -111,8 +114,10 @@ export function tlsExchange(
       ALPNProtocols: [alpn],
       session: o.session,
     });
+    let ticketBytes = 0;
     t.on('session', (s: Buffer) => {
       session = s;
+      ticketBytes = t.getTLSTicket()?.length ?? 0;
     });
     t.on('error', reject);
     t.once('secureConnect', () => {
@@ -120,7 +125,7 @@ export function tlsExchange(
       const protocol = t.getProtocol();
       const alpnProtocol = t.alpnProtocol;
       const done = () =>
-        resolve({ reused, protocol, alpn: alpnProtocol, status, session: session ?? o.session });
+        resolve({ reused, protocol, alpn: alpnProtocol, ticketBytes, status, session: session ?? o.session });
       if (alpn === 'h2') {
         const client = http2Connect(`https://localhost:${port}`, { createConnection: () => t });
         client.on('error', reject);

@@ -134,14 +134,22 @@ describe('session tickets from a shared key file', () => {
     }
   });
 
-  it('enabled: false sends no ticket another instance can use', async () => {
+  it('enabled: false sends no sealed ticket (TLS 1.2: none; TLS 1.3: a 32-byte session cache id)', async () => {
     const shared = keyFile('disabled');
-    const a = await serve({ keyFile: shared, enabled: false });
-    const b = await serve({ keyFile: shared, enabled: false });
-    for (const maxVersion of versions) {
-      const first = await tlsExchange(a.port, files.caPem, { maxVersion });
-      const onB = await tlsExchange(b.port, files.caPem, { maxVersion, session: first.session });
-      assert.equal(onB.reused, false, maxVersion);
+    const on = await serve({ keyFile: shared });
+    const off = await serve({ keyFile: shared, enabled: false });
+    const off2 = await serve({ keyFile: shared, enabled: false });
+    const sealed = await tlsExchange(on.port, files.caPem, { maxVersion: 'TLSv1.2' });
+    assert.ok(sealed.ticketBytes > 32, `a sealed ticket: ${sealed.ticketBytes} bytes`);
+    const v12 = await tlsExchange(off.port, files.caPem, { maxVersion: 'TLSv1.2' });
+    const v13 = await tlsExchange(off.port, files.caPem, { maxVersion: 'TLSv1.3' });
+    assert.deepEqual([v12.ticketBytes, v13.ticketBytes], [0, 32]);
+    for (const first of [v12, v13]) {
+      const onOther = await tlsExchange(off2.port, files.caPem, {
+        maxVersion: first.protocol as 'TLSv1.2',
+        session: first.session,
+      });
+      assert.equal(onOther.reused, false, `${first.protocol}: not on another instance`);
     }
   });
 });

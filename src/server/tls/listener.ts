@@ -3,7 +3,6 @@
 // the limits below are set as that code reads them. Certificates come from the store: the default
 // one by setSecureContext (new connections only), the others by SNI; files are watched and SIGHUP
 // (in the CLI) calls reload(). Every context carries the same suites and options (ciphers.ts).
-
 import { constants as cryptoConstants } from 'node:crypto';
 import { type FSWatcher, watch } from 'node:fs';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';

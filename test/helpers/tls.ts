@@ -82,6 +82,8 @@ export interface TlsExchange {
   alpn: string | false | null;
   /** The response status of GET `path`. */
   status: number;
+  /** The whole response as received (HTTP/1.1 only; '' over h2). */
+  raw: string;
   /** Bytes of the last ticket the server sent (0: none): a sealed session, or with SSL_OP_NO_TICKET on
    *  TLS 1.3 a 32-byte session cache id. */
   ticketBytes: number;
@@ -105,6 +107,7 @@ export function tlsExchange(
     let session: Buffer | undefined;
     let status = 0;
     let reused = false;
+    let raw = '';
     const t = tlsConnect({
       port,
       host: '127.0.0.1',
@@ -125,7 +128,15 @@ export function tlsExchange(
       const protocol = t.getProtocol();
       const alpnProtocol = t.alpnProtocol;
       const done = () =>
-        resolve({ reused, protocol, alpn: alpnProtocol, ticketBytes, status, session: session ?? o.session });
+        resolve({
+          reused,
+          protocol,
+          alpn: alpnProtocol,
+          ticketBytes,
+          raw,
+          status,
+          session: session ?? o.session,
+        });
       if (alpn === 'h2') {
         const client = http2Connect(`https://localhost:${port}`, { createConnection: () => t });
         client.on('error', reject);
@@ -137,10 +148,9 @@ export function tlsExchange(
         req.on('end', () => client.close());
         t.on('close', done);
       } else {
-        let head = '';
         t.on('data', (d: Buffer) => {
-          head += d.toString('latin1');
-          status ||= Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+          raw += d.toString('latin1');
+          status ||= Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1] ?? 0);
         });
         t.on('close', done);
         t.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);

@@ -3,6 +3,7 @@
 // TLS 1.2 and 1.3 and on the HTTP/2 and HTTP/1.1 listeners; servers that share nothing do not. Keys
 // change per window, a certificate reload keeps the key, bad key files stop the start.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -225,6 +226,37 @@ describe('session tickets from Redis, Redis down', () => {
       }
     } finally {
       await own.close();
+    }
+  });
+});
+
+describe('node:cluster', () => {
+  it("each worker keeps the key from its own secret (node:cluster hands over the first worker's key as they listen)", async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/ticket-cluster.ts'], {
+      env: { ...process.env, SITE: site, TLS_CERT: files.cert, TLS_KEY: files.key },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    try {
+      const m = await waitUntil('both workers listen', () => /^listening (\d+) (\d+)\n/m.exec(out));
+      assert.equal(m[1], m[2], 'one port for both workers');
+      const port = Number(m[1]);
+      const slotOf = (raw: string) =>
+        (JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as { slot: number }).slot;
+      const first = await tlsExchange(port, files.caPem, { path: '/worker' });
+      const issuer = slotOf(first.raw);
+      const seen: { slot: number; reused: boolean }[] = [];
+      await waitUntil('both workers answered a connection offering the ticket', async () => {
+        const r = await tlsExchange(port, files.caPem, { path: '/worker', session: first.session });
+        seen.push({ slot: slotOf(r.raw), reused: r.reused });
+        return new Set(seen.map((x) => x.slot)).size === 2;
+      });
+      // Its issuer resumes it; the other worker, whose secret differs, makes a full handshake.
+      for (const x of seen) assert.equal(x.reused, x.slot === issuer, JSON.stringify({ issuer, seen }));
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
     }
   });
 });

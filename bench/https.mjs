@@ -6,8 +6,12 @@
 //   tls-handshake  a new TLS connection per request (HTTP/1.1, `Connection: close`): connections/s
 //   h1-tls-1k      GET /1k.txt over HTTP/1.1 + TLS, keep-alive, many connections
 //   h2-1k          GET /1k.txt over HTTP/2, a few connections with many streams each
+//   tls-resumed    a new TLS connection per request resuming a session ticket issued by the other of two
+//                  instances that share a ticket key (gatehouse-pair: two processes with one
+//                  tls.sessionTickets.keyFile; nginx-pair: two server blocks with one ssl_session_ticket_key),
+//                  driven by lib/tls-resume.mjs (h2load keeps a session with its own server): connections/s
 //
-//   node bench/https.mjs [--quick] [--only tls-handshake,h1-tls-1k,h2-1k] [--json FILE]
+//   node bench/https.mjs [--quick] [--only tls-handshake,h1-tls-1k,h2-1k,tls-resumed] [--json FILE]
 //   BENCH_DURATION=5 (s per measurement) BENCH_ROUNDS=3 BENCH_WARMUP=1 (s); --quick: 1 s, 1 round
 //
 // Servers run pinned to CPU 0, h2load to CPU 1; rounds interleave the servers (rotating order), medians
@@ -23,10 +27,11 @@ import { CLK_TCK, cpuWindow } from './lib/cpu.mjs';
 import { createFixture, FIXTURE } from './lib/fixture.mjs';
 import { h2loadVersion, runH2load } from './lib/h2load.mjs';
 import { log, positiveInt, runToEnd, stopping } from './lib/lifetime.mjs';
-import { CPU, cpuCount } from './lib/proc.mjs';
+import { CPU, cpuCount, pinned, spawnTracked, stopChild } from './lib/proc.mjs';
 import { brief, evaluateTargets, renderReport } from './lib/report.mjs';
 import { sampleRss } from './lib/rss.mjs';
 import { makeBenchCertificate } from './lib/tls-cert.mjs';
+import { resumeOnce } from './lib/tls-resume.mjs';
 import { httpsServers } from './servers/https.mjs';
 import { httpsTargets } from './targets.mjs';
 
@@ -42,6 +47,12 @@ export const groups = [
     title: 'HTTP/2 over TLS (ALPN h2): 1 KB GETs, many streams per connection',
     subject: 'gatehouse',
     servers: ['gatehouse', 'node-http2', 'node-http2-fields', 'nginx'],
+  },
+  {
+    name: 'https-resume',
+    title: 'Resumed TLS handshakes across two instances sharing a session ticket key',
+    subject: 'gatehouse-pair',
+    servers: ['gatehouse-pair', 'nginx-pair'],
   },
 ];
 
@@ -72,7 +83,20 @@ export const scenarios = [
     args: ['-c', '10', '-m', '32'],
     protocol: 'h2',
   },
+  {
+    name: 'tls-resumed',
+    group: 'https-resume',
+    title:
+      `new TLS 1.3 connection + one GET ${FIXTURE.small.path} each (Connection: close), resuming the ticket ` +
+      'the other instance issued (lib/tls-resume.mjs, 16 loops alternating between the two ports), connections/s',
+    driver: 'resume',
+    concurrency: 16,
+    protocol: 'http/1.1',
+  },
 ];
+
+/** At least this share of the connections that offered a ticket must resume, or the run is an error. */
+const MIN_RESUMED = 0.99;
 
 const EXPECT = { status: 200, bodyLength: FIXTURE.small.size };
 
@@ -197,8 +221,29 @@ const cell = (server, scenario) => cells.get(server)?.get(scenario);
 const applies = (server, scenario) =>
   groups.find((g) => g.name === scenario.group).servers.includes(server.name);
 
+/** The resumed row's check: a ticket from the first port resumes on the second, and 1k.txt is served. */
+async function checkResume(handle, ca) {
+  const path = FIXTURE.small.path;
+  const [a, b] = handle.ports;
+  const first = await resumeOnce({ port: a, ca, path });
+  const second = await resumeOnce({ port: b, ca, path, session: first.session });
+  const problems = [];
+  for (const r of [first, second]) {
+    if (r.status !== EXPECT.status) problems.push(`status ${r.status}, expected ${EXPECT.status}`);
+    else if (r.bodyBytes !== EXPECT.bodyLength)
+      problems.push(`body ${r.bodyBytes} bytes, expected ${EXPECT.bodyLength}`);
+  }
+  if (!second.reused) problems.push(`a ticket from port ${a} was not resumed on port ${b}`);
+  return problems;
+}
+
 async function check(server, handle, scenario, ca) {
   const c = cell(server.name, scenario.name);
+  if (scenario.driver === 'resume') {
+    const problems = await checkResume(handle, ca).catch((err) => [err.message]);
+    if (problems.length) Object.assign(c, { state: 'wrong status', detail: problems.join(', ') });
+    return;
+  }
   try {
     const probe = scenario.protocol === 'h2' ? probeHttp2 : probeHttps;
     const res = await probe({ port: handle.port, ca, path: FIXTURE.small.path });
@@ -239,10 +284,75 @@ async function timedRuns(opts, scenario, config) {
   return { ...opts, requests, timeoutSec: 30 + config.durationSec * 10 };
 }
 
+/** lib/tls-resume.mjs pinned to the load CPU for `seconds`; the result in runH2load's shape. */
+async function runResume({ ports, caFile, concurrency, seconds }) {
+  const script = new URL('./lib/tls-resume.mjs', import.meta.url).pathname;
+  const args = [script, '--ports', ports.join(','), '--ca', caFile, '--path', FIXTURE.small.path];
+  const [cmd, argv] = pinned(CPU.load, process.execPath, [
+    ...args,
+    '--seconds',
+    String(seconds),
+    '--concurrency',
+    String(concurrency),
+  ]);
+  const child = spawnTracked(cmd, argv);
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  child.stderr.on('data', (d) => {
+    err += d;
+  });
+  const timer = setTimeout(() => void stopChild(child), (seconds + 30) * 1000);
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  clearTimeout(timer);
+  if (code !== 0) throw new Error(`tls-resume.mjs exited ${code}: ${brief(err)}`);
+  const r = JSON.parse(out);
+  const errors = [...r.errors];
+  if (r.statusOk < r.connections) errors.push(`${r.connections - r.statusOk} answers without status 200`);
+  if (r.offered > 0 && r.resumed / r.offered < MIN_RESUMED)
+    errors.push(`only ${r.resumed} of ${r.offered} offered tickets resumed`);
+  if (r.connections === 0) errors.push('no connection done');
+  return {
+    requestsPerSec: r.requestsPerSec,
+    requests: r.connections,
+    resumed: r.resumed,
+    offered: r.offered,
+    errors,
+  };
+}
+
+/** cpuWindow over every process of a handle (a pair of instances), summed; shares of the pinned CPU. */
+function handleCpuWindow(handle) {
+  const windows = (handle.pids ?? [handle.pid]).map((pid) => cpuWindow(pid, CPU.server));
+  return {
+    stop() {
+      const parts = windows.map((w) => w.stop());
+      if (parts.some((p) => p === undefined)) return undefined;
+      const cpuSec = parts.reduce((n, p) => n + p.cpuSec, 0);
+      const { wallSec } = parts[0];
+      const result = { cpuSec, wallSec, util: cpuSec / wallSec };
+      if (parts[0].cpuShares) {
+        const server = Math.min(
+          1,
+          parts.reduce((n, p) => n + p.cpuShares.server, 0),
+        );
+        const { idle, steal } = parts[0].cpuShares;
+        result.cpuShares = { server, idle, rest: Math.max(0, 1 - server - idle), steal };
+      }
+      return result;
+    },
+  };
+}
+
 async function measure(server, handle, scenario, round, config) {
   const c = cell(server.name, scenario.name);
-  if (handle.child.exitCode !== null || handle.child.signalCode !== null) {
-    const how = handle.child.signalCode ?? `code ${handle.child.exitCode}`;
+  const dead = (handle.children ?? [handle.child]).find(
+    (ch) => ch.exitCode !== null || ch.signalCode !== null,
+  );
+  if (dead !== undefined) {
+    const how = dead.signalCode ?? `code ${dead.exitCode}`;
     for (const x of cells.get(server.name).values()) {
       Object.assign(x, { state: 'crashed', detail: `exited (${how}) during the run\n${handle.logs()}` });
     }
@@ -255,9 +365,18 @@ async function measure(server, handle, scenario, round, config) {
     expectProtocol: scenario.protocol,
   };
   try {
-    const timed = await timedRuns(opts, scenario, config);
-    const cpuWin = cpuWindow(handle.pid, CPU.server);
-    const result = await runH2load(timed);
+    let result;
+    let cpuWin;
+    if (scenario.driver === 'resume') {
+      const run = { ports: handle.ports, caFile: config.caFile, concurrency: scenario.concurrency };
+      await runResume({ ...run, seconds: config.warmupSec });
+      cpuWin = handleCpuWindow(handle);
+      result = await runResume({ ...run, seconds: config.durationSec });
+    } else {
+      const timed = await timedRuns(opts, scenario, config);
+      cpuWin = handleCpuWindow(handle);
+      result = await runH2load(timed);
+    }
     const cpu = cpuWin.stop();
     c.rps.push(result.requestsPerSec);
     const run = { ...result, round };
@@ -350,6 +469,7 @@ async function main() {
   const tls = await makeBenchCertificate(fixture.dir);
   const { readFileSync } = await import('node:fs');
   const ca = readFileSync(tls.ca);
+  config.caFile = tls.ca;
   log(
     `bench: HTTPS rows; fixture and certificate in ${fixture.dir}; starting ${servers.map((s) => s.name).join(', ')}`,
   );
@@ -399,7 +519,11 @@ async function main() {
       ` One certificate for all (ECDSA P-256 leaf signed by a CA made for the run); node-https and node-http2 ` +
       `are the Node ceilings (bare node:https / node:http2 answering a constant 1 KB); Gatehouse and nginx ` +
       `serve the fixture's 1k.txt. h2load resumes TLS sessions on reconnect (TLS 1.3 PSK with ECDHE), as ` +
-      `returning browsers do, so tls-handshake measures mostly resumed handshakes on every server.\n` +
+      `returning browsers do, so tls-handshake measures mostly resumed handshakes on every server. ` +
+      `tls-resumed: gatehouse-pair is two Gatehouse processes sharing tls.sessionTickets.keyFile, nginx-pair ` +
+      `one nginx with two server blocks sharing ssl_session_ticket_key (the same 80-byte file), both on the ` +
+      `server CPU; its CPU-seconds are both processes'; its load is a Node client (lib/tls-resume.mjs), so its ` +
+      `req/s is bounded by the client and requests per server CPU-second is the comparison.\n` +
       `req/s is h2load's; requests per server CPU-second is h2load's done count over the server process's ` +
       `utime + stime (/proc/<pid>/stat, ${CLK_TCK} ticks/s) across the same timed run.\n`,
   );

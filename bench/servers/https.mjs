@@ -2,10 +2,15 @@
 // certificate (lib/tls-cert.mjs): Gatehouse with `tls: { cert, key }` (HTTP/2 and HTTP/1.1 by ALPN on
 // one port), the Node ceilings (children/node-tls-ceiling.mjs: bare node:https for the HTTP/1.1 rows,
 // node:http2 createSecureServer for the HTTP/2 row) and nginx (`listen ... ssl` + HTTP/2). Each
-// `start(dir, tls)` gets the fixture dir and the certificate files.
+// `start(dir, tls)` gets the fixture dir and the certificate files. The tls-resumed row's pairs
+// (gatehouse-pair, nginx-pair) share one 80-byte session ticket key file and report `ports` (two)
+// and `pids` (the processes whose CPU time counts).
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServerProcess } from '../lib/proc.mjs';
+import { freePort, startServerProcess, tempDir } from '../lib/proc.mjs';
 import { currentBuild, startGatehouse, unavailableFor } from './gatehouse.mjs';
 import { nginxUnavailable, startNginx } from './nginx.mjs';
 
@@ -35,6 +40,74 @@ function nginxHttp2Syntax() {
   return newer ? { listen: 'ssl', directive: '\n    http2 on;' } : { listen: 'ssl http2', directive: '' };
 }
 
+/** A fresh 80-byte ticket key file (mode 0600): nginx's ssl_session_ticket_key format, and a valid
+ *  tls.sessionTickets.keyFile. */
+function ticketKeyFile() {
+  const tmp = tempDir('gatehouse-bench-ticket-key-');
+  const file = join(tmp.path, 'ticket.key');
+  writeFileSync(file, randomBytes(80), { mode: 0o600 });
+  return { file, remove: tmp.remove };
+}
+
+/** Two Gatehouse processes (both on the server CPU) sharing one ticket key file. */
+async function startGatehousePair(dir, tls) {
+  const key = ticketKeyFile();
+  const config = { tls: { cert: tls.cert, key: tls.key, sessionTickets: { keyFile: key.file } } };
+  const started = [];
+  try {
+    for (let i = 0; i < 2; i++) started.push(await startGatehouse({ root: dir, config, scheme: 'https' }));
+  } catch (err) {
+    await Promise.all(started.map((h) => h.stop()));
+    key.remove();
+    throw err;
+  }
+  const [a, b] = started;
+  return {
+    pid: a.pid,
+    pids: [a.pid, b.pid],
+    port: a.port,
+    ports: [a.port, b.port],
+    child: a.child,
+    children: [a.child, b.child],
+    cpus: a.cpus,
+    logs: () => started.map((h) => h.logs()).join('\n'),
+    async stop() {
+      await Promise.all(started.map((h) => h.stop()));
+      key.remove();
+    },
+  };
+}
+
+/** One nginx with two server blocks (two ports) sharing one ssl_session_ticket_key file. */
+async function startNginxPair(dir, tls) {
+  const key = ticketKeyFile();
+  const h2 = nginxHttp2Syntax();
+  const second = await freePort();
+  const block = (port) => `  server {
+    listen 127.0.0.1:${port} ${h2.listen};${h2.directive}
+    ssl_certificate ${tls.cert};
+    ssl_certificate_key ${tls.key};
+    ssl_session_ticket_key ${key.file};
+    root ${dir};
+  }`;
+  let handle;
+  try {
+    handle = await startNginx((port) => `${block(port)}\n${block(second)}`);
+  } catch (err) {
+    key.remove();
+    throw err;
+  }
+  return {
+    ...handle,
+    pids: [handle.pid],
+    ports: [handle.port, second],
+    async stop() {
+      await handle.stop();
+      key.remove();
+    },
+  };
+}
+
 export const httpsServers = [
   {
     name: 'gatehouse',
@@ -56,6 +129,12 @@ export const httpsServers = [
     reference: true,
     start: (dir, tls) => startCeiling('h2', dir, tls, 'gatehouse'),
   },
+  {
+    name: 'gatehouse-pair',
+    unavailable: unavailableFor(currentBuild),
+    start: startGatehousePair,
+  },
+  { name: 'nginx-pair', unavailable: nginxUnavailable, start: startNginxPair },
   {
     name: 'nginx',
     unavailable: nginxUnavailable,

@@ -15,7 +15,14 @@ export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 import { type FlagTable, type ParsedFlags, parseFlags } from './args.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 import { startupLines } from './startup.js';
-import { runPrimary, type WorkerMessage, workerCount, workerSlot } from './workers.js';
+import {
+  runPrimary,
+  takeTicketSecret,
+  ticketSecretEnv,
+  type WorkerMessage,
+  workerCount,
+  workerSlot,
+} from './workers.js';
 
 export const HELP = `Usage: gatehouse [serve] [ROOT] [options]
        gatehouse precompress DIR [--min-bytes N] [--force] [--no-brotli] [--no-gzip] [--zstd] [--dry-run]
@@ -243,9 +250,13 @@ async function serve(args: string[]): Promise<number> {
       stdout: process.stdout,
       stderr: process.stderr,
       clusterMetrics: config.metrics === undefined ? undefined : await primaryMetrics(),
+      env: ticketSecretEnv(config.tls),
     });
   }
   const options = toServerOptions(config);
+  const secret = slot === undefined ? undefined : takeTicketSecret();
+  if (secret !== undefined && options.tls?.sessionTickets !== undefined)
+    options.tls = { ...options.tls, sessionTickets: { ...options.tls.sessionTickets, secret } };
   // A cluster worker's log lines carry its slot (1..N); the primary's carry 0.
   const app = createGatehouse(
     options,

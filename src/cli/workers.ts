@@ -3,8 +3,11 @@
 // crash loop, drains every worker on SIGTERM/SIGINT and restarts them one at a time on SIGHUP.
 // Workers run the ordinary `serve` (main.ts) and report `listening` over the IPC channel.
 import cluster, { type Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import type { Logger } from '../server/log.js';
+import type { TlsOptions } from '../server/tls/options.js';
+import { TICKET_KEY_BYTES, TICKET_SECRET_ENV } from '../server/tls/session-tickets.js';
 
 /** A crash loop: this many unrequested worker deaths within windowMs stop the primary (exit 1). */
 export const CRASH_LOOP = { deaths: 5, windowMs: 30_000 } as const;
@@ -34,6 +37,25 @@ export function workerSlot(): number | undefined {
   return Number.isInteger(n) && n > 0 ? n : cluster.worker?.id;
 }
 
+/**
+ * The primary's share of the session ticket secret: with tickets on, kept locally and no key file,
+ * one secret made here goes to every worker (and every SIGHUP replacement), so a ticket one worker
+ * issued resumes on the others. Undefined when the workers find the secret themselves.
+ */
+export function ticketSecretEnv(tls: TlsOptions | undefined): Record<string, string> | undefined {
+  const t = tls?.sessionTickets;
+  if (tls === undefined || t?.enabled === false || t?.keyFile !== undefined || t?.store === 'redis')
+    return undefined;
+  return { [TICKET_SECRET_ENV]: randomBytes(TICKET_KEY_BYTES).toString('hex') };
+}
+
+/** A worker's secret from the primary, removed from the environment once read. */
+export function takeTicketSecret(): Buffer | undefined {
+  const hex = process.env[TICKET_SECRET_ENV];
+  delete process.env[TICKET_SECRET_ENV];
+  return hex !== undefined && /^[0-9a-f]{96}$/.test(hex) ? Buffer.from(hex, 'hex') : undefined;
+}
+
 export type DeathDecision =
   | { kind: 'restart'; delayMs: number; recentMs: number[] }
   | { kind: 'give-up'; recentMs: number[] };
@@ -60,6 +82,8 @@ export interface PrimaryOptions {
   stderr: { write(s: string): unknown };
   /** Answers a worker's request for the cluster's metrics (metrics.ts, with `metrics` on). */
   clusterMetrics?: (() => Promise<string>) | undefined;
+  /** More environment for every worker (the session ticket secret, tls/session-tickets.ts). */
+  env?: Record<string, string> | undefined;
 }
 
 const isMessage = (m: unknown): m is WorkerMessage =>
@@ -105,7 +129,7 @@ class Primary {
   }
 
   private spawn(slot: number): Worker {
-    const w = cluster.fork({ [WORKER_ENV]: String(slot) });
+    const w = cluster.fork({ ...this.o.env, [WORKER_ENV]: String(slot) });
     this.slotOf.set(w, slot);
     return w;
   }

@@ -81,6 +81,10 @@ export function parseConfig(input: unknown, source = 'config'): GatehouseConfig 
       throw new ConfigError(`${source}: websocket[${i}].fanout: "redis" needs the top-level redis.url`);
     }
   }
+  const tickets = c.tls?.sessionTickets;
+  if (tickets?.store === 'redis' && c.redis === undefined && tickets.redis === undefined) {
+    throw new ConfigError(`${source}: tls.sessionTickets.store: "redis" needs the top-level redis.url`);
+  }
   if (c.health?.requireRedis === true && c.redis === undefined) {
     throw new ConfigError(`${source}: health.requireRedis: true needs the top-level redis.url`);
   }

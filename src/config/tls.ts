@@ -2,6 +2,12 @@
 // to the config file (load.ts resolves them); checks that need the files happen when the server starts.
 import { z } from 'zod';
 import { blockedForHttp2, DEFAULT_CIPHERS, isTls13Suite, knownCipher } from '../server/tls/ciphers.js';
+import {
+  SECRET_MAX_BYTES,
+  SECRET_MIN_BYTES,
+  SESSION_TICKET_DEFAULTS,
+} from '../server/tls/session-tickets.js';
+import { redisOverrideSchema } from './redis.js';
 
 const pemPath = z.string().min(1);
 
@@ -43,6 +49,50 @@ const acmeSchema = z
   })
   .describe('Automatic certificates over ACME (RFC 8555), HTTP-01 on listen.httpPort.');
 
+/** RFC 8446 §4.6.1: a ticket lives at most seven days. */
+const TICKET_LIFETIME_MAX_SECS = 7 * 24 * 3600;
+
+const sessionTicketsSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(SESSION_TICKET_DEFAULTS.enabled)
+      .describe(
+        "Stateless session tickets (RFC 8446 §4.6.1, RFC 5077); false: Node's in-process session cache only.",
+      ),
+    rotateSecs: z
+      .number()
+      .int()
+      .min(60)
+      .max(TICKET_LIFETIME_MAX_SECS)
+      .default(SESSION_TICKET_DEFAULTS.rotateSecs)
+      .describe(
+        'Each ticket key is used for one window of this many seconds (windows start at the Unix epoch, so ' +
+          'every instance agrees); also the ticket lifetime. A ticket does not resume after its window ends.',
+      ),
+    keyFile: pemPath
+      .optional()
+      .describe(
+        `File of ${SECRET_MIN_BYTES} to ${SECRET_MAX_BYTES} secret bytes every instance shares (e.g. ` +
+          '`openssl rand 80 > ticket.key`; nginx ssl_session_ticket_key files qualify), mode 0600 or ' +
+          'stricter; the keys are derived from it. Read at start and at each rotation.',
+      ),
+    store: z
+      .enum(['local', 'redis'])
+      .default(SESSION_TICKET_DEFAULTS.store)
+      .describe(
+        'redis: the secret lives in the top-level redis (<keyPrefix>tls:ticket-secret, made by the first ' +
+          'instance). local: keyFile, else a secret made in process (with --workers, one the primary ' +
+          'shares with its workers).',
+      ),
+    redis: redisOverrideSchema.optional(),
+  })
+  .refine((t) => t.keyFile === undefined || t.store === 'local', {
+    message: 'keyFile and store: "redis" exclude each other',
+    path: ['store'],
+  })
+  .describe('TLS session resumption across workers and instances: where the ticket key secret comes from.');
+
 export const tlsSchema = z
   .strictObject({
     cert: pemPath.optional().describe('PEM file: the certificate, then its intermediates.'),
@@ -74,6 +124,7 @@ export const tlsSchema = z
       .describe('Use the local development CA (gatehouse serve --https): a leaf for localhost.'),
     http2: z.boolean().default(true).describe('Offer HTTP/2 by ALPN (h2); HTTP/1.1 is always offered.'),
     watch: z.boolean().default(true).describe('Reload when the certificate or key files change.'),
+    sessionTickets: sessionTicketsSchema.prefault({}),
   })
   .superRefine((t, ctx) => {
     const sources = [t.cert !== undefined || t.key !== undefined, t.acme !== undefined, t.dev].filter(
@@ -128,5 +179,6 @@ export function tlsPaths(t: z.input<typeof tlsSchema>, resolvePath: (p: string) 
     ca: r(t.ca),
     sni,
     acme: t.acme && { ...t.acme, storage: resolvePath(t.acme.storage), directoryCa: r(t.acme.directoryCa) },
+    sessionTickets: t.sessionTickets && { ...t.sessionTickets, keyFile: r(t.sessionTickets.keyFile) },
   };
 }

@@ -101,6 +101,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
         store: createCertificateStore(options.tls),
         limits,
         logger,
+        redis,
       })
     : undefined;
   const server = tls?.server ?? createServer(http1ServerOptions(limits));

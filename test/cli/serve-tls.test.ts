@@ -3,14 +3,14 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { leafFor, testPki } from '../helpers/certs.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
-import { testTls } from '../helpers/tls.js';
+import { testTls, tlsExchange } from '../helpers/tls.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const BIN = join(import.meta.dirname, '../../bin/gatehouse.js');
@@ -114,6 +114,78 @@ describe('gatehouse serve with TLS', () => {
       assert.match(u.stderr, /--tls-cert and --tls-key go together/);
     } finally {
       removeSite(dir);
+    }
+  });
+  it('a session ticket key file readable by others: exit 1 naming the file and the mode', async () => {
+    const files = await testTls();
+    const dir = makeSite({});
+    const keyFile = join(dir, '..', `ticket-${process.pid}.key`);
+    writeFileSync(keyFile, Buffer.alloc(80, 1), { mode: 0o644 });
+    chmodSync(keyFile, 0o644);
+    const config = join(dir, 'gatehouse.config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ tls: { cert: files.cert, key: files.key, sessionTickets: { keyFile } } }),
+    );
+    try {
+      const r = spawnSync(process.execPath, [BIN, 'serve', dir, '--port', '0', '--config', config], {
+        encoding: 'utf8',
+      });
+      assert.equal(r.status, 1);
+      assert.equal(
+        r.stderr.trim().split('\n').at(-1),
+        `gatehouse: tls: sessionTickets.keyFile ${keyFile}: readable by group or others (mode 644): chmod 600 it`,
+      );
+      assert.doesNotMatch(r.stdout, /listening on/);
+    } finally {
+      removeSite(dir);
+      rmSync(keyFile, { force: true });
+    }
+  });
+  it("two processes sharing tls.sessionTickets.keyFile resume each other's tickets (different command lines)", async () => {
+    const files = await testTls();
+    const dir = makeSite({ 'a.txt': 'a' });
+    const keyFile = join(dir, '..', `shared-ticket-${process.pid}.key`);
+    writeFileSync(keyFile, Buffer.alloc(80, 7), { mode: 0o600 });
+    const config = join(dir, 'gatehouse.config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ tls: { cert: files.cert, key: files.key, sessionTickets: { keyFile } } }),
+    );
+    // Two `serve` processes whose command lines differ (--log), as two instances' often do.
+    const start = (log: string) => {
+      const child = spawn(
+        process.execPath,
+        [BIN, 'serve', dir, '--port', '0', '--config', config, '--log', log],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      const port = waitUntil('the listening line', () =>
+        /listening on https:\/\/127\.0\.0\.1:(\d+)\n/.exec(out),
+      );
+      return { child, port: port.then((m) => Number(m[1])) };
+    };
+    const a = start('off');
+    const b = start('json');
+    try {
+      const [portA, portB] = [await a.port, await b.port];
+      for (const maxVersion of ['TLSv1.3', 'TLSv1.2'] as const) {
+        const first = await tlsExchange(portA, files.caPem, { maxVersion, path: '/a.txt' });
+        const onB = await tlsExchange(portB, files.caPem, {
+          maxVersion,
+          path: '/a.txt',
+          session: first.session,
+        });
+        assert.deepEqual([first.reused, onB.reused, onB.status], [false, true, 200], maxVersion);
+      }
+    } finally {
+      a.child.kill('SIGKILL');
+      b.child.kill('SIGKILL');
+      removeSite(dir);
+      rmSync(keyFile, { force: true });
     }
   });
 });

@@ -12,6 +12,7 @@ import { CRASH_LOOP, decideOnDeath } from '../../src/cli/workers.js';
 import { leafFor, testPki } from '../helpers/certs.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 import { origin } from '../helpers/origin.js';
+import { tlsExchange } from '../helpers/tls.js';
 import { WAIT_DEADLINE_MS, waitUntil } from '../helpers/wait.js';
 
 const BIN = join(import.meta.dirname, '../../bin/gatehouse.js');
@@ -266,6 +267,68 @@ describe('gatehouse serve --workers', () => {
       );
       const want = new X509Certificate(next.certPem).serialNumber.toUpperCase();
       for (let i = 0; i < 4; i++) assert.equal(await servedSerial(port), want);
+      p.child.kill('SIGTERM');
+      assert.equal(await p.exit, 0);
+    } finally {
+      p.child.kill('SIGKILL');
+      removeSite(dir);
+      rmSync(certDir, { recursive: true, force: true });
+    }
+  });
+
+  it('TLS: a session ticket from one worker resumes on the other (the primary shares the secret), 1.2 and 1.3', async () => {
+    const pki = await testPki();
+    const dir = makeSite({ 'a.txt': 'a' });
+    const certDir = mkdtempSync(join(tmpdir(), 'gatehouse-workers-tickets-'));
+    const cert = join(certDir, 'cert.pem');
+    const key = join(certDir, 'key.pem');
+    writeFileSync(cert, pki.leaf.certPem + pki.intermediate.certPem);
+    writeFileSync(key, pki.leaf.keyPem);
+    const p = startCli([
+      dir,
+      '--port',
+      '0',
+      '--workers',
+      '2',
+      '--log',
+      'json',
+      '--tls-cert',
+      cert,
+      '--tls-key',
+      key,
+    ]);
+    const workerOf = (path: string) => p.lines().find((l) => l.url === path && l.status === 200)?.worker;
+    try {
+      const m = await waitUntil('the listening line', () =>
+        /listening on https:\/\/127\.0\.0\.1:(\d+)\n/.exec(p.output()),
+      );
+      const port = Number(m[1]);
+      for (const maxVersion of ['TLSv1.3', 'TLSv1.2'] as const) {
+        const first = await tlsExchange(port, pki.root.certPem, {
+          maxVersion,
+          path: `/a.txt?${maxVersion}-first`,
+        });
+        const issuer = await waitUntil('the first request is logged', () =>
+          workerOf(`/a.txt?${maxVersion}-first`),
+        );
+        // The primary deals connections round robin: resume until the other worker answered one.
+        const seen: { worker: unknown; reused: boolean }[] = [];
+        await waitUntil(`${maxVersion}: the other worker answered a resumed connection`, async () => {
+          const path = `/a.txt?${maxVersion}-${seen.length}`;
+          const r = await tlsExchange(port, pki.root.certPem, { maxVersion, path, session: first.session });
+          assert.equal(r.status, 200);
+          seen.push({
+            worker: await waitUntil('the request is logged', () => workerOf(path)),
+            reused: r.reused,
+          });
+          return seen.some((s) => s.worker !== issuer);
+        });
+        assert.deepEqual(
+          seen.filter((s) => !s.reused),
+          [],
+          `${maxVersion}: every connection resumed (issued by worker ${issuer}): ${JSON.stringify(seen)}`,
+        );
+      }
       p.child.kill('SIGTERM');
       assert.equal(await p.exit, 0);
     } finally {

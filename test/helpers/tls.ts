@@ -2,6 +2,7 @@
 // h2 (TLS, HTTP/2 by ALPN) or h1-tls (TLS, HTTP/1.1 by ALPN). startServer/get/raw in http.ts follow
 // it, so one suite runs on each protocol (package.json test:h2 and test:h1-tls).
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { connect as http2Connect } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
@@ -71,5 +72,89 @@ export function negotiate(
       },
     );
     t.on('error', (err: NodeJS.ErrnoException) => resolve(`refused ${err.code}`));
+  });
+}
+
+export interface TlsExchange {
+  /** The server resumed the session handed in (RFC 8446 §2.2, RFC 5077). */
+  reused: boolean;
+  protocol: string | null;
+  alpn: string | false | null;
+  /** The response status of GET `path`. */
+  status: number;
+  /** The whole response as received (HTTP/1.1 only; '' over h2). */
+  raw: string;
+  /** Bytes of the last ticket the server sent (0: none): a sealed session, or with SSL_OP_NO_TICKET on
+   *  TLS 1.3 a 32-byte session cache id. */
+  ticketBytes: number;
+  /** The last session (ticket) the server sent, else (a resumption sends none) the one handed in. */
+  session: Buffer | undefined;
+}
+
+/**
+ * One connection to 127.0.0.1:`port` (SNI localhost): a handshake, resuming `session` when given,
+ * then GET `path` over the ALPN protocol (HTTP/2 through node:http2 on this socket, HTTP/1.1 raw),
+ * waiting for the socket to close so a TLS 1.3 ticket sent after the handshake is kept.
+ */
+export function tlsExchange(
+  port: number,
+  ca: string,
+  o: { maxVersion?: 'TLSv1.2' | 'TLSv1.3'; alpn?: 'h2' | 'http/1.1'; session?: Buffer; path?: string } = {},
+): Promise<TlsExchange> {
+  const alpn = o.alpn ?? 'http/1.1';
+  const path = o.path ?? '/';
+  return new Promise((resolve, reject) => {
+    let session: Buffer | undefined;
+    let status = 0;
+    let reused = false;
+    let raw = '';
+    const t = tlsConnect({
+      port,
+      host: '127.0.0.1',
+      servername: 'localhost',
+      ca,
+      maxVersion: o.maxVersion,
+      ALPNProtocols: [alpn],
+      session: o.session,
+    });
+    let ticketBytes = 0;
+    t.on('session', (s: Buffer) => {
+      session = s;
+      ticketBytes = t.getTLSTicket()?.length ?? 0;
+    });
+    t.on('error', reject);
+    t.once('secureConnect', () => {
+      reused = t.isSessionReused();
+      const protocol = t.getProtocol();
+      const alpnProtocol = t.alpnProtocol;
+      const done = () =>
+        resolve({
+          reused,
+          protocol,
+          alpn: alpnProtocol,
+          ticketBytes,
+          raw,
+          status,
+          session: session ?? o.session,
+        });
+      if (alpn === 'h2') {
+        const client = http2Connect(`https://localhost:${port}`, { createConnection: () => t });
+        client.on('error', reject);
+        const req = client.request({ ':path': path });
+        req.on('response', (h) => {
+          status = Number(h[':status']);
+        });
+        req.resume();
+        req.on('end', () => client.close());
+        t.on('close', done);
+      } else {
+        t.on('data', (d: Buffer) => {
+          raw += d.toString('latin1');
+          status ||= Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1] ?? 0);
+        });
+        t.on('close', done);
+        t.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+      }
+    });
   });
 }

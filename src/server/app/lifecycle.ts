@@ -122,6 +122,10 @@ async function loadCertificates(p: ServerParts): Promise<void> {
   }
   const error = await tls.reload();
   if (error !== undefined) throw tlsStartError(error);
+  // A session ticket key file that cannot be used stops the start like a certificate would.
+  await tls.startTickets().catch((err: Error) => {
+    throw tlsStartError(err.message);
+  });
 }
 
 /** Starts listening; a cache store that cannot be opened stops the start (like nginx with a bad

@@ -3,16 +3,24 @@
 // the limits below are set as that code reads them. Certificates come from the store: the default
 // one by setSecureContext (new connections only), the others by SNI; files are watched and SIGHUP
 // (in the CLI) calls reload(). Every context carries the same suites and options (ciphers.ts).
+import { constants as cryptoConstants } from 'node:crypto';
 import { type FSWatcher, watch } from 'node:fs';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { basename, dirname } from 'node:path';
 import { HTTP2_DEFAULTS, http1ServerOptions, type LimitsOptions } from '../limits.js';
 import type { Logger } from '../log.js';
+import type { RedisPool } from '../redis/pool.js';
 import { CertificateError, type CertificateStore, type PemPair } from './certificates.js';
 import { serveStreams } from './h2-exchange.js';
 import { type H2Stats, SessionGuard } from './h2-sessions.js';
 import type { TlsOptions } from './options.js';
+import {
+  createTicketKeys,
+  SESSION_ID_CONTEXT,
+  SESSION_TICKET_DEFAULTS,
+  type TicketKeys,
+} from './session-tickets.js';
 
 // The response classes differ per server; handlers only see IncomingMessage/ServerResponse-like ones.
 // biome-ignore lint/suspicious/noExplicitAny: the four class parameters of Node's generic servers
@@ -24,7 +32,9 @@ export interface TlsListener {
   reload(): Promise<string | undefined>;
   /** A pair from memory (ACME, the dev CA) as the default certificate. */
   setDefault(pair: PemPair, source: string): void;
-  /** Stops the file watchers. */
+  /** Loads the session ticket secret and sets the first key (before listening). */
+  startTickets(): Promise<void>;
+  /** Stops the file watchers and the ticket key rotation. */
   close(): void;
   /** The HTTP/2 session guard's counts (undefined when HTTP/2 is off), for the metrics. */
   http2Stats(): H2Stats | undefined;
@@ -35,10 +45,23 @@ export function createTlsListener(o: {
   store: CertificateStore;
   limits: LimitsOptions;
   logger: Logger;
+  redis: RedisPool;
 }): TlsListener {
   const { store, logger } = o;
+  const ticketOptions = o.tls.sessionTickets ?? SESSION_TICKET_DEFAULTS;
+  // RFC 8446 §4.6.1: tickets from a key every worker and instance derives (session-tickets.ts).
+  // setTicketKeys changes only the server's default context; setSecureContext (a certificate
+  // reload) would make a new one with a random key, so the key in use is passed along there.
+  let tickets: TicketKeys | undefined;
   const secureOptions = (pair: PemPair | undefined) => ({
     ...store.contextOptions,
+    ...(ticketOptions.enabled
+      ? {
+          sessionIdContext: SESSION_ID_CONTEXT,
+          sessionTimeout: ticketOptions.rotateSecs,
+          ticketKeys: tickets?.current(),
+        }
+      : { secureOptions: store.contextOptions.secureOptions | SSL_OP_NO_TICKET }),
     cert: pair?.cert,
     key: pair?.key,
   });
@@ -84,6 +107,20 @@ export function createTlsListener(o: {
       })
     : undefined;
   if (guard !== undefined) serveStreams(server as Http2SecureServer, guard);
+  if (ticketOptions.enabled) {
+    tickets = createTicketKeys(ticketOptions, {
+      apply: (key) => server.setTicketKeys(key),
+      logger,
+      redis: o.redis,
+    });
+    // node:cluster hands each worker the first worker's ticket key as it listens, once (the primary
+    // keeps it): a SIGHUP replacement would get the key of a window long past. The current key goes
+    // back on ('listening' comes after that hand-over).
+    server.on('listening', () => {
+      const key = tickets?.current();
+      if (key !== undefined) server.setTicketKeys(key);
+    });
+  }
 
   const applyDefault = () => {
     const pair = store.defaultPair;
@@ -110,12 +147,16 @@ export function createTlsListener(o: {
       store.setDefault(pair, source);
       applyDefault();
     },
+    startTickets: async () => tickets?.start(),
     close() {
       for (const w of watchers) w.close();
+      tickets?.close();
     },
     http2Stats: () => guard?.stats,
   };
 }
+
+const { SSL_OP_NO_TICKET } = cryptoConstants;
 
 /** Debounce for file events: a renewal writes the cert and the key one after the other. */
 const WATCH_SETTLE_MS = 200;

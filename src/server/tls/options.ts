@@ -1,3 +1,5 @@
+import type { SessionTicketOptions } from './session-tickets.js';
+
 // What the TLS listener runs on (src/config/tls.ts validates user input into this shape). File paths
 // are absolute by the time they get here (relative ones are resolved against the config file).
 
@@ -44,4 +46,6 @@ export interface TlsOptions {
   http2: boolean;
   /** Watch the certificate files and reload when they change (SIGHUP reloads too). */
   watch: boolean;
+  /** Session ticket keys shared across workers and instances (session-tickets.ts); absent: the defaults. */
+  sessionTickets?: SessionTicketOptions | undefined;
 }

@@ -3,12 +3,13 @@
 // byte-bounded LRU. Entries are trusted for `revalidateMs`, then checked against the disk.
 import { createHash } from 'node:crypto';
 import { createReadStream, type Stats } from 'node:fs';
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, gzip, constants as zc } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { formatHttpDate } from '../../http/dates.js';
+import { readSized, realPath, statOrUndefined } from './disk.js';
 import { mediaInfo } from './media.js';
 import { isInside, type PathResult, resolveFilePath } from './path.js';
 import type { CachePolicy, PolicyInput } from './policy.js';
@@ -152,14 +153,6 @@ export function statFingerprint(s: Stats | undefined): string {
   return s ? `${s.ino}:${s.size}:${s.mtimeMs}` : '-';
 }
 const fp = statFingerprint;
-
-async function statOrUndefined(path: string): Promise<Stats | undefined> {
-  try {
-    return await stat(path);
-  } catch {
-    return undefined;
-  }
-}
 
 /** Characters of the base64url sha256 kept in strong ETags and compared against `?v=` (162 bits). */
 export const HASH_CHARS = 27;
@@ -316,8 +309,8 @@ export class FileView {
   private async contained(abs: string): Promise<boolean> {
     if (this.opts.followSymlinks) return true;
     try {
-      this.realRoot ??= await realpath(this.root);
-      return isInside(this.realRoot, await realpath(abs), sep);
+      this.realRoot ??= await realPath(this.root);
+      return isInside(this.realRoot, await realPath(abs), sep);
     } catch {
       return false;
     }
@@ -337,18 +330,18 @@ export class FileView {
       ? policy
       : this.policyFor({ path, mediaType: info.mediaType, versioned: true });
     const lastModifiedMs = this.opts.lastModified ? Math.floor(st.mtimeMs / 1000) * 1000 : undefined;
-    const body = st.size <= this.maxBodyBytes ? await readFile(abs) : undefined;
-    // Precompressed siblings, ignored when older than the file they encode.
+    // The body and the precompressed siblings' stats at once (one wait, not four).
+    const [body, siblingStats] = await Promise.all([
+      st.size <= this.maxBodyBytes ? readSized(abs, st.size) : undefined,
+      this.opts.precompressed ? Promise.all(CODINGS.map((c) => statOrUndefined(abs + CODING_EXT[c]))) : [],
+    ]);
+    // Siblings are ignored when older than the file they encode.
     const siblings = new Map<Coding, { path: string; st: Stats }>();
-    const siblingStats: (Stats | undefined)[] = [];
-    if (this.opts.precompressed) {
-      for (const c of CODINGS) {
-        const sp = abs + CODING_EXT[c];
-        const sst = await statOrUndefined(sp);
-        siblingStats.push(sst);
-        if (sst?.isFile() && sst.mtimeMs >= st.mtimeMs && (await this.contained(sp))) {
-          siblings.set(c, { path: sp, st: sst });
-        }
+    for (let k = 0; k < siblingStats.length; k++) {
+      const sst = siblingStats[k];
+      const sp = abs + CODING_EXT[CODINGS[k]!];
+      if (sst?.isFile() && sst.mtimeMs >= st.mtimeMs && (await this.contained(sp))) {
+        siblings.set(CODINGS[k]!, { path: sp, st: sst });
       }
     }
     const compressible =
@@ -391,7 +384,7 @@ export class FileView {
     // absPath and the watch list's names built from it (`path` is mostly the key itself).
     let sizeBytes = FILE_ENTRY_BYTES + (body?.length ?? 0) + PATH_CHAR_BYTES * abs.length;
     for (const [c, s] of siblings) {
-      const sbody = s.st.size <= this.maxBodyBytes ? await readFile(s.path) : undefined;
+      const sbody = s.st.size <= this.maxBodyBytes ? await readSized(s.path, s.st.size) : undefined;
       sizeBytes += VARIANT_BYTES + (sbody?.length ?? 0);
       variants.set(c, make(c, s.path, s.st, sbody, await this.etagFor(s.path, s.st, sbody, c)));
     }

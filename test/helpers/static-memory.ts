@@ -21,13 +21,22 @@ export interface MemoryServer {
   close(): void;
 }
 
-export async function startMemoryServer(root: string, memoryCacheBytes: number): Promise<MemoryServer> {
+export async function startMemoryServer(
+  root: string,
+  memoryCacheBytes: number,
+  config: object = {},
+): Promise<MemoryServer> {
   const child = spawn(
     process.execPath,
     ['--expose-gc', '--import', 'tsx', 'test/helpers/static-memory-server.ts'],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
-      env: { ...process.env, STATIC_MEMORY_ROOT: root, STATIC_MEMORY_CACHE_BYTES: String(memoryCacheBytes) },
+      env: {
+        ...process.env,
+        STATIC_MEMORY_ROOT: root,
+        STATIC_MEMORY_CACHE_BYTES: String(memoryCacheBytes),
+        STATIC_MEMORY_CONFIG: JSON.stringify(config),
+      },
     },
   );
   const lines = createInterface({ input: child.stdout! });

@@ -6,9 +6,14 @@
 // after N distinct files is compared with the same server after N requests to ONE file.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parseConfig, toServerOptions } from '../../src/config/load.js';
+import { createStaticHandler } from '../../src/server/static/handler.js';
+import { get, makeSite, removeSite } from '../helpers/http.js';
 import { getEach, liveBytes, type MemoryServer, startMemoryServer } from '../helpers/static-memory.js';
 
 const MiB = 1024 * 1024;
@@ -55,5 +60,38 @@ describe('static file cache: memoryCacheBytes bounds the whole entries', () => {
     assert.ok(growth <= CACHE_BYTES + MARGIN_BYTES, report);
     // The cache did fill up: the bound is what held the growth, not an empty cache.
     assert.ok(growth >= CACHE_BYTES / 2, report);
+  });
+});
+
+describe('static file cache: what is made later is counted when it is made', () => {
+  it("a page's early hints and a compressed variant add to the view's size; serving it again adds nothing", async () => {
+    const html = `<!doctype html><link rel="stylesheet" href="/assets/site-3f2a9c1b.css">${'<p>text</p>'.repeat(200)}`;
+    const dir = makeSite({ 'page.html': html, 'assets/site-3f2a9c1b.css': 'body{}' });
+    const o = toServerOptions(parseConfig({ root: dir }));
+    const handler = createStaticHandler({ root: o.root, static: o.static, cachePolicy: o.cachePolicy });
+    const server = createServer(handler);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const navigate = { 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' };
+    try {
+      await handler.files.get('/page.html');
+      const resolved = handler.files.sizeBytes();
+      const first = await get(url, '/page.html', { headers: navigate });
+      assert.equal(first.status, 200);
+      const hinted = handler.files.sizeBytes();
+      // The hints (one Link value) are counted with the page's entry.
+      assert.ok(hinted >= resolved + 256, `${resolved} -> ${hinted}`);
+      const gz = await get(url, '/page.html', { headers: { ...navigate, 'accept-encoding': 'gzip' } });
+      assert.equal(gz.headers['content-encoding'], 'gzip');
+      const compressed = handler.files.sizeBytes();
+      // The variant's objects and its body (the asset's entry, resolved for the hints, is older).
+      assert.ok(compressed >= hinted + 1536 + gz.body.length, `${hinted} -> ${compressed}`);
+      await get(url, '/page.html', { headers: { ...navigate, 'accept-encoding': 'gzip' } });
+      assert.equal(handler.files.sizeBytes(), compressed);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      removeSite(dir);
+    }
   });
 });

@@ -240,9 +240,14 @@ export class FileView {
   charge(rawPath: string, file: FileResource, bytes: number): void {
     const e = this.cache.peek(rawPath);
     if (e === undefined || e.resource !== file) return;
-    e.sizeBytes += bytes;
-    // Re-set so the LRU counts the new size (and evicts others if needed).
-    this.cache.set(rawPath, e);
+    // A new object: lru-cache keeps the old size when the same value is set again (which is how the
+    // bytes of compressed variants went uncounted). The LRU then evicts others if needed.
+    this.cache.set(rawPath, { ...e, sizeBytes: e.sizeBytes + bytes });
+  }
+
+  /** What the view counts against memoryCacheBytes now (entries, bodies, what was charged). */
+  sizeBytes(): number {
+    return this.cache.calculatedSize;
   }
 
   clear(): void {

@@ -12,6 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
+import { createJsonp } from '../../src/server/jsonp.js';
+import { createLogger } from '../../src/server/log.js';
+import { compilePipeline } from '../../src/server/pipeline.js';
 import { createStaticHandler } from '../../src/server/static/handler.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 import { getEach, liveBytes, type MemoryServer, startMemoryServer } from '../helpers/static-memory.js';
@@ -88,6 +91,35 @@ describe('static file cache: what is made later is counted when it is made', () 
       assert.ok(compressed >= hinted + 1536 + gz.body.length, `${hinted} -> ${compressed}`);
       await get(url, '/page.html', { headers: { ...navigate, 'accept-encoding': 'gzip' } });
       assert.equal(handler.files.sizeBytes(), compressed);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      removeSite(dir);
+    }
+  });
+});
+
+describe('static file cache: a JSONP body is counted when it is made', () => {
+  it("the escaped JSON of a file adds its bytes to the view's size once", async () => {
+    const json = JSON.stringify({ items: Array.from({ length: 100 }, (_, i) => `item ${i}`) });
+    const dir = makeSite({ 'data.json': json });
+    const o = toServerOptions(parseConfig({ root: dir }));
+    const st = createStaticHandler({ root: o.root, static: o.static, cachePolicy: o.cachePolicy });
+    const ctx = { logger: createLogger({ format: 'off', level: 'info' }), clientAddress: () => '' };
+    const step = createJsonp({ paths: ['/data.json'] }, st.files, ctx)!;
+    const server = createServer(compilePipeline([step], st, () => {}));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      await st.files.get('/data.json');
+      const resolved = st.files.sizeBytes();
+      const r = await get(url, '/data.json?callback=cb');
+      assert.equal(r.status, 200);
+      assert.match(r.text, /^\/\*\*\/ ?cb\(/);
+      const wrapped = st.files.sizeBytes();
+      assert.ok(wrapped >= resolved + json.length, `${resolved} -> ${wrapped}`);
+      await get(url, '/data.json?callback=other');
+      assert.equal(st.files.sizeBytes(), wrapped);
     } finally {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

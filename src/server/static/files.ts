@@ -235,7 +235,8 @@ export class FileView {
 
   /**
    * Counts `bytes` more against memoryCacheBytes for the cached entry of `file` at `rawPath`: what is made
-   * later and kept as long as the file version (a compressed variant, its early hints). Once per thing made.
+   * later and kept as long as the file version (a compressed variant, a page's early hints, a JSONP body).
+   * Once per thing made, never per request.
    */
   charge(rawPath: string, file: FileResource, bytes: number): void {
     const e = this.cache.peek(rawPath);

@@ -105,7 +105,10 @@ const staticSchema = z
       .int()
       .min(0)
       .default(64 * MiB)
-      .describe('Byte bound of the in-memory cache of file contents and compressed variants.'),
+      .describe(
+        'Byte bound of the file view: file contents, compressed variants, and each entry (file, 404, ' +
+          'redirect) counted with its measured heap and path, so many distinct paths stay within it too.',
+      ),
     maxCachedFileBytes: z
       .number()
       .int()

@@ -79,7 +79,11 @@ export function createJsonp(
 ): Step | undefined {
   const jsonp = compileJsonp(o);
   if (jsonp === undefined) return undefined;
-  const ctx: JsonpContext = { nowMs, memo: new WeakMap() };
+  const ctx: JsonpContext = {
+    nowMs,
+    memo: new WeakMap(),
+    charge: (rawPath, file, bytes) => files.charge(rawPath, file, bytes),
+  };
 
   return (req, res) => {
     const url = req.url!;
@@ -102,7 +106,7 @@ export function createJsonp(
       return true;
     }
     const cached = files.peek(rawPath);
-    if (cached !== undefined) return serveJsonp(ctx, req, res, cached, cb.callback);
-    return files.get(rawPath).then((r) => serveJsonp(ctx, req, res, r, cb.callback));
+    if (cached !== undefined) return serveJsonp(ctx, req, res, cached, rawPath, cb.callback);
+    return files.get(rawPath).then((r) => serveJsonp(ctx, req, res, r, rawPath, cb.callback));
   };
 }

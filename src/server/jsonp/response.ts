@@ -18,7 +18,12 @@ export interface JsonpContext {
   /** Escaped JSON of in-memory files, per file version (a new FileResource replaces a changed file).
    *  Larger files are read from disk per request and not kept, like the static handler streams them. */
   readonly memo: WeakMap<FileResource, Buffer | Error>;
+  /** Counts what the memo keeps against static.memoryCacheBytes with the file's entry (FileView.charge). */
+  readonly charge: (rawPath: string, file: FileResource, bytes: number) => void;
 }
+
+/** Heap of one memo slot besides its bytes (Buffer object, WeakMap slot), rounded up. */
+const MEMO_BYTES = 256;
 
 /**
  * The entity-tag of a JSONP representation: a hash of the file's tag and the callback, since each
@@ -53,7 +58,7 @@ function scriptSafeJson(file: FileResource, bytes: Buffer): Buffer {
   return Buffer.from(escapeJsonForScript(text), 'utf8');
 }
 
-function body(ctx: JsonpContext, file: FileResource): Buffer | Promise<Buffer> {
+function body(ctx: JsonpContext, file: FileResource, rawPath: string): Buffer | Promise<Buffer> {
   const bytes = file.identity.body;
   if (bytes === undefined) return readFile(file.absPath).then((b) => scriptSafeJson(file, b));
   let v = ctx.memo.get(file);
@@ -64,6 +69,7 @@ function body(ctx: JsonpContext, file: FileResource): Buffer | Promise<Buffer> {
       v = err as Error;
     }
     ctx.memo.set(file, v);
+    ctx.charge(rawPath, file, MEMO_BYTES + (v instanceof Error ? 0 : v.length));
   }
   if (v instanceof Error) throw v;
   return v;
@@ -74,6 +80,7 @@ function respond(
   req: IncomingMessage,
   res: ServerResponse,
   file: FileResource,
+  rawPath: string,
   callback: string,
 ): boolean | Promise<boolean> {
   const etag = jsonpEtag(file.identity.etag, callback);
@@ -116,7 +123,7 @@ function respond(
     res.end(JSONP_SUFFIX);
     return true;
   };
-  const json = body(ctx, file);
+  const json = body(ctx, file, rawPath);
   return json instanceof Promise ? json.then(send) : send(json);
 }
 
@@ -125,12 +132,13 @@ export function serveJsonp(
   req: IncomingMessage,
   res: ServerResponse,
   r: Resource,
+  rawPath: string,
   callback: string,
 ): boolean | Promise<boolean> {
   switch (r.kind) {
     case 'file':
       // Only JSON is wrapped; other files on a JSONP path are served as they are.
-      return isJson(r.mediaType) ? respond(ctx, req, res, r, callback) : false;
+      return isJson(r.mediaType) ? respond(ctx, req, res, r, rawPath, callback) : false;
     case 'redirect':
       return false; // a directory: the static handler redirects to the slash form
     case 'bad':

@@ -28,9 +28,24 @@ interface PageHints {
 
 const NONE: PageHints = { dir: '/', all: [], rootOnly: [] };
 
+/** Heap of one PageHints besides its strings (object, two arrays, the WeakMap slot), rounded up. */
+const HINTS_BYTES = 256;
+
+/** What a page's hints hold, counted against static.memoryCacheBytes with the page's entry. */
+function hintsBytes(h: PageHints): number {
+  let chars = h.dir.length;
+  for (const v of h.all) chars += v.length;
+  // rootOnly holds other strings made by the same formatHintLink calls.
+  for (const v of h.rootOnly) chars += v.length;
+  return HINTS_BYTES + 2 * chars;
+}
+
 export interface EarlyHints {
-  /** A promise while this page's hints are being computed for a request that may get them. */
-  wait(req: IncomingMessage, file: FileResource): Promise<unknown> | undefined;
+  /**
+   * A promise while this page's hints are being computed for a request that may get them. `rawPath`:
+   * the file view's key of `file`, which the hints are counted against (FileView.charge).
+   */
+  wait(req: IncomingMessage, file: FileResource, rawPath: string): Promise<unknown> | undefined;
   /** Writes the 103 before a full 200 of an HTML page, when the request can use it. */
   send(req: IncomingMessage, res: ServerResponse, file: FileResource): void;
 }
@@ -103,7 +118,7 @@ export function createEarlyHints(
     }).kind === 'send';
 
   return {
-    wait(req, file) {
+    wait(req, file, rawPath) {
       if (!isHtml(file)) return undefined;
       const known = pages.get(file);
       if ((known !== undefined && !(known instanceof Promise)) || !decide(req)) return undefined;
@@ -111,6 +126,7 @@ export function createEarlyHints(
       const p = compute(files, opts, file).then(
         (h) => {
           pages.set(file, h);
+          files.charge(rawPath, file, hintsBytes(h));
           return h;
         },
         (err) => {

@@ -26,7 +26,7 @@ export function serveFile(
   versioned = false,
 ): void {
   // The first request for a page version waits for its hints (once per version, see early-hints.ts).
-  const hints = status === 200 ? ctx.earlyHints?.wait(req, file) : undefined;
+  const hints = status === 200 ? ctx.earlyHints?.wait(req, file, rawPath) : undefined;
   if (hints !== undefined) {
     hints
       .then(() => serveFile(ctx, req, res, file, rawPath, status, extraVary, versioned))

@@ -1,13 +1,19 @@
 // The primary cache key (RFC 9111 §2: method + target URI), built from the validated authority.
 import type { IncomingMessage } from 'node:http';
 
-/** Keys already worked out, by scheme, Host and target; cleared when it holds KEY_MEMO_MAX of them. */
+/**
+ * Keys already worked out, by scheme, Host and target; cleared when it holds KEY_MEMO_MAX of them or
+ * KEY_MEMO_MAX_CHARS characters of targets and keys (a target may be 8 KB: 10,000 of them were 160 MB;
+ * 10,000 ordinary ones are about 1.5 M characters, so the count bound still decides for them).
+ */
 const keyMemo = {
   http: new Map<string, Map<string, string | undefined>>(),
   https: new Map<string, Map<string, string | undefined>>(),
 };
 let keyMemoSize = 0;
+let keyMemoChars = 0;
 const KEY_MEMO_MAX = 10_000;
+const KEY_MEMO_MAX_CHARS = 1 << 21;
 
 /** `GET <absolute public URI>`: method- and upstream-independent; undefined when it cannot be built. */
 export function primaryKey(req: IncomingMessage): string | undefined {
@@ -21,15 +27,17 @@ export function primaryKey(req: IncomingMessage): string | undefined {
     if (known !== undefined || byUrl.has(url)) return known;
   }
   const key = primaryKeyOf(proto, host, url);
-  if (keyMemoSize >= KEY_MEMO_MAX) {
+  if (keyMemoSize >= KEY_MEMO_MAX || keyMemoChars >= KEY_MEMO_MAX_CHARS) {
     keyMemo.http.clear();
     keyMemo.https.clear();
     keyMemoSize = 0;
+    keyMemoChars = 0;
     byUrl = undefined;
   }
   if (byUrl === undefined) keyMemo[proto].set(host, (byUrl = new Map()));
   byUrl.set(url, key);
   keyMemoSize++;
+  keyMemoChars += host.length + url.length + (key?.length ?? 0);
   return key;
 }
 

@@ -249,12 +249,27 @@ function removeDotSegments(path: string): string | null {
   return `/${out.join('/')}`;
 }
 
-/** Targets that are already canonical: no escape, no dot segment, only plain characters. */
-const PLAIN_TARGET = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/]*(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]*)?$/;
+/** ASCII characters a canonical target keeps as they are (RFC 3986 §3.3 pchar and "/", no "%"). */
+const PLAIN = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&()*+,;=:@/')
+  PLAIN[c.charCodeAt(0)] = 1;
 
-/** True for an origin-form target that is already canonical (the common case: nothing to rewrite). */
+/**
+ * True for an origin-form target that is already canonical (the common case: nothing to rewrite): a "/"
+ * then plain characters, "?" (the query, RFC 3986 §3.4, may hold more of them), no escape, and no "/."
+ * anywhere (a possible dot segment: the full parse decides). One pass, no regular expression: this runs
+ * for every request.
+ */
 export function isCanonicalOriginForm(target: string): boolean {
-  return target.charCodeAt(0) === 0x2f && PLAIN_TARGET.test(target) && !target.includes('/.');
+  const n = target.length;
+  if (n === 0 || target.charCodeAt(0) !== 0x2f) return false;
+  for (let i = 1; i < n; i++) {
+    const c = target.charCodeAt(i);
+    if (c === 0x2e) {
+      if (target.charCodeAt(i - 1) === 0x2f) return false;
+    } else if (c >= 128 || (PLAIN[c] === 0 && c !== 0x3f)) return false;
+  }
+  return true;
 }
 
 /** The canonical origin-form of a path plus optional query, or a reason to refuse it. */

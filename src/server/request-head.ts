@@ -22,7 +22,16 @@ const reject = (detail: string): RequestHeadCheck => ({ kind: 'reject', status: 
 const hostMemo = { http: new Map<string, AuthorityResult>(), https: new Map<string, AuthorityResult>() };
 const HOST_MEMO_MAX = 1000;
 
+/** The last Host value seen per scheme: most connections send the same one every time, and comparing it
+ *  costs less than hashing a new string for the map. */
+const last = {
+  http: { value: '', r: undefined as AuthorityResult | undefined },
+  https: { value: '', r: undefined as AuthorityResult | undefined },
+};
+
 function authorityOf(value: string, secure: boolean): AuthorityResult {
+  const seen = secure ? last.https : last.http;
+  if (seen.r !== undefined && seen.value === value) return seen.r;
   const memo = secure ? hostMemo.https : hostMemo.http;
   let r = memo.get(value);
   if (r === undefined) {
@@ -30,6 +39,8 @@ function authorityOf(value: string, secure: boolean): AuthorityResult {
     if (memo.size >= HOST_MEMO_MAX) memo.clear();
     memo.set(value, r);
   }
+  seen.value = value;
+  seen.r = r;
   return r;
 }
 

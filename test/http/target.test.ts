@@ -174,12 +174,31 @@ describe('isCanonicalOriginForm (the fast path of the request check)', () => {
     ['asterisk-form', '*', false],
     ['absolute-form', 'http://example.com/', false],
     ['empty', '', false],
+    ['a query holding "?" and "/"', '/a?b=c?d/e', true],
+    ['"/." in the query (left to the full parse)', '/a?b=/.c', false],
+    ['a dot inside a name', '/a.b/c.d', true],
+    ['a space', '/a b', false],
+    ['a non-ASCII character', '/caf\u00e9', false],
+    ['a fragment', '/a#b', false],
+    ['a raw double quote', '/a"b', false],
   ];
+  // The regular expression this fast path replaced, with its "/." rule: the two must agree on every case.
+  const before = (t: string) =>
+    /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/]*(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]*)?$/.test(t) && !t.includes('/.');
   for (const [name, target, want] of cases) {
     it(`${name}: ${JSON.stringify(target)} -> ${want}`, () => {
       assert.equal(isCanonicalOriginForm(target), want);
+      assert.equal(before(target), want);
       // Whenever the fast path says canonical, the full parse agrees and leaves the target as it is.
       if (want) assert.deepEqual(canonicalOriginForm(target), { kind: 'ok', path: target });
     });
   }
+  it('agrees with the regular expression on every ASCII character at every place of a short target', () => {
+    for (let c = 0; c < 130; c++) {
+      const ch = String.fromCharCode(c);
+      for (const t of [`/${ch}`, `/a${ch}b`, `/a?${ch}`, `/${ch}.`, `/x/${ch}`]) {
+        assert.equal(isCanonicalOriginForm(t), before(t), JSON.stringify(t));
+      }
+    }
+  });
 });

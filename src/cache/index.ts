@@ -41,8 +41,8 @@ export type { RequestDirectives, ServeDecision, ServeInput, StaleReason } from '
 export { decideServe, parseRequestDirectives, plainFreshUntilMs } from './request.js';
 export type { NotStorableReason, StorableInput, StorableResult } from './storable.js';
 export { HEURISTICALLY_CACHEABLE_STATUSES, isHeuristicallyCacheable, isStorable } from './storable.js';
-export type { StoredRangeDecision, StoredRangeInput } from './stored-range.js';
-export { boundaryFor, multipartBody, storedRangeDecision } from './stored-range.js';
+export type { StoredMultipart, StoredRangeDecision, StoredRangeInput } from './stored-range.js';
+export { boundaryFor, multipartBody, multipartFor, storedRangeDecision } from './stored-range.js';
 export type { TargetedOptions } from './targeted.js';
 export { forwardedSurrogateControl, policyHeaders, surrogateCapability } from './targeted.js';
 export type { HeaderMap, StoredResponse } from './types.js';

@@ -7,6 +7,7 @@ import {
   type ByteRange,
   formatUnsatisfiedRange,
   type MultipartByteranges,
+  multipartByterangesParts,
   parseRange,
 } from '../http/range.js';
 import { parseCacheDate } from './dates.js';
@@ -66,6 +67,31 @@ export function storedRangeDecision(input: StoredRangeInput): StoredRangeDecisio
   if (d.kind === 'unsatisfiable')
     return { kind: 'unsatisfiable', contentRange: formatUnsatisfiedRange(input.sizeBytes) };
   return d;
+}
+
+/** A multipart/byteranges answer's framing: its boundary and the text around each part. */
+export interface StoredMultipart {
+  readonly boundary: string;
+  readonly parts: MultipartByteranges;
+}
+
+/** Printable ASCII (and HTAB): what a part's Content-Type line can carry (multipartByterangesParts). */
+const PRINTABLE = /^[\t\x20-\x7e]*$/;
+
+/**
+ * The framing of a multipart/byteranges answer (RFC 9110 §14.6) for the stored content `bytes`: a
+ * boundary found in no part (boundaryFor), each part with the stored Content-Type. A Content-Type
+ * that is not printable ASCII (obs-text, RFC 9110 §5.5) is left out of the parts rather than failing.
+ */
+export function multipartFor(
+  bytes: Uint8Array,
+  ranges: readonly ByteRange[],
+  contentType: string | undefined,
+): StoredMultipart {
+  const size = bytes.byteLength;
+  const boundary = boundaryFor(bytes, ranges, `gatehouse-cache-${ranges.length}-${size}`);
+  const type = contentType !== undefined && PRINTABLE.test(contentType) ? contentType : undefined;
+  return { boundary, parts: multipartByterangesParts(ranges, size, type, boundary) };
 }
 
 /**

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import {
   boundaryFor,
   multipartBody,
+  multipartFor,
   type StoredRangeDecision,
   storedRangeDecision,
 } from '../../src/cache/stored-range.js';
@@ -111,5 +112,13 @@ describe('multipart/byteranges from stored bytes (RFC 9110 §14.6, RFC 2046 §5.
     assert.equal(boundaryFor(tricky, [{ start: 0, end: 11 }], 'gh'), 'gh-2');
     // Only the ranged bytes count: `gh` outside them is harmless.
     assert.equal(boundaryFor(tricky, [{ start: 0, end: 1 }], 'gh'), 'gh');
+  });
+  it('multipartFor: a Content-Type with obs-text is left out of the parts instead of throwing', () => {
+    const ok = multipartFor(bytes, ranges, 'text/plain');
+    assert.equal(ok.boundary, 'gatehouse-cache-2-10');
+    assert.match(ok.parts.headers[0]!, /Content-Type: text\/plain/);
+    const odd = multipartFor(bytes, ranges, 'text/plain; x=\u00e9');
+    assert.doesNotMatch(odd.parts.headers[0]!, /Content-Type/);
+    assert.equal(multipartBody(bytes, ranges, odd.parts).byteLength, odd.parts.contentLength);
   });
 });

@@ -4,11 +4,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseCacheDate } from '../../cache/dates.js';
 import type { EntryBody } from '../../cache/store/types.js';
-import { boundaryFor, multipartBody, storedRangeDecision } from '../../cache/stored-range.js';
+import { multipartBody, multipartFor, storedRangeDecision } from '../../cache/stored-range.js';
 import { getHeader, type HeaderMap, type StoredResponse } from '../../cache/types.js';
 import { evaluatePreconditions } from '../../http/conditional.js';
 import { formatEntityTag, parseEntityTag } from '../../http/etag.js';
-import { type ByteRange, formatContentRange, multipartByterangesParts } from '../../http/range.js';
+import { type ByteRange, formatContentRange } from '../../http/range.js';
 import { ERRORS, sendError } from '../errors.js';
 
 export interface ServeFromStore {
@@ -129,8 +129,7 @@ async function sendRanges(s: ServeFromStore, ranges: readonly ByteRange[], size:
     return;
   }
   const contentType = typeof out['content-type'] === 'string' ? out['content-type'] : undefined;
-  const boundary = boundaryFor(bytes, ranges, `gatehouse-cache-${ranges.length}-${size}`);
-  const parts = multipartByterangesParts(ranges, size, contentType, boundary);
+  const { boundary, parts } = multipartFor(bytes, ranges, contentType);
   out['content-type'] = `multipart/byteranges; boundary=${boundary}`;
   out['content-length'] = String(parts.contentLength);
   res.writeHead(206, out);

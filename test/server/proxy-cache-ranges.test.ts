@@ -45,6 +45,11 @@ for (const store of ['memory', 'disk', 'redis'] as const) {
           });
           s.end(BODY);
         },
+        // obs-text in Content-Type (RFC 9110 §5.5): latin1 on the wire.
+        '/odd': (_q, s) => {
+          s.writeHead(200, { 'content-type': 'text/plain; x=\u00e9', 'cache-control': 'max-age=3600' });
+          s.end(BODY);
+        },
         '/weak': (_q, s, n) => {
           s.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'max-age=3600', etag: 'W/"w"' });
           s.end(`weak-${n}-0123456789`);
@@ -107,6 +112,19 @@ for (const store of ['memory', 'disk', 'redis'] as const) {
         ['bytes 11-40/64', BODY.subarray(11, 41).toString('latin1')],
       ]);
       assert.equal(up.count('/doc'), 1);
+    });
+
+    it('several ranges of a response whose Content-Type has obs-text: parts without it, no reset', async () => {
+      await get(gh.url, '/odd');
+      await waitUntilStored(gh.url, '/odd');
+      const r = await get(gh.url, '/odd', { headers: { range: 'bytes=0-1,4-5' } });
+      assert.equal(r.status, 206);
+      const boundary = /boundary=(.+)$/.exec(String(r.headers['content-type']))![1]!;
+      assert.deepEqual(parseMultipart(r.body, boundary), [
+        ['bytes 0-1/64', '01'],
+        ['bytes 4-5/64', '45'],
+      ]);
+      assert.equal(up.count('/odd'), 1);
     });
 
     it('If-Range: a strong match or the Last-Modified date ranges; a weak or other validator gets the 200', async () => {

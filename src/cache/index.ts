@@ -14,7 +14,7 @@
 //                  (§4.2.3), isFresh, Age field values (§5.1).
 //   request.ts     parseRequestDirectives (§5.2.1, Pragma §5.4), decideServe (§4, §4.2.4, §5.2.2,
 //                  RFC 5861 stale-while-revalidate / stale-if-error, RFC 8246 immutable flag).
-//   vary.ts        varyKey, matchesVary (§4.1).
+//   vary.ts        varyKey, matchesVary (§4.1); selectsByLanguage (Content-Language selection).
 //   validate.ts    conditionalHeaders (§4.3.1), freshenHeaders / freshenStored (§4.3.4, §3.2),
 //                  selectForUpdate (§4.3.4), selectValidated (a 304 to our own conditional request).
 //   invalidate.ts  invalidationUris (§4.4).
@@ -55,4 +55,4 @@ export {
   selectValidated,
   storedHeaderFields,
 } from './validate.js';
-export { matchesVary, varyKey } from './vary.js';
+export { matchesVary, preferredLanguage, selectsByLanguage, varyKey } from './vary.js';

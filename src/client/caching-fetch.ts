@@ -4,7 +4,7 @@
 // Lookup order and request modes follow the Fetch standard's HTTP-network-or-cache fetch.
 
 import type { FreshnessOptions } from '../cache/freshness.js';
-import { matchesVary } from '../cache/vary.js';
+import { matchesVary, selectsByLanguage } from '../cache/vary.js';
 import {
   type CacheState,
   cacheKey,
@@ -242,6 +242,10 @@ async function handle(
   const variants = await lookup(s, up.key);
   const match = variants?.find((v) => matchesVary(v.headers.vary, v.requestHeaders, reqHeaders));
   const missReason = variants === undefined || variants.length === 0 ? 'uri-miss' : 'vary-miss';
+  if (match === undefined && mode === 'default' && variants !== undefined && reqHeaders['accept-language']) {
+    const byLanguage = languageHit(s, up, variants);
+    if (byLanguage !== null) return byLanguage;
+  }
   if (match === undefined) {
     if (
       mode === 'only-if-cached' ||
@@ -258,6 +262,19 @@ async function handle(
     return revalidate(s, up, variants ?? [], match, 'request');
   }
   return decide(s, up, variants ?? [], match);
+}
+
+/**
+ * A fresh variant selected by Content-Language (selectsByLanguage) for a request no variant matched by
+ * §4.1; null when there is none (a stale one is not revalidated for a request it was not selected by).
+ */
+function languageHit(s: CacheState, up: Upstream, variants: CachedVariants): Response | null {
+  const alt = variants.find((v) =>
+    selectsByLanguage(v.headers.vary, v.requestHeaders, v.headers, up.reqHeaders),
+  );
+  if (alt === undefined) return null;
+  const d = serveDecision(s, up, alt, s.now());
+  return d.kind === 'fresh' ? hit(s, up, alt, 'hit', d.omitHeaders) : null;
 }
 
 /** Default mode with a matching stored response: RFC 9111 §4 through the engine's decideServe. */

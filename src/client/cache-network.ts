@@ -8,7 +8,14 @@ import { isStorable } from '../cache/storable.js';
 import type { HeaderMap } from '../cache/types.js';
 import { conditionalHeaders, freshenStored, selectValidated, storedHeaderFields } from '../cache/validate.js';
 import { matchesVary, varyKey } from '../cache/vary.js';
-import { forwardResponse, headerMap, makeResponse, serveStored, storeThrough } from './cache-response.js';
+import {
+  forwardResponse,
+  headerMap,
+  makeResponse,
+  type RangeRequest,
+  serveStored,
+  storeThrough,
+} from './cache-response.js';
 import type { CachedResponse, CachedVariants, CacheTier } from './cache-tier.js';
 
 /** What one caching fetch shares between requests. */
@@ -97,6 +104,13 @@ export function tierGet(
       },
     );
   });
+}
+
+/** A GET's Range to answer from a stored response (RFC 9110 §14.2: Range is ignored on other methods). */
+export function rangeOf(up: Upstream): RangeRequest | undefined {
+  const range = up.reqHeaders.range;
+  if (range === undefined || up.request.method !== 'GET') return undefined;
+  return { range, ifRange: up.reqHeaders['if-range'] };
 }
 
 /** The cache key: the absolute URL without its fragment (RFC 9111 §2, RFC 3986 §3.5). */
@@ -364,7 +378,8 @@ export async function revalidate(
   await putAll(s, up.key, freshened);
   const served =
     freshened[variants.indexOf(selected.includes(match) ? match : (selected[0] as CachedResponse))]!;
-  return serveStored(up.request.url, served, s.now(), `${s.name}; fwd=${fwd}; fwd-status=304`);
+  const status = `${s.name}; fwd=${fwd}; fwd-status=304`;
+  return serveStored(up.request.url, served, s.now(), status, [], false, rangeOf(up));
 }
 
 /** The engine's decision (RFC 9111 §4, private-cache rules) on serving `match` for this request; with

@@ -4,12 +4,13 @@
 // Lookup order and request modes follow the Fetch standard's HTTP-network-or-cache fetch.
 
 import type { FreshnessOptions } from '../cache/freshness.js';
-import { matchesVary } from '../cache/vary.js';
+import { matchesVary, selectsByLanguage } from '../cache/vary.js';
 import {
   type CacheState,
   cacheKey,
   fromNetwork,
   invalidateAfterUnsafe,
+  rangeOf,
   revalidate,
   revalidateCoalesced,
   serveDecision,
@@ -241,6 +242,10 @@ async function handle(
   const variants = await lookup(s, up.key);
   const match = variants?.find((v) => matchesVary(v.headers.vary, v.requestHeaders, reqHeaders));
   const missReason = variants === undefined || variants.length === 0 ? 'uri-miss' : 'vary-miss';
+  if (match === undefined && mode === 'default' && variants !== undefined && reqHeaders['accept-language']) {
+    const byLanguage = languageHit(s, up, variants);
+    if (byLanguage !== null) return byLanguage;
+  }
   if (match === undefined) {
     if (
       mode === 'only-if-cached' ||
@@ -249,15 +254,27 @@ async function handle(
       return gatewayTimeout(s, up, missReason);
     return fromNetwork(s, up, missReason, variants);
   }
-  if (mode === 'force-cache' || mode === 'only-if-cached') return hit(s, up.request.url, match, 'hit');
+  if (mode === 'force-cache' || mode === 'only-if-cached') return hit(s, up, match, 'hit');
   if (mode === 'no-cache') {
     // RFC 8246 §2: a private cache may answer a reload with a fresh `immutable` response unvalidated.
     const d = serveDecision(s, up, match, s.now());
-    if (d.kind === 'fresh' && d.immutable)
-      return hit(s, up.request.url, match, 'hit; detail=immutable', d.omitHeaders);
+    if (d.kind === 'fresh' && d.immutable) return hit(s, up, match, 'hit; detail=immutable', d.omitHeaders);
     return revalidate(s, up, variants ?? [], match, 'request');
   }
   return decide(s, up, variants ?? [], match);
+}
+
+/**
+ * A fresh variant selected by Content-Language (selectsByLanguage) for a request no variant matched by
+ * §4.1; null when there is none (a stale one is not revalidated for a request it was not selected by).
+ */
+function languageHit(s: CacheState, up: Upstream, variants: CachedVariants): Response | null {
+  const alt = variants.find((v) =>
+    selectsByLanguage(v.headers.vary, v.requestHeaders, v.headers, up.reqHeaders),
+  );
+  if (alt === undefined) return null;
+  const d = serveDecision(s, up, alt, s.now());
+  return d.kind === 'fresh' ? hit(s, up, alt, 'hit', d.omitHeaders) : null;
 }
 
 /** Default mode with a matching stored response: RFC 9111 §4 through the engine's decideServe. */
@@ -271,7 +288,7 @@ function decide(
   const d = serveDecision(s, up, match, nowMs);
   switch (d.kind) {
     case 'fresh':
-      return hit(s, up.request.url, match, 'hit', d.omitHeaders);
+      return hit(s, up, match, 'hit', d.omitHeaders);
     case 'stale-ok':
       if (d.reason === 'stale-while-revalidate') {
         // RFC 5861 §3: serve the stale response now and refresh it in the background, once per URL.
@@ -286,9 +303,9 @@ function decide(
             });
           s.background.add(job);
         }
-        return hit(s, up.request.url, match, 'hit; detail=stale-while-revalidate', d.omitHeaders);
+        return hit(s, up, match, 'hit; detail=stale-while-revalidate', d.omitHeaders);
       }
-      return hit(s, up.request.url, match, 'hit', d.omitHeaders);
+      return hit(s, up, match, 'hit', d.omitHeaders);
     case 'revalidate':
       // Followers decide again on what the leader stored, without coalescing a second time.
       return revalidateCoalesced(s, up, variants, match, () => afterCoalesced(s, up));
@@ -303,7 +320,7 @@ async function afterCoalesced(s: CacheState, up: Upstream): Promise<Response> {
   const match = variants.find((v) => matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders));
   if (match === undefined) return fromNetwork(s, up, 'uri-miss', variants);
   const d = serveDecision(s, up, match, s.now());
-  if (d.kind === 'fresh') return hit(s, up.request.url, match, 'fwd=stale; collapsed', d.omitHeaders);
+  if (d.kind === 'fresh') return hit(s, up, match, 'fwd=stale; collapsed', d.omitHeaders);
   return revalidate(s, up, variants, match, 'stale');
 }
 
@@ -329,13 +346,13 @@ async function headFromStored(s: CacheState, up: Upstream, mode: RequestCache): 
 
 function hit(
   s: CacheState,
-  url: string,
+  up: Upstream,
   stored: CachedResponse,
   status: string,
   omit?: readonly string[],
 ): Response {
   s.counts.hits++;
-  return serveStored(url, stored, s.now(), `${s.name}; ${status}`, omit);
+  return serveStored(up.request.url, stored, s.now(), `${s.name}; ${status}`, omit, false, rangeOf(up));
 }
 
 /** RFC 9111 §5.2.1.7 / Fetch only-if-cached: nothing usable stored -> 504. */

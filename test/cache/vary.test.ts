@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { matchesVary, varyKey } from '../../src/cache/vary.js';
+import { matchesVary, preferredLanguage, selectsByLanguage, varyKey } from '../../src/cache/vary.js';
 import { mulberry32, SEED_OFFSET } from '../helpers/random.js';
 
 describe('varyKey (RFC 9111 §4.1)', () => {
@@ -166,4 +166,111 @@ describe('matchesVary agrees with comparing secondary keys (fuzzed)', () => {
       assert.equal(matchesVary(vary, a, b), want, JSON.stringify({ vary, a, b }));
     }
   });
+});
+
+describe('preferredLanguage (RFC 9110 §12.5.4)', () => {
+  const cases: [string, string | undefined, string | null][] = [
+    ['absent', undefined, null],
+    ['one language', 'de', 'de'],
+    ['the highest weight wins, wherever it is listed', 'fr;q=0.5, de;q=1.0', 'de'],
+    ['lowercased', 'fr;q=0.5, DE-ch', 'de-ch'],
+    ['q=1 is the default weight', 'de, fr;q=0.9', 'de'],
+    ['a tie at the top: none', 'en, de', null],
+    ['a tie at the top with q forms: none', 'en;q=0.8, de;q=0.80', null],
+    ['the wildcard on top: none', '*, de;q=0.5', null],
+    ['everything refused: none', 'de;q=0', null],
+    ['a member of another shape: none', 'de;x=1', null],
+  ];
+  for (const [name, value, want] of cases) it(name, () => assert.equal(preferredLanguage(value), want));
+});
+
+describe('selectsByLanguage (Content-Language selection beyond §4.1)', () => {
+  const de = { 'content-language': 'de' };
+  const cases: [
+    string,
+    string | undefined,
+    Record<string, string>,
+    Record<string, string>,
+    Record<string, string>,
+    boolean,
+  ][] = [
+    [
+      'stored de for "en, de"; new "fr;q=0.5, de;q=1.0"',
+      'Accept-Language',
+      { 'accept-language': 'en, de' },
+      de,
+      { 'accept-language': 'fr;q=0.5, de;q=1.0' },
+      true,
+    ],
+    [
+      'Content-Language compared case-insensitively',
+      'accept-language',
+      {},
+      { 'content-language': 'DE' },
+      { 'accept-language': 'de' },
+      true,
+    ],
+    [
+      'another top language',
+      'Accept-Language',
+      { 'accept-language': 'de' },
+      de,
+      { 'accept-language': 'fr, de;q=0.5' },
+      false,
+    ],
+    [
+      'a tie at the top',
+      'Accept-Language',
+      { 'accept-language': 'de' },
+      de,
+      { 'accept-language': 'fr, de' },
+      false,
+    ],
+    [
+      'a more specific top range is not the stored tag',
+      'Accept-Language',
+      {},
+      de,
+      { 'accept-language': 'de-ch' },
+      false,
+    ],
+    [
+      'several Content-Language tags',
+      'Accept-Language',
+      {},
+      { 'content-language': 'de, en' },
+      { 'accept-language': 'de' },
+      false,
+    ],
+    ['no Content-Language', 'Accept-Language', {}, {}, { 'accept-language': 'de' }, false],
+    ['no Accept-Language in the new request', 'Accept-Language', { 'accept-language': 'de' }, de, {}, false],
+    ['Vary without Accept-Language', 'Accept-Encoding', {}, de, { 'accept-language': 'de' }, false],
+    ['Vary: *', '*', {}, de, { 'accept-language': 'de' }, false],
+    [
+      'another varying field matches',
+      'Accept-Language, Accept-Encoding',
+      { 'accept-language': 'en, de', 'accept-encoding': 'gzip, br' },
+      de,
+      { 'accept-language': 'de', 'accept-encoding': 'br,gzip' },
+      true,
+    ],
+    [
+      'another varying field differs',
+      'Accept-Language, Accept-Encoding',
+      { 'accept-language': 'en, de', 'accept-encoding': 'gzip' },
+      de,
+      { 'accept-language': 'de', 'accept-encoding': 'br' },
+      false,
+    ],
+    [
+      'another varying field absent on one side',
+      'Accept-Language, Origin',
+      { origin: 'https://a' },
+      de,
+      { 'accept-language': 'de' },
+      false,
+    ],
+  ];
+  for (const [name, vary, storedReq, storedRes, newReq, want] of cases)
+    it(name, () => assert.equal(selectsByLanguage(vary, storedReq, storedRes, newReq), want));
 });

@@ -44,6 +44,11 @@ const routes: Record<string, (req: IncomingMessage, res: ServerResponse, n: numb
     res.writeHead(200, { date: httpDate(clockMs), 'cache-control': 'max-age=60', vary: 'Accept-Language' });
     res.end(`${req.headers['accept-language']} ${n}`);
   },
+  '/lang': (_req, res, n) => {
+    const h = { date: httpDate(clockMs), vary: 'Accept-Language', 'content-language': 'de' };
+    res.writeHead(200, { ...h, 'cache-control': n === 1 ? 'max-age=60' : 'max-age=0' });
+    res.end(`de ${n}`);
+  },
   '/etag': validated(
     { 'cache-control': 'max-age=1', 'x-version': 'old' },
     { 'cache-control': 'max-age=100', 'x-version': 'new' },
@@ -157,6 +162,21 @@ describe('createCachingFetch: hits, misses, Cache-Status, Age, Date', () => {
     assert.equal(await (await get('en')).text(), 'en 1');
     assert.equal(await (await get('de')).text(), 'de 2');
     assert.equal(o.count('/vary'), 2);
+  });
+
+  it('a fresh variant whose Content-Language is the most preferred language answers another Accept-Language', async () => {
+    const f = createCachingFetch({ now });
+    const get = (lang: string) => f(`${o.url}/lang`, { headers: { 'accept-language': lang } });
+    assert.equal(await (await get('en, de')).text(), 'de 1');
+    const de = await get('fr;q=0.5, de;q=1.0');
+    assert.equal(cs(de), 'gatehouse-client; hit');
+    assert.equal(await de.text(), 'de 1');
+    assert.equal(o.count('/lang'), 1);
+    // Another top language, or the variant stale: the network (the stale one is not revalidated).
+    assert.equal(cs(await get('fr, de;q=0.5')), 'gatehouse-client; fwd=vary-miss; stored');
+    advance(61);
+    assert.match(cs(await get('de')) ?? '', /fwd=vary-miss/);
+    assert.equal(o.count('/lang'), 3);
   });
 
   it('private response stored; s-maxage=0 ignored by a private cache', async () => {

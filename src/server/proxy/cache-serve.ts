@@ -4,16 +4,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseCacheDate } from '../../cache/dates.js';
 import type { EntryBody } from '../../cache/store/types.js';
+import { multipartBody, multipartFor, storedRangeDecision } from '../../cache/stored-range.js';
 import { getHeader, type HeaderMap, type StoredResponse } from '../../cache/types.js';
-import { evaluateIfRange, evaluatePreconditions } from '../../http/conditional.js';
+import { evaluatePreconditions } from '../../http/conditional.js';
 import { formatEntityTag, parseEntityTag } from '../../http/etag.js';
-import {
-  type ByteRange,
-  formatContentRange,
-  formatUnsatisfiedRange,
-  multipartByterangesParts,
-  parseRange,
-} from '../../http/range.js';
+import { type ByteRange, formatContentRange } from '../../http/range.js';
 import { ERRORS, sendError } from '../errors.js';
 
 export interface ServeFromStore {
@@ -85,19 +80,20 @@ export async function serveFromStore(s: ServeFromStore): Promise<void> {
         return;
       }
     }
-    if (
-      range !== undefined &&
-      s.method === 'GET' &&
-      getHeader(response.headers, 'content-range') === undefined &&
-      // RFC 9110 §13.1.5: Range applies only when If-Range (if any) matches strongly.
-      evaluateIfRange({ ifRange: header('if-range'), etag, lastModifiedMs, nowMs: s.nowMs })
-    ) {
-      const d = parseRange(range, size);
+    if (range !== undefined && s.method === 'GET') {
+      // RFC 9110 §14, §13.1.5: Range against the stored representation (stored-range.ts).
+      const d = storedRangeDecision({
+        range,
+        ifRange: header('if-range'),
+        status: response.status,
+        headers: response.headers,
+        sizeBytes: size,
+      });
       if (d.kind === 'unsatisfiable') {
         await body.close();
         // RFC 9110 §15.5.17
         sendError(req, res, ERRORS.rangeNotSatisfiable, 'The range is outside the stored response.', {
-          'content-range': formatUnsatisfiedRange(size),
+          'content-range': d.contentRange,
         });
         return;
       }
@@ -133,17 +129,11 @@ async function sendRanges(s: ServeFromStore, ranges: readonly ByteRange[], size:
     return;
   }
   const contentType = typeof out['content-type'] === 'string' ? out['content-type'] : undefined;
-  const boundary = `gatehouse-cache-${ranges.length}-${size}`;
-  const parts = multipartByterangesParts(ranges, size, contentType, boundary);
+  const { boundary, parts } = multipartFor(bytes, ranges, contentType);
   out['content-type'] = `multipart/byteranges; boundary=${boundary}`;
   out['content-length'] = String(parts.contentLength);
   res.writeHead(206, out);
-  for (let i = 0; i < ranges.length; i++) {
-    const r = ranges[i]!;
-    res.write(parts.headers[i]!);
-    res.write(bytes.subarray(r.start, r.end + 1));
-  }
-  res.end(parts.trailer);
+  res.end(multipartBody(bytes, ranges, parts));
 }
 
 async function readAll(body: EntryBody, size: number): Promise<Uint8Array> {

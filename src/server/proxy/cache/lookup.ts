@@ -7,6 +7,7 @@ import {
   getHeader,
   type HeaderMap,
   isFresh,
+  selectsByLanguage,
 } from '../../../cache/index.js';
 import type { StoredEntry, VariantMatch } from '../../../cache/store/types.js';
 import { hasDirective, parseCacheControl } from '../../../http/cache-control.js';
@@ -48,7 +49,14 @@ export async function lookup(s: CacheState, x: Exchange, mayWait: boolean): Prom
     return;
   }
   if (res.destroyed) return;
-  const entry = checkedVariant(match.entry, reqHeaders);
+  let entry = checkedVariant(match.entry, reqHeaders);
+  // Selection by Content-Language (selectsByLanguage): only on a miss, only a fresh or allowed-stale one.
+  let byLanguage = false;
+  if (entry === undefined && match.any !== undefined && reqHeaders['accept-language'] !== undefined) {
+    entry = await languageVariant(x, match.any);
+    if (res.destroyed) return;
+    byLanguage = entry !== undefined;
+  }
   const ranged = x.method === 'GET' && reqHeaders.range !== undefined;
   if (entry === undefined) {
     if (onlyIfCached(reqHeaders)) return gatewayTimeout(x);
@@ -88,6 +96,8 @@ export async function lookup(s: CacheState, x: Exchange, mayWait: boolean): Prom
     return upstream(s, x, 'uri-miss', undefined, false, undefined);
   }
   if (d.kind === 'miss-only-if-cached') return gatewayTimeout(x);
+  // Validating a variant this request did not select by §4.1 would store the answer under its key.
+  if (byLanguage) return upstream(s, x, 'vary-miss', undefined, mayWait, match.any);
   // Revalidate (§4.3): stale, or the client asked for it (then the client's request is not shared).
   const reason = isFresh(view, nowMs, true, s.freshness) ? 'request' : 'stale';
   return upstream(s, x, reason, entry, mayWait && reason === 'stale', entry);
@@ -136,6 +146,33 @@ function rangeMiss(s: CacheState, x: Exchange, reason: string): void {
       return storeOrPass(s, x, 'GET', 200, complete, requestTimeMs, responseTimeMs, t);
     },
   });
+}
+
+/**
+ * The newest stored variant of the key whose Content-Language is the request's most preferred language
+ * (selectsByLanguage), when the variants vary on Accept-Language. Lists the key's variants: only a
+ * request that missed (§4.1) pays for it, instead of a trip upstream.
+ */
+async function languageVariant(x: Exchange, any: StoredEntry): Promise<StoredEntry | undefined> {
+  const vary = getHeader(any.meta.response.headers, 'vary');
+  if (vary === undefined || !/accept-language/i.test(vary)) return undefined;
+  const store = x.store!;
+  let variants: StoredEntry[];
+  try {
+    variants = store.getVariantsSync?.(x.key) ?? (await store.getVariants(x.key));
+  } catch {
+    return undefined;
+  }
+  return variants.find(
+    (e) =>
+      e.meta.markedStale !== true &&
+      selectsByLanguage(
+        getHeader(e.meta.response.headers, 'vary'),
+        e.meta.varyHeaders,
+        e.meta.response.headers,
+        x.reqHeaders,
+      ),
+  );
 }
 
 function onlyIfCached(reqHeaders: HeaderMap): boolean {

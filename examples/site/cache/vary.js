@@ -98,3 +98,58 @@ export function matchesVary(storedVary, storedRequestHeaders, newRequestHeaders)
     }
     return same || varyKey(storedVary, storedRequestHeaders) === varyKey(storedVary, newRequestHeaders);
 }
+/**
+ * The single most preferred language range of an Accept-Language value (RFC 9110 §12.5.4), lowercased:
+ * the one member with the highest weight, above 0, not `*`. Null when there is none, when several
+ * share the highest weight (the origin may pick any of them) or when a member has another shape.
+ */
+export function preferredLanguage(acceptLanguage) {
+    if (acceptLanguage === undefined)
+        return null;
+    let best = null;
+    let bestQ = 0;
+    let tie = false;
+    for (const m of splitList(acceptLanguage)) {
+        const r = MEMBER.exec(m);
+        if (r === null)
+            return null;
+        const q = r[2] === undefined ? 1 : Number(r[2]);
+        if (q > bestQ) {
+            best = r[1].toLowerCase();
+            bestQ = q;
+            tie = false;
+        }
+        else if (q === bestQ && q > 0)
+            tie = true;
+    }
+    return tie || best === '*' ? null : best;
+}
+/**
+ * Selection by Content-Language, beyond §4.1 matching (an optimal cache, cache-tests.fyi
+ * `vary-normalise-lang-select`): a stored response that varies on Accept-Language may answer a request
+ * whose Accept-Language differs when its Content-Language is one language tag equal to the request's
+ * single most preferred language (preferredLanguage): an origin that negotiates by weight (RFC 9110
+ * §12.5.4) and has that language sends it. Every other field the Vary names must match as in §4.1.
+ */
+export function selectsByLanguage(storedVary, storedRequestHeaders, storedResponseHeaders, newRequestHeaders) {
+    if (storedVary === undefined)
+        return false;
+    const names = varyNames(storedVary);
+    if (names === null || !names.includes('accept-language'))
+        return false;
+    const contentLanguage = splitList(getHeader(storedResponseHeaders, 'content-language') ?? '');
+    if (contentLanguage.length !== 1)
+        return false;
+    const top = preferredLanguage(getHeader(newRequestHeaders, 'accept-language'));
+    if (top === null || top !== contentLanguage[0].toLowerCase())
+        return false;
+    for (const name of names) {
+        if (name === 'accept-language')
+            continue;
+        const a = getHeader(storedRequestHeaders, name);
+        const b = getHeader(newRequestHeaders, name);
+        if (a !== b && (a === undefined || b === undefined || normalise(name, a) !== normalise(name, b)))
+            return false;
+    }
+    return true;
+}

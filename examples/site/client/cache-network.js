@@ -3,7 +3,7 @@ import { decideServe } from '../cache/request.js';
 import { isStorable } from '../cache/storable.js';
 import { conditionalHeaders, freshenStored, selectValidated, storedHeaderFields } from '../cache/validate.js';
 import { matchesVary, varyKey } from '../cache/vary.js';
-import { forwardResponse, headerMap, makeResponse, serveStored, storeThrough } from './cache-response.js';
+import { forwardResponse, headerMap, makeResponse, serveStored, storeThrough, } from './cache-response.js';
 const NOT_STORED = Promise.resolve(null);
 const noFollow = () => null;
 /** At most this many Vary variants are kept per URL (most recent first). */
@@ -28,6 +28,13 @@ export function tierGet(s, tier, key) {
             reject(err);
         });
     });
+}
+/** A GET's Range to answer from a stored response (RFC 9110 §14.2: Range is ignored on other methods). */
+export function rangeOf(up) {
+    const range = up.reqHeaders.range;
+    if (range === undefined || up.request.method !== 'GET')
+        return undefined;
+    return { range, ifRange: up.reqHeaders['if-range'] };
 }
 /** The cache key: the absolute URL without its fragment (RFC 9111 §2, RFC 3986 §3.5). */
 export function cacheKey(url) {
@@ -253,7 +260,8 @@ export async function revalidate(s, up, variants, match, fwd) {
     const freshened = variants.map((v) => selected.includes(v) ? { ...v, ...freshenStored(v, notModified, requestTimeMs, responseTimeMs) } : v);
     await putAll(s, up.key, freshened);
     const served = freshened[variants.indexOf(selected.includes(match) ? match : selected[0])];
-    return serveStored(up.request.url, served, s.now(), `${s.name}; fwd=${fwd}; fwd-status=304`);
+    const status = `${s.name}; fwd=${fwd}; fwd-status=304`;
+    return serveStored(up.request.url, served, s.now(), status, [], false, rangeOf(up));
 }
 /** The engine's decision (RFC 9111 §4, private-cache rules) on serving `match` for this request; with
  *  `unreachable` set, after an origin error (RFC 5861 §4, §4.2.4 disconnected). */

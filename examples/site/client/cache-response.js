@@ -1,6 +1,8 @@
 // Between Fetch objects and the cache's plain values: header maps, bodies read up to a bound, and the
 // Responses served from storage with Age (RFC 9111 §5.1) and Cache-Status (RFC 9211).
 import { ageFieldValue, currentAgeSec } from '../cache/freshness.js';
+import { multipartBody, multipartFor, storedRangeDecision } from '../cache/stored-range.js';
+import { formatContentRange } from '../http/range.js';
 /**
  * Lowercase header map; several field lines are already joined by Headers (RFC 9110 §5.3). Built with
  * Object.fromEntries, which defines own properties: a field named `__proto__` (a valid token, RFC 9110
@@ -22,8 +24,11 @@ export function makeResponse(url, status, statusText, headers, body) {
     Object.defineProperty(res, 'url', { value: url, enumerable: true });
     return res;
 }
-/** A stored response served now: its stored fields, Age (§4.2.3, §5.1) and our Cache-Status member. */
-export function serveStored(url, stored, nowMs, cacheStatus, omitHeaders = [], head = false) {
+/**
+ * A stored response served now: its stored fields, Age (§4.2.3, §5.1) and our Cache-Status member;
+ * with `range`, a 206 or 416 from a stored 200 when the Range applies (ranged).
+ */
+export function serveStored(url, stored, nowMs, cacheStatus, omitHeaders = [], head = false, range) {
     const headers = new Headers();
     for (const [name, value] of Object.entries(stored.headers)) {
         if (name === 'age' || name === 'cache-status' || omitHeaders.includes(name))
@@ -33,9 +38,51 @@ export function serveStored(url, stored, nowMs, cacheStatus, omitHeaders = [], h
     // §5.1 / §4: "the cache ... MUST generate an Age header field" when serving a stored response.
     headers.set('age', ageFieldValue(currentAgeSec(stored, nowMs)));
     headers.set('cache-status', appendStatus(stored.headers['cache-status'], cacheStatus));
+    if (range !== undefined && !head) {
+        const res = ranged(url, stored, headers, range);
+        if (res !== null)
+            return res;
+    }
     // The stored bytes are never handed out: Fetch copies a BufferSource body ("a copy of the bytes").
     // A HEAD gets the GET's header fields and no content (RFC 9110 §9.3.2).
     return makeResponse(url, stored.status, stored.statusText, headers, head ? null : stored.body);
+}
+/**
+ * RFC 9110 §14 against the stored response (storedRangeDecision): a 206 with one range or
+ * multipart/byteranges (§14.6), a 416 with `Content-Range: bytes *\/len` (§15.5.17), or null for the
+ * whole response.
+ */
+function ranged(url, stored, headers, r) {
+    const bytes = stored.body;
+    const d = storedRangeDecision({
+        range: r.range,
+        ifRange: r.ifRange,
+        status: stored.status,
+        headers: stored.headers,
+        sizeBytes: bytes.byteLength,
+    });
+    if (d.kind === 'full')
+        return null;
+    if (d.kind === 'unsatisfiable') {
+        for (const name of ['content-type', 'content-encoding', 'content-length'])
+            headers.delete(name);
+        headers.set('content-range', d.contentRange);
+        return makeResponse(url, 416, 'Range Not Satisfiable', headers, null);
+    }
+    const ranges = d.ranges;
+    let body;
+    if (ranges.length === 1) {
+        const one = ranges[0];
+        headers.set('content-range', formatContentRange(one, bytes.byteLength));
+        body = bytes.subarray(one.start, one.end + 1);
+    }
+    else {
+        const { boundary, parts } = multipartFor(bytes, ranges, headers.get('content-type') ?? undefined);
+        headers.set('content-type', `multipart/byteranges; boundary=${boundary}`);
+        body = multipartBody(bytes, ranges, parts);
+    }
+    headers.set('content-length', String(body.byteLength));
+    return makeResponse(url, 206, 'Partial Content', headers, body);
 }
 /** A network response passed on with our Cache-Status member after any upstream ones (RFC 9211 §2). */
 export function forwardResponse(url, res, body, cacheStatus) {

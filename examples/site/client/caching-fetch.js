@@ -2,8 +2,8 @@
 // `shared: false`) in front of it. Decisions come from the engine (src/cache); this file only orders
 // them: lookup (memory, then the `stores` tiers), serve or revalidate, go to the network, store.
 // Lookup order and request modes follow the Fetch standard's HTTP-network-or-cache fetch.
-import { matchesVary } from '../cache/vary.js';
-import { cacheKey, fromNetwork, invalidateAfterUnsafe, revalidate, revalidateCoalesced, serveDecision, tierGet, upstreamRequest, } from './cache-network.js';
+import { matchesVary, selectsByLanguage } from '../cache/vary.js';
+import { cacheKey, fromNetwork, invalidateAfterUnsafe, rangeOf, revalidate, revalidateCoalesced, serveDecision, tierGet, upstreamRequest, } from './cache-network.js';
 import { forwardResponse, headerMap, makeResponse, readToEnd, serveStored } from './cache-response.js';
 import { memoryTier } from './cache-tier.js';
 import { REDIRECT_STATUSES, redirectStep } from './redirect.js';
@@ -145,6 +145,11 @@ async function handle(s, input, init = {}) {
     const variants = await lookup(s, up.key);
     const match = variants?.find((v) => matchesVary(v.headers.vary, v.requestHeaders, reqHeaders));
     const missReason = variants === undefined || variants.length === 0 ? 'uri-miss' : 'vary-miss';
+    if (match === undefined && mode === 'default' && variants !== undefined && reqHeaders['accept-language']) {
+        const byLanguage = languageHit(s, up, variants);
+        if (byLanguage !== null)
+            return byLanguage;
+    }
     if (match === undefined) {
         if (mode === 'only-if-cached' ||
             /(^|[\s,])only-if-cached($|[\s,;=])/i.test(reqHeaders['cache-control'] ?? ''))
@@ -152,15 +157,26 @@ async function handle(s, input, init = {}) {
         return fromNetwork(s, up, missReason, variants);
     }
     if (mode === 'force-cache' || mode === 'only-if-cached')
-        return hit(s, up.request.url, match, 'hit');
+        return hit(s, up, match, 'hit');
     if (mode === 'no-cache') {
         // RFC 8246 §2: a private cache may answer a reload with a fresh `immutable` response unvalidated.
         const d = serveDecision(s, up, match, s.now());
         if (d.kind === 'fresh' && d.immutable)
-            return hit(s, up.request.url, match, 'hit; detail=immutable', d.omitHeaders);
+            return hit(s, up, match, 'hit; detail=immutable', d.omitHeaders);
         return revalidate(s, up, variants ?? [], match, 'request');
     }
     return decide(s, up, variants ?? [], match);
+}
+/**
+ * A fresh variant selected by Content-Language (selectsByLanguage) for a request no variant matched by
+ * §4.1; null when there is none (a stale one is not revalidated for a request it was not selected by).
+ */
+function languageHit(s, up, variants) {
+    const alt = variants.find((v) => selectsByLanguage(v.headers.vary, v.requestHeaders, v.headers, up.reqHeaders));
+    if (alt === undefined)
+        return null;
+    const d = serveDecision(s, up, alt, s.now());
+    return d.kind === 'fresh' ? hit(s, up, alt, 'hit', d.omitHeaders) : null;
 }
 /** Default mode with a matching stored response: RFC 9111 §4 through the engine's decideServe. */
 function decide(s, up, variants, match) {
@@ -168,7 +184,7 @@ function decide(s, up, variants, match) {
     const d = serveDecision(s, up, match, nowMs);
     switch (d.kind) {
         case 'fresh':
-            return hit(s, up.request.url, match, 'hit', d.omitHeaders);
+            return hit(s, up, match, 'hit', d.omitHeaders);
         case 'stale-ok':
             if (d.reason === 'stale-while-revalidate') {
                 // RFC 5861 §3: serve the stale response now and refresh it in the background, once per URL.
@@ -183,9 +199,9 @@ function decide(s, up, variants, match) {
                     });
                     s.background.add(job);
                 }
-                return hit(s, up.request.url, match, 'hit; detail=stale-while-revalidate', d.omitHeaders);
+                return hit(s, up, match, 'hit; detail=stale-while-revalidate', d.omitHeaders);
             }
-            return hit(s, up.request.url, match, 'hit', d.omitHeaders);
+            return hit(s, up, match, 'hit', d.omitHeaders);
         case 'revalidate':
             // Followers decide again on what the leader stored, without coalescing a second time.
             return revalidateCoalesced(s, up, variants, match, () => afterCoalesced(s, up));
@@ -201,7 +217,7 @@ async function afterCoalesced(s, up) {
         return fromNetwork(s, up, 'uri-miss', variants);
     const d = serveDecision(s, up, match, s.now());
     if (d.kind === 'fresh')
-        return hit(s, up.request.url, match, 'fwd=stale; collapsed', d.omitHeaders);
+        return hit(s, up, match, 'fwd=stale; collapsed', d.omitHeaders);
     return revalidate(s, up, variants, match, 'stale');
 }
 /**
@@ -224,9 +240,9 @@ async function headFromStored(s, up, mode) {
     s.counts.hits++;
     return serveStored(up.request.url, match, s.now(), `${s.name}; hit`, omit, true);
 }
-function hit(s, url, stored, status, omit) {
+function hit(s, up, stored, status, omit) {
     s.counts.hits++;
-    return serveStored(url, stored, s.now(), `${s.name}; ${status}`, omit);
+    return serveStored(up.request.url, stored, s.now(), `${s.name}; ${status}`, omit, false, rangeOf(up));
 }
 /** RFC 9111 §5.2.1.7 / Fetch only-if-cached: nothing usable stored -> 504. */
 function gatewayTimeout(s, up, reason) {

@@ -30,7 +30,14 @@ export function readSized(path: string, size: number): Promise<Buffer | undefine
       const done = (e: Error | null, out: Buffer | undefined) =>
         close(fd, (ce) => (e !== null || ce !== null ? reject(e ?? ce) : resolve(out)));
       const next = (at: number) => {
-        if (at === size) return done(null, buf);
+        if (at === size) {
+          if (size > 0) return done(null, buf);
+          // A size of 0 is read once more: files whose stat says 0 but that have bytes (procfs) or
+          // fail to read (EIO) are not served as empty, the same as readFile did.
+          return read(fd, Buffer.alloc(1), 0, 1, 0, (re, n) =>
+            done(re, re === null && n === 0 ? buf : undefined),
+          );
+        }
         read(fd, buf, at, size - at, at, (re, n) => {
           if (re !== null) done(re, undefined);
           else if (n === 0) done(null, undefined);

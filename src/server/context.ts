@@ -62,3 +62,26 @@ export function requestFacts(req: IncomingMessage): RequestFacts {
   }
   return f;
 }
+
+/** What an app mounting Gatehouse passes on to (Connect's and Express's `next`). */
+export type PassOn = (err?: unknown) => void;
+
+const PASS_ON = Symbol('gatehouse.passOn');
+type WithPassOn = IncomingMessage & { [PASS_ON]?: PassOn };
+
+/** Records where a request that nothing here claims goes (handler.ts createHandler). */
+export function setPassOn(req: IncomingMessage, next: PassOn): void {
+  (req as WithPassOn)[PASS_ON] = next;
+}
+
+/**
+ * Hands `req` to the app's next middleware when it was mounted with one: true when it did (the
+ * caller answers nothing), false when Gatehouse answers itself (createServer, or no `next`).
+ */
+export function passOn(req: IncomingMessage): boolean {
+  const next = (req as WithPassOn)[PASS_ON];
+  if (next === undefined) return false;
+  (req as WithPassOn)[PASS_ON] = undefined;
+  next();
+  return true;
+}

@@ -148,7 +148,11 @@ export function bindTunnel(
   return { res, tunnel };
 }
 
-export function createEntry(server: Pick<Server, 'emit'>, o: EntryOptions): Entry {
+/**
+ * The entry of one pipeline. `server`: where an ignored Upgrade's connection is fed back to be parsed
+ * again; without it (a handler mounted in an app's server), the server the socket came from.
+ */
+export function createEntry(o: EntryOptions, server?: Pick<Server, 'emit'>): Entry {
   const { maxUrlBytes, logAccess, checkTarget } = o;
   /** Ordinary requests: the gate steps, then the handlers, in one loop. */
   const requests = compilePipeline([...o.gate, ...o.handlers], o.final, o.onError);
@@ -213,12 +217,14 @@ export function createEntry(server: Pick<Server, 'emit'>, o: EntryOptions): Entr
           httpVersion: req.httpVersion,
           rawHeaders: req.rawHeaders,
         });
+        const owner = server ?? (socket as { server?: Pick<Server, 'emit'> }).server;
+        if (owner === undefined) {
+          socket.destroy();
+          return;
+        }
         socket.unshift(Buffer.concat([Buffer.from(again, 'latin1'), head]));
         // The HTTP layer's connection listener: 'secureConnection' on a TLS server.
-        server.emit(
-          (socket as { encrypted?: boolean }).encrypted ? 'secureConnection' : 'connection',
-          socket,
-        );
+        owner.emit((socket as { encrypted?: boolean }).encrypted ? 'secureConnection' : 'connection', socket);
         return;
       }
       const { res, tunnel } = bindTunnel(req, socket, head);

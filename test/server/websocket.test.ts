@@ -947,21 +947,24 @@ describe('createEntry: the request-target check runs first, for handshakes too',
     originAllowed: () => false,
     logger: quiet,
   });
-  const entry = createEntry(server, {
-    maxUrlBytes: 8192,
-    gate: [],
-    handlers: [],
-    final: (_req, res) => res.end('served'),
-    tunnels: [{ owns: endpoints.owns, handle: endpoints.handleUpgrade }],
-    onError: () => {},
-    logAccess: undefined,
-    // A stand-in for the Host / target validation: refuses /bad, rewrites /ws/elsewhere.
-    checkTarget: (req) => {
-      if (req.url === '/bad') return { entry: ERRORS.badRequest, detail: 'bad target' };
-      if (req.url === '/ws?moved') req.url = '/elsewhere';
-      return undefined;
+  const entry = createEntry(
+    {
+      maxUrlBytes: 8192,
+      gate: [],
+      handlers: [],
+      final: (_req, res) => res.end('served'),
+      tunnels: [{ owns: endpoints.owns, handle: endpoints.handleUpgrade }],
+      onError: () => {},
+      logAccess: undefined,
+      // A stand-in for the Host / target validation: refuses /bad, rewrites /ws/elsewhere.
+      checkTarget: (req) => {
+        if (req.url === '/bad') return { entry: ERRORS.badRequest, detail: 'bad target' };
+        if (req.url === '/ws?moved') req.url = '/elsewhere';
+        return undefined;
+      },
     },
-  });
+    server,
+  );
   server.on('request', entry.onRequest);
   server.on('upgrade', entry.onUpgrade);
   before(async () => {

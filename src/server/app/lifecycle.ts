@@ -163,7 +163,11 @@ const PARTS_GRACE_MS = 1000;
  * shutdownTimeoutMs), at least PARTS_GRACE_MS; a part still closing then (a hung Redis that answers
  * nothing) is logged, Redis is dropped without QUIT, and close() resolves.
  */
-async function closeParts(p: ServerParts, wsClosed: Promise<void>, deadlineMs: number): Promise<void> {
+export async function closeParts(
+  p: Pick<ServerParts, 'proxy' | 'redis' | 'logger'>,
+  wsClosed: Promise<void>,
+  deadlineMs: number,
+): Promise<void> {
   const names = ['websocket', 'proxy', 'redis'] as const;
   const open = new Set<string>(names);
   const settle = <T>(name: string, promise: Promise<T>) => promise.finally(() => open.delete(name));

@@ -4,6 +4,7 @@
 // respond.ts applies the conditional/range decisions, body.ts sends bytes, fail.ts handles errors.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { globToRegExp } from '../../http/glob.js';
+import { passOn } from '../context.js';
 import { ERRORS, sendError } from '../errors.js';
 import { makeExpires, type StaticContext } from './context.js';
 import { createEarlyHints } from './early-hints.js';
@@ -55,6 +56,8 @@ export function createStaticHandler(o: {
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const method = req.method;
     if (method !== 'GET' && method !== 'HEAD') {
+      // Mounted in an app (createHandler): its own routes may answer other methods.
+      if (passOn(req)) return;
       if (method === 'OPTIONS') {
         res.writeHead(204, { Allow: ALLOW });
         res.end();

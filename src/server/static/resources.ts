@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { urlVersionMatches } from '../../http/asset-version.js';
 import { prefersHtml } from '../../http/negotiate.js';
+import { passOn } from '../context.js';
 import { ERRORS, sendError } from '../errors.js';
 import type { StaticContext } from './context.js';
 import { fail } from './fail.js';
@@ -40,11 +41,12 @@ export function serveResource(
       return;
     case 'missing': {
       if (!ctx.opts.spa) {
-        notFound(ctx, req, res);
+        // Mounted in an app (createHandler): its next middleware gets what no file answers.
+        if (!passOn(req)) notFound(ctx, req, res);
         return;
       }
       if (!isNavigation(ctx, req, rawPath)) {
-        notFound(ctx, req, res, 'Accept');
+        if (!passOn(req)) notFound(ctx, req, res, 'Accept');
         return;
       }
       const fallback = ctx.opts.spaFallback;

@@ -34,17 +34,20 @@ export function createRedirectListener(
     httpsPort: o.httpsPort,
     hosts: options.listen.redirectToHttps?.hosts,
   });
-  const entry = createEntry(server, {
-    maxUrlBytes: limits.maxUrlBytes,
-    gate: [...o.before, redirect],
-    handlers: [],
-    final: (req, res) => sendError(req, res, ERRORS.notFound, 'Not found.'),
-    onError: o.onError,
-    logAccess: accessLogger(o.logger),
-    checkTarget: refuseBadHead,
-    // No tunnels: an Upgrade here is ignored and the request redirected like any other.
-    tunnels: [],
-  });
+  const entry = createEntry(
+    {
+      maxUrlBytes: limits.maxUrlBytes,
+      gate: [...o.before, redirect],
+      handlers: [],
+      final: (req, res) => sendError(req, res, ERRORS.notFound, 'Not found.'),
+      onError: o.onError,
+      logAccess: accessLogger(o.logger),
+      checkTarget: refuseBadHead,
+      // No tunnels: an Upgrade here is ignored and the request redirected like any other.
+      tunnels: [],
+    },
+    server,
+  );
   server.on('request', entry.onRequest);
   server.on('upgrade', entry.onUpgrade);
   server.on('clientError', handleClientError);

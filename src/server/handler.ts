@@ -1,0 +1,201 @@
+// The request pipeline without a listener (issue 28): the parts (static, proxy and its cache, WebSocket
+// endpoints, health, metrics), the ordered steps and the one entry every request and handshake goes
+// through. createGatehouse (app.ts) puts a listener around it; createHandler hands it to an app that
+// owns its server (Express, Fastify, Koa, Hono, Vite's preview server), with `next` for what nothing
+// here claims.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { closeParts } from './app/lifecycle.js';
+import { buildSteps, buildTunnels, internalErrorHandler, websocketOriginPolicy } from './app/steps.js';
+import { createClientAddress, createTrustedPeer } from './client-address.js';
+import { type PassOn, type StepContext, setPassOn } from './context.js';
+import { createEntry, type Entry } from './entry.js';
+import { ERRORS, sendError } from './errors.js';
+import { namesInRules } from './headers.js';
+import { createHealth, type Health } from './health.js';
+import { accessLogger, createLogger, type Logger } from './log.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import type { ServerOptions } from './options.js';
+import { createProxy, type Proxy as ReverseProxy } from './proxy/handler.js';
+import { createRedisPool, type RedisPool } from './redis/pool.js';
+import { refuseBadHead } from './request-head.js';
+import type { Route } from './routes.js';
+import { createStaticHandler, type StaticHandler } from './static/handler.js';
+import type { H2Stats } from './tls/h2-sessions.js';
+import { createWebSocketEndpoints, type WebSocketEndpoints, type WebSocketHandler } from './websocket.js';
+
+export interface GatehouseDeps {
+  logger?: Logger;
+  /** Library routes: a handler returns a JSON value (JSONP-wrapped on jsonp paths). */
+  routes?: readonly Route[];
+  /** Connection handlers of `custom` WebSocket endpoints, by path. */
+  websocketHandlers?: Record<string, WebSocketHandler>;
+}
+
+/** The pipeline and the parts behind it (one per createGatehouse / createHandler call). */
+export interface Core {
+  readonly options: ServerOptions;
+  readonly logger: Logger;
+  readonly static: StaticHandler;
+  readonly proxy: ReverseProxy;
+  readonly websocket: WebSocketEndpoints;
+  readonly redis: RedisPool;
+  readonly health: Health | undefined;
+  readonly metrics: Metrics | undefined;
+  readonly entry: Entry;
+}
+
+/** What the listener around the core lends it (nothing, for a mounted handler). */
+export interface CoreHost {
+  /** HTTP/2 session figures for the metrics (the TLS listener's, read at scrape time). */
+  readonly http2Stats?: () => H2Stats | undefined;
+}
+
+/** Builds the parts, the steps and the entry. */
+export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host: CoreHost = {}): Core {
+  const logger = deps.logger ?? createLogger(options.log);
+  const staticHandler = createStaticHandler({
+    root: options.root,
+    // The HTML security defaults yield to header rules that name the same fields (files.ts).
+    static: { ...options.static, htmlHeadersRuled: namesInRules(options.headers) },
+    cachePolicy: options.cachePolicy,
+    onError: (err, req: IncomingMessage) =>
+      logger.error({ err, method: req.method, url: req.url }, 'request failed'),
+    onWarning: (message) => logger.warn(message),
+  });
+  const redis = createRedisPool(options.redis, logger);
+  const ctx: StepContext = { logger, clientAddress: createClientAddress(options.trustProxy), redis };
+  const proxy = createProxy(options.proxy, {
+    ctx,
+    cachePolicy: options.cachePolicy,
+    isTrustedPeer: createTrustedPeer(options.trustProxy),
+    sendTimeoutMs: options.limits.sendTimeoutMs,
+  });
+  const originAllowed = websocketOriginPolicy(options);
+  const websocket = createWebSocketEndpoints(options.websocket, {
+    originAllowed,
+    handlers: deps.websocketHandlers,
+    redis,
+    logger,
+  });
+  // Off unless configured: then no step, no hook, no timer (health.ts, metrics.ts).
+  const health = createHealth(options.health, ctx);
+  const metrics = createMetrics(options.metrics, ctx, {
+    cacheRoutes: options.proxy.flatMap((r) =>
+      r.cache?.enabled ? [{ prefix: r.prefix, store: r.cache.store ?? 'memory' }] : [],
+    ),
+    openWebSockets: () => options.websocket.reduce((n, e) => n + websocket.clients(e.path), 0),
+    proxyStats: () => proxy.stats(),
+    http2Stats: () => host.http2Stats?.(),
+  });
+  const { gate, handlers } = buildSteps(options, ctx, {
+    routes: deps.routes ?? [],
+    staticHandler,
+    proxy,
+    websocket,
+    health,
+    metrics,
+  });
+  const logAccess = accessLogger(logger);
+  const entry = createEntry({
+    maxUrlBytes: options.limits.maxUrlBytes,
+    gate,
+    handlers,
+    final: metrics ? metrics.tagFinal('static', staticHandler) : staticHandler,
+    onError: internalErrorHandler(logger),
+    logAccess:
+      metrics === undefined || logAccess === undefined
+        ? (logAccess ?? metrics?.observe)
+        : (req, res) => {
+            logAccess(req, res);
+            metrics.observe(req, res);
+          },
+    // RFC 9112 §3.2: Host and target validated first; req.url and Host rewritten to the canonical values.
+    checkTarget: refuseBadHead,
+    tunnels: buildTunnels(websocket, proxy, originAllowed, metrics),
+  });
+  return {
+    options,
+    logger,
+    static: staticHandler,
+    proxy,
+    websocket,
+    redis,
+    health,
+    metrics,
+    entry,
+  };
+}
+
+/** Gatehouse mounted in an app that owns its server. */
+export interface GatehouseHandler {
+  /**
+   * The one way in for a request: the ordered steps, then routes, proxy and static files. `next`
+   * (Connect's, Express's) gets what nothing here claims: a path with no file, or a method the static
+   * files do not answer (POST to the app's own routes). Without `next` those get the 404/405.
+   */
+  handle(req: IncomingMessage, res: ServerResponse, next?: PassOn): void;
+  /** The server's 'upgrade' listener: WebSocket endpoints and proxied handshakes, after the steps. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Opens the proxy's cache stores (a store that cannot open rejects, as at `serve`). */
+  ready(): Promise<void>;
+  /** Answers with Connection: close from now on, then closes the endpoints, the proxy and Redis. */
+  close(): Promise<void>;
+  readonly options: ServerOptions;
+  readonly logger: Logger;
+  readonly static: StaticHandler;
+}
+
+export function createHandler(options: ServerOptions, deps: GatehouseDeps = {}): GatehouseHandler {
+  const core = buildCore(options, deps);
+  const { entry, logger } = core;
+  // The proxy's cache stores open now; requests that arrive before wait for them (serve waits too,
+  // before it listens). A store that cannot open answers 503 and is logged.
+  let open = false;
+  let failed: unknown;
+  const opened = core.proxy.ready().then(
+    () => {
+      open = true;
+    },
+    (err: unknown) => {
+      failed = err;
+      logger.error({ err }, 'a proxy cache store could not be opened');
+    },
+  );
+  const enter = (req: IncomingMessage, res: ServerResponse) => {
+    if (failed === undefined) entry.onRequest(req, res);
+    else sendError(req, res, ERRORS.serviceUnavailable, 'A cache store of this server could not be opened.');
+  };
+  return {
+    handle(req, res, next) {
+      if (next !== undefined) {
+        // What is passed on reaches the app as it came (the entry canonicalises req.url and Host).
+        const { url } = req;
+        const { host } = req.headers;
+        setPassOn(req, (err) => {
+          req.url = url;
+          if (host === undefined) delete req.headers.host;
+          else req.headers.host = host;
+          next(err);
+        });
+      }
+      if (open) entry.onRequest(req, res);
+      else void opened.then(() => enter(req, res));
+    },
+    upgrade: entry.onUpgrade,
+    ready: async () => {
+      await opened;
+      if (failed !== undefined) throw failed;
+    },
+    async close() {
+      entry.setClosing();
+      core.health?.close();
+      core.static.files.close();
+      // The app's server drains its own requests; what outlives them closes here (app/lifecycle.ts).
+      await closeParts(core, core.websocket.close(), performance.now() + options.limits.shutdownTimeoutMs);
+    },
+    options,
+    logger,
+    static: core.static,
+  };
+}

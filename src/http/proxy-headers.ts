@@ -22,6 +22,8 @@ export function isHopByHop(name: string): boolean {
   return HOP_BY_HOP.has(name);
 }
 
+const NO_TOKENS: ReadonlySet<string> = new Set();
+
 /** Field names listed in Connection (RFC 9110 §7.6.1): those are hop-by-hop too. */
 export function connectionTokens(value: string | string[] | undefined): Set<string> {
   const out = new Set<string>();
@@ -43,12 +45,24 @@ function joined(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
+/** The Connection tokens of `headers` that name a field not already hop-by-hop: a shared empty set
+ *  for the usual values (none, keep-alive, close with no field named close), allocating nothing. */
+function listedFields(headers: HeaderRecord): ReadonlySet<string> {
+  const value = headers.connection;
+  if (value === undefined) return NO_TOKENS;
+  if (typeof value === 'string' && value.length <= 10) {
+    const v = value.toLowerCase();
+    if (v === 'keep-alive' || (v === 'close' && headers.close === undefined)) return NO_TOKENS;
+  }
+  return connectionTokens(value);
+}
+
 /** Copies `headers` without hop-by-hop fields; `keep` names survive (e.g. upgrade for WebSocket). */
 export function stripHopByHop(
   headers: HeaderRecord,
   keep?: ReadonlySet<string>,
 ): Record<string, string | string[]> {
-  const listed = connectionTokens(headers.connection);
+  const listed = listedFields(headers);
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
     const v = headers[name];

@@ -37,6 +37,22 @@ describe('stripHopByHop (RFC 9110 §7.6.1)', () => {
     ['TE: trailers survives alone', { te: 'trailers, deflate;q=0.5' }, { te: 'trailers' }],
     ['TE without trailers goes', { te: 'gzip' }, {}],
     ['TE listed in Connection goes entirely', { connection: 'te', te: 'trailers' }, {}],
+    // The usual values take a shortcut (no token set): it must drop exactly what the full parse drops.
+    [
+      'Connection: Keep-Alive (any case) goes with Keep-Alive',
+      { connection: 'Keep-Alive', 'keep-alive': 'timeout=5', a: '1' },
+      { a: '1' },
+    ],
+    [
+      'Connection: close also removes a field named close',
+      { connection: 'CLOSE', close: 'x', a: '1' },
+      { a: '1' },
+    ],
+    [
+      'Connection: close, TE: trailers still passes',
+      { connection: 'close', te: 'trailers' },
+      { te: 'trailers' },
+    ],
   ];
   for (const [name, input, want] of cases) it(name, () => assert.deepEqual(stripHopByHop(input), want));
 });

@@ -69,6 +69,7 @@ function createProxyState(routes: readonly ProxyRouteOptions[], deps: ProxyDeps)
     logger,
     routes: compileRoutes(routes, logger, deps.ctx.redis),
     policy: compileRuleList(deps.cachePolicy),
+    hasPolicy: deps.cachePolicy.length > 0,
     tunnels: new Set(),
     upgrades: new Map(),
     env: {

@@ -13,6 +13,9 @@ import type { Route } from './routes.js';
 import { type ProxyState, VIA_NAME } from './state.js';
 import type { Upstream } from './upstreams.js';
 
+/** Our Via hop when the upstream sent none (RFC 9110 §7.6.3). */
+const VIA_HOP = appendVia(undefined, VIA_NAME);
+
 /**
  * The Cache-Control the proxy sends with an upstream response: the upstream's own unless a rule
  * overrides it; when it sends none, the first matching cachePolicy rule, else the route's default.
@@ -25,11 +28,19 @@ export function policyCacheControl(
   headers: IncomingHttpHeaders,
 ): string | undefined {
   const given = headers['cache-control'];
-  const path = req.url!.split('?', 1)[0]!;
-  const type = headers['content-type'];
-  const mediaType = typeof type === 'string' ? type.split(';', 1)[0]!.trim().toLowerCase() : '';
-  const rule = state.policy({ path, mediaType });
-  if (rule !== undefined && (rule.override || given === undefined)) return rule.cacheControl;
+  if (state.hasPolicy) {
+    const url = req.url!;
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    const type = headers['content-type'];
+    let mediaType = '';
+    if (typeof type === 'string') {
+      const semi = type.indexOf(';');
+      mediaType = (semi === -1 ? type : type.slice(0, semi)).trim().toLowerCase();
+    }
+    const rule = state.policy({ path, mediaType });
+    if (rule !== undefined && (rule.override || given === undefined)) return rule.cacheControl;
+  }
   if (given === undefined && route.o.cacheControl !== null) return route.o.cacheControl;
   return given;
 }
@@ -45,7 +56,7 @@ export function responseHeaders(
 ): Record<string, string | string[]> {
   const out = stripHopByHop(headers);
   const o = route.o;
-  if (o.via) out.via = appendVia(headers.via, VIA_NAME);
+  if (o.via) out.via = headers.via === undefined ? VIA_HOP : appendVia(headers.via, VIA_NAME);
   if ((o.rewriteLocation || o.rewriteCookies) && req.headers.host) {
     const proto = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
     const rw: ResponseRewrite = {
@@ -63,14 +74,14 @@ export function responseHeaders(
     }
   }
   const cc = policyCacheControl(state, req, route, headers);
-  if (cc === undefined) delete out['cache-control'];
-  else out['cache-control'] = cc;
-  // Headers our own steps set (CORS, header rules) win; Vary is merged (RFC 9110 §12.5.5).
-  for (const name of Object.keys(out)) {
-    if (name === 'vary') {
-      const before = res.getHeader('vary');
-      if (before !== undefined) out.vary = mergeVary(before, String(out.vary));
-    } else if (res.hasHeader(name)) delete out[name];
+  if (cc !== undefined) out['cache-control'] = cc;
+  else if (out['cache-control'] !== undefined) delete out['cache-control'];
+  // Headers our own steps set (CORS, header rules) win; Vary is merged (RFC 9110 §12.5.5). Walks the
+  // few names set on res (usually none) rather than asking res about each upstream field.
+  for (const name of res.getHeaderNames()) {
+    if (out[name] === undefined) continue;
+    if (name === 'vary') out.vary = mergeVary(res.getHeader('vary')!, String(out.vary));
+    else delete out[name];
   }
   return out;
 }

@@ -27,6 +27,8 @@ export interface ProxyState {
   readonly routes: readonly Route[];
   /** The compiled deps.cachePolicy. */
   readonly policy: ReturnType<typeof compileRuleList>;
+  /** Whether deps.cachePolicy has a rule (else `policy` is not asked). */
+  readonly hasPolicy: boolean;
   /** Upgraded (tunnelled) connections: invisible to server.close(), destroyed by closeTunnels. */
   readonly tunnels: Set<Duplex>;
   /** Upgraded connections open per upstream origin, shared by every route to that origin (each

@@ -1,0 +1,84 @@
+// gatehouse-http/fastify (issue 28): Gatehouse as a Fastify 5 plugin, `fastify.register(gatehouse, config)`.
+// Every request (under `prefix`, when given) enters Gatehouse's pipeline first, on Fastify's raw request
+// and response, in an onRequest hook: what Gatehouse answers never reaches Fastify's routing (as with
+// @fastify/middie), what it passes on (a path with no file, a method the static files do not answer)
+// goes on to Fastify's routes untouched, body unread. Fastify's logger is Gatehouse's; its server's
+// handshakes go to Gatehouse; fastify.close() closes Gatehouse's parts.
+import type { Server } from 'node:http';
+import type { FastifyPluginCallback } from 'fastify';
+import type { GatehouseConfigInput } from '../config/schema.js';
+import { createHandler, type GatehouseDeps } from '../node.js';
+import type { Logger } from '../server/log.js';
+
+export type { GatehouseConfigInput, GatehouseDeps } from '../node.js';
+
+/** The plugin's options: Gatehouse's config, plus the path prefix it serves (every path by default). */
+export type GatehouseFastifyOptions = GatehouseConfigInput & {
+  /** Only requests whose path is at or below this prefix enter Gatehouse (e.g. `/static`), which serves
+   *  them as if the prefix were its root (`/static/app.js` is `app.js` in the folder). */
+  readonly prefix?: string;
+  readonly deps?: Omit<GatehouseDeps, 'logger'>;
+};
+
+/** True when `path` is `prefix` or below it (segment-wise: `/static` covers `/static/a`, not `/statics`). */
+function under(url: string, prefix: string): boolean {
+  if (!url.startsWith(prefix)) return false;
+  const c = url.charCodeAt(prefix.length);
+  return Number.isNaN(c) || c === 0x2f || c === 0x3f;
+}
+
+const gatehousePlugin: FastifyPluginCallback<GatehouseFastifyOptions> = (fastify, opts, done) => {
+  const { prefix: rawPrefix, deps, ...config } = opts;
+  const log = fastify.log as unknown as Partial<Logger> & Pick<Logger, 'info' | 'warn' | 'error'>;
+  // Fastify's pino logger (or its no-op one, which has no isLevelEnabled: then nothing is logged).
+  const logger: Logger = {
+    info: (o, m) => log.info(o, m),
+    warn: (o, m) => log.warn(o, m),
+    error: (o, m) => log.error(o, m),
+    isLevelEnabled: (level) => (typeof log.isLevelEnabled === 'function' ? log.isLevelEnabled(level) : false),
+  };
+  let h: ReturnType<typeof createHandler>;
+  try {
+    h = createHandler(config, { ...deps, logger });
+  } catch (err) {
+    done(err as Error);
+    return;
+  }
+  const prefix = rawPrefix?.replace(/\/+$/, '');
+  fastify.addHook('onRequest', (request, reply, next) => {
+    const raw = request.raw;
+    const url = raw.url ?? '/';
+    if (!prefix) {
+      h.handle(raw, reply.raw, (err) => next(err as Error | undefined));
+      return;
+    }
+    if (!under(url, prefix)) {
+      next();
+      return;
+    }
+    // Served from the root at the prefix (as @fastify/static's prefix, Express's mount path); what is
+    // passed on gets its whole path back.
+    const rest = url.slice(prefix.length);
+    raw.url = rest === '' || rest.charCodeAt(0) === 0x3f ? `/${rest}` : rest;
+    h.handle(raw, reply.raw, (err) => {
+      raw.url = url;
+      next(err as Error | undefined);
+    });
+  });
+  // HTTP/1.1 handshakes (an HTTP/2 Fastify server has no 'upgrade' event).
+  (fastify.server as unknown as Server).on('upgrade', h.upgrade);
+  fastify.addHook('onReady', () => h.ready());
+  fastify.addHook('onClose', () => h.close());
+  done();
+};
+
+// fastify-plugin's marks, without the package: the hook applies to the whole instance (404s included),
+// not only to routes registered inside the plugin.
+Object.assign(gatehousePlugin, {
+  [Symbol.for('skip-override')]: true,
+  [Symbol.for('fastify.display-name')]: 'gatehouse',
+  [Symbol.for('plugin-meta')]: { name: 'gatehouse', fastify: '5.x' },
+});
+
+export const gatehouse = gatehousePlugin;
+export default gatehousePlugin;

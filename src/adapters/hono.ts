@@ -1,13 +1,13 @@
 // gatehouse-http/hono (issue 28): Gatehouse as Hono middleware on @hono/node-server, `app.use(gatehouse(config))`.
 // Gatehouse answers on Node's response (c.env.outgoing) and the middleware returns node-server's
 // "already sent" response, so Hono writes nothing; what it passes on goes to `next()` untouched.
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 // node-server's marker of a response already written on `outgoing`. Made when that module loads, before
 // serve() swaps in node-server's own Response class (which would make node-server write a head).
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { GatehouseConfigInput } from '../config/schema.js';
-import { createHandler, type GatehouseDeps, type GatehouseHandler } from '../node.js';
-import { handleOrPass } from './koa.js';
+import { createHandler, type GatehouseDeps } from '../node.js';
+import { type HandlerMembers, handleOrPass, withMembers } from './shared.js';
 
 export type { GatehouseConfigInput, GatehouseDeps, GatehouseHandler } from '../node.js';
 
@@ -16,11 +16,9 @@ interface HonoContext {
   readonly env?: { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined;
 }
 
-export interface GatehouseHonoMiddleware extends Omit<GatehouseHandler, 'handle'> {
+export interface GatehouseHonoMiddleware extends HandlerMembers {
   // biome-ignore lint/suspicious/noExplicitAny: Hono's Context type, without depending on it here
   (c: any, next: () => Promise<void>): Promise<Response | undefined>;
-  /** Listens to `server`'s 'upgrade' events (WebSocket endpoints, proxied handshakes); returns it. */
-  attach<S extends Pick<Server, 'on'>>(server: S): S;
 }
 
 export function gatehouse(
@@ -40,18 +38,7 @@ export function gatehouse(
     if (passed === true) return undefined;
     return RESPONSE_ALREADY_SENT;
   };
-  return Object.assign(middleware, {
-    upgrade: h.upgrade,
-    ready: h.ready,
-    close: h.close,
-    options: h.options,
-    logger: h.logger,
-    static: h.static,
-    attach<S extends Pick<Server, 'on'>>(server: S): S {
-      server.on('upgrade', h.upgrade);
-      return server;
-    },
-  });
+  return withMembers(middleware, h);
 }
 
 export default gatehouse;

@@ -1,9 +1,10 @@
 // gatehouse-http/koa (issue 28): Gatehouse as Koa 2/3 middleware, `app.use(gatehouse(config))`. Gatehouse
 // answers on ctx.res (ctx.respond is false then, so Koa writes nothing); what it passes on (a path with no
 // file, a method the static files do not answer) goes to the next middleware untouched, body unread.
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatehouseConfigInput } from '../config/schema.js';
-import { createHandler, type GatehouseDeps, type GatehouseHandler } from '../node.js';
+import { createHandler, type GatehouseDeps } from '../node.js';
+import { type HandlerMembers, handleOrPass, withMembers } from './shared.js';
 
 export type { GatehouseConfigInput, GatehouseDeps, GatehouseHandler } from '../node.js';
 
@@ -14,37 +15,8 @@ interface KoaContext {
   respond?: boolean;
 }
 
-export interface GatehouseKoaMiddleware extends Omit<GatehouseHandler, 'handle'> {
+export interface GatehouseKoaMiddleware extends HandlerMembers {
   (ctx: KoaContext, next: () => Promise<unknown>): Promise<void>;
-  /** Listens to `server`'s 'upgrade' events (WebSocket endpoints, proxied handshakes); returns it. */
-  attach<S extends Pick<Server, 'on'>>(server: S): S;
-}
-
-/**
- * Runs `handle` and settles when Gatehouse has answered (the response finished or the client left), or
- * with `passOn()` when it passed the request on. Shared by the Koa and Hono adapters.
- */
-export function handleOrPass<T>(
-  h: GatehouseHandler,
-  req: IncomingMessage,
-  res: ServerResponse,
-  passOn: () => Promise<T>,
-): Promise<T | undefined> {
-  return new Promise((resolve, reject) => {
-    const answered = () => {
-      res.off('finish', answered);
-      res.off('close', answered);
-      resolve(undefined);
-    };
-    res.once('finish', answered);
-    res.once('close', answered);
-    h.handle(req, res, (err) => {
-      res.off('finish', answered);
-      res.off('close', answered);
-      if (err !== undefined) reject(err);
-      else passOn().then(resolve, reject);
-    });
-  });
 }
 
 export function gatehouse(
@@ -60,18 +32,7 @@ export function gatehouse(
       return next();
     });
   };
-  return Object.assign(middleware, {
-    upgrade: h.upgrade,
-    ready: h.ready,
-    close: h.close,
-    options: h.options,
-    logger: h.logger,
-    static: h.static,
-    attach<S extends Pick<Server, 'on'>>(server: S): S {
-      server.on('upgrade', h.upgrade);
-      return server;
-    },
-  });
+  return withMembers(middleware, h);
 }
 
 export default gatehouse;

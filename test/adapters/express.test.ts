@@ -6,10 +6,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import express from 'express';
-import WebSocket from 'ws';
 import { gatehouse } from '../../src/adapters/express.js';
 import { ConfigError } from '../../src/config/load.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
+import { echoOnce } from '../helpers/ws-peer.js';
 
 const listen = (server: Server) =>
   new Promise<string>((resolve) =>
@@ -118,14 +118,7 @@ describe('gatehouse-http/express in an Express 5 app', () => {
   });
 
   it('answers WebSocket handshakes on the app server after attach()', async () => {
-    const ws = new WebSocket(`${base.replace('http', 'ws')}/ws`);
-    const echo = await new Promise<string>((resolve, reject) => {
-      ws.once('open', () => ws.send('ping'));
-      ws.once('message', (d) => resolve(String(d)));
-      ws.once('error', reject);
-    });
-    ws.close();
-    assert.equal(echo, 'ping');
+    assert.equal(await echoOnce(`${base.replace('http', 'ws')}/ws`, 'ping'), 'ping');
   });
 
   it("refuses a bad config with the CLI's ConfigError", () => {

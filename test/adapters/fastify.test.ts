@@ -6,9 +6,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import WebSocket from 'ws';
 import { gatehouse } from '../../src/adapters/fastify.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
+import { echoOnce } from '../helpers/ws-peer.js';
 
 const listen = (server: Server) =>
   new Promise<string>((resolve) =>
@@ -106,14 +106,7 @@ describe('gatehouse-http/fastify in a Fastify 5 app', () => {
   });
 
   it("answers WebSocket handshakes on Fastify's server", async () => {
-    const ws = new WebSocket(`${base.replace('http', 'ws')}/ws`);
-    const echo = await new Promise<string>((resolve, reject) => {
-      ws.once('open', () => ws.send('ping'));
-      ws.once('message', (d) => resolve(String(d)));
-      ws.once('error', reject);
-    });
-    ws.close();
-    assert.equal(echo, 'ping');
+    assert.equal(await echoOnce(`${base.replace('http', 'ws')}/ws`, 'ping'), 'ping');
   });
 
   it("refuses a bad config at register with the CLI's ConfigError", async () => {

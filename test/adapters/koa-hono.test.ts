@@ -9,10 +9,10 @@ import { after, before, describe, it } from 'node:test';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import Koa from 'koa';
-import WebSocket from 'ws';
 import { gatehouse as honoGatehouse } from '../../src/adapters/hono.js';
 import { gatehouse as koaGatehouse } from '../../src/adapters/koa.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
+import { echoOnce } from '../helpers/ws-peer.js';
 
 const address = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -132,14 +132,7 @@ for (const [name, mount] of Object.entries(apps)) {
     });
 
     it('answers WebSocket handshakes after attach()', async () => {
-      const ws = new WebSocket(`${base.replace('http', 'ws')}/ws`);
-      const echo = await new Promise<string>((resolve, reject) => {
-        ws.once('open', () => ws.send('ping'));
-        ws.once('message', (d) => resolve(String(d)));
-        ws.once('error', reject);
-      });
-      ws.close();
-      assert.equal(echo, 'ping');
+      assert.equal(await echoOnce(`${base.replace('http', 'ws')}/ws`, 'ping'), 'ping');
     });
   });
 }

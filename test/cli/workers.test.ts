@@ -51,6 +51,39 @@ function startCli(args: string[], cwd?: string): Cli {
 }
 
 /** The pids of the primary's children (its workers). */
+/** `serve --workers 2` over TLS with a test PKI's leaf in a temp folder (removed by the caller). */
+async function startTlsWorkers() {
+  const pki = await testPki();
+  const dir = makeSite({ 'a.txt': 'a' });
+  const certDir = mkdtempSync(join(tmpdir(), 'gatehouse-workers-tls-'));
+  const cert = join(certDir, 'cert.pem');
+  const key = join(certDir, 'key.pem');
+  writeFileSync(cert, pki.leaf.certPem + pki.intermediate.certPem);
+  writeFileSync(key, pki.leaf.keyPem);
+  const p = startCli([
+    dir,
+    '--port',
+    '0',
+    '--workers',
+    '2',
+    '--log',
+    'json',
+    '--tls-cert',
+    cert,
+    '--tls-key',
+    key,
+  ]);
+  return { pki, dir, certDir, cert, key, p };
+}
+
+/** The port of the HTTPS listening line. */
+async function httpsPort(p: Cli): Promise<number> {
+  const m = await waitUntil('the listening line', () =>
+    /listening on https:\/\/127\.0\.0\.1:(\d+)\n/.exec(p.output()),
+  );
+  return Number(m[1]);
+}
+
 function workerPids(primary: number): number[] {
   const r = spawnSync('ps', ['-o', 'pid=', '--ppid', String(primary)], { encoding: 'utf8' });
   return r.stdout
@@ -220,26 +253,7 @@ describe('gatehouse serve --workers', () => {
   });
 
   it('SIGHUP with TLS: the workers are replaced and serve the renewed certificate', async () => {
-    const pki = await testPki();
-    const dir = makeSite({ 'a.txt': 'a' });
-    const certDir = mkdtempSync(join(tmpdir(), 'gatehouse-workers-tls-'));
-    const cert = join(certDir, 'cert.pem');
-    const key = join(certDir, 'key.pem');
-    writeFileSync(cert, pki.leaf.certPem + pki.intermediate.certPem);
-    writeFileSync(key, pki.leaf.keyPem);
-    const p = startCli([
-      dir,
-      '--port',
-      '0',
-      '--workers',
-      '2',
-      '--log',
-      'json',
-      '--tls-cert',
-      cert,
-      '--tls-key',
-      key,
-    ]);
+    const { pki, dir, certDir, cert, key, p } = await startTlsWorkers();
     const servedSerial = (port: number) =>
       new Promise<string>((resolve, reject) => {
         const t = tlsConnect(
@@ -252,10 +266,7 @@ describe('gatehouse serve --workers', () => {
         t.on('error', reject);
       });
     try {
-      const m = await waitUntil('the listening line', () =>
-        /listening on https:\/\/127\.0\.0\.1:(\d+)\n/.exec(p.output()),
-      );
-      const port = Number(m[1]);
+      const port = await httpsPort(p);
       const first = new X509Certificate(pki.leaf.certPem).serialNumber.toUpperCase();
       assert.equal(await servedSerial(port), first);
       const next = await leafFor({ hosts: ['localhost', '127.0.0.1'] });
@@ -277,32 +288,10 @@ describe('gatehouse serve --workers', () => {
   });
 
   it('TLS: a session ticket from one worker resumes on the other (the primary shares the secret), 1.2 and 1.3', async () => {
-    const pki = await testPki();
-    const dir = makeSite({ 'a.txt': 'a' });
-    const certDir = mkdtempSync(join(tmpdir(), 'gatehouse-workers-tickets-'));
-    const cert = join(certDir, 'cert.pem');
-    const key = join(certDir, 'key.pem');
-    writeFileSync(cert, pki.leaf.certPem + pki.intermediate.certPem);
-    writeFileSync(key, pki.leaf.keyPem);
-    const p = startCli([
-      dir,
-      '--port',
-      '0',
-      '--workers',
-      '2',
-      '--log',
-      'json',
-      '--tls-cert',
-      cert,
-      '--tls-key',
-      key,
-    ]);
+    const { pki, dir, certDir, p } = await startTlsWorkers();
     const workerOf = (path: string) => p.lines().find((l) => l.url === path && l.status === 200)?.worker;
     try {
-      const m = await waitUntil('the listening line', () =>
-        /listening on https:\/\/127\.0\.0\.1:(\d+)\n/.exec(p.output()),
-      );
-      const port = Number(m[1]);
+      const port = await httpsPort(p);
       for (const maxVersion of ['TLSv1.3', 'TLSv1.2'] as const) {
         const first = await tlsExchange(port, pki.root.certPem, {
           maxVersion,

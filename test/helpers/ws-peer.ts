@@ -22,3 +22,17 @@ export async function openPeer(s: TestServer, path: string): Promise<Peer> {
   });
   return { ws, got };
 }
+
+/** Sends `text` to the WebSocket at `url` (ws://...) and resolves with the first message back. */
+export async function echoOnce(url: string, text: string): Promise<string> {
+  const ws = new WebSocket(url);
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      ws.once('open', () => ws.send(text));
+      ws.once('message', (d) => resolve(String(d)));
+      ws.once('error', reject);
+    });
+  } finally {
+    ws.close();
+  }
+}

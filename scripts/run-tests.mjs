@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 // Collects test files and runs them with node's test runner through tsx.
-// Usage: node scripts/run-tests.mjs [--node BIN] [--skip-missing] [--protocol P] [DIR_OR_FILE ...]   (default: test/)
+// Usage: node scripts/run-tests.mjs [--node BIN] [--skip-missing] [--protocol P] [--adapter A] [DIR_OR_FILE ...]
+//        (default: test/)
 //   --node BIN       run the tests under another node binary (CI: Node 24 from .node24/, see .ci/run);
 //                    default: the node running npm (npm_node_execpath), else this one
 //   --skip-missing   ignore DIR_OR_FILE arguments that do not exist (for folders that come later)
 //   --protocol P     h2 or h1-tls: only the files marked `// matrix: ... P ...` in their first lines, with
 //                    GATEHOUSE_TEST_PROTOCOL=P, so their servers listen with TLS and their clients speak
 //                    HTTP/2 (or HTTP/1.1 on TLS) (test/helpers/tls.ts)
+//   --adapter A      express, fastify, koa or hono: only the files marked `// matrix: ... adapters`, with
+//                    GATEHOUSE_TEST_ADAPTER=A, so their servers are that framework's app with Gatehouse
+//                    mounted as its middleware (test/helpers/adapter-server.ts)
 // Environment: TEST_TIMEOUT_MS (default 60000) fails any single test that runs longer, so a slow
 // regression fails instead of hanging; FUZZ_SEED / FUZZ_ITERATIONS go to the seeded fuzz tests.
 // CHROME_PATH (default /usr/bin/chromium) is the Chromium of test/browser/. When it is missing, those
@@ -42,6 +46,7 @@ const args = process.argv.slice(2);
 let nodeBin = process.env.npm_node_execpath || process.execPath;
 let skipMissing = false;
 let protocol;
+let adapter;
 const roots = [];
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
@@ -50,6 +55,10 @@ for (let i = 0; i < args.length; i++) {
   } else if (a === '--protocol') {
     protocol = args[++i] ?? usage('--protocol needs h2 or h1-tls');
     if (protocol !== 'h2' && protocol !== 'h1-tls') usage(`--protocol: h2 or h1-tls, got ${protocol}`);
+  } else if (a === '--adapter') {
+    adapter = args[++i] ?? usage('--adapter needs express, fastify, koa or hono');
+    if (!['express', 'fastify', 'koa', 'hono'].includes(adapter))
+      usage(`--adapter: express, fastify, koa or hono, got ${adapter}`);
   } else if (a === '--skip-missing') {
     skipMissing = true;
   } else if (a.startsWith('--')) {
@@ -64,14 +73,17 @@ const timeoutMs = Number(timeoutText);
 if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
   usage(`TEST_TIMEOUT_MS=${timeoutText}: expected a positive integer`);
 
-/** A file's matrix line (`// matrix: http1 h2`) in its first 2 KB names the protocols it runs on. */
-const onMatrix = (f) => {
+/**
+ * A file's matrix line (`// matrix: http1 h2 adapters`) in its first 2 KB names the protocols it runs on,
+ * and `adapters` when it runs through each framework adapter too.
+ */
+const onMatrix = (f, entry) => {
   const m = /^\/\/ matrix:([^\n]*)/m.exec(readFileSync(f, 'utf8').slice(0, 2048));
-  return m?.[1].trim().split(/\s+/).includes(protocol);
+  return m?.[1].trim().split(/\s+/).includes(entry);
 };
 const found = (roots.length ? roots : ['test'])
   .flatMap((r) => collect(r, []))
-  .filter((f) => !protocol || onMatrix(f));
+  .filter((f) => (!protocol || onMatrix(f, protocol)) && (!adapter || onMatrix(f, 'adapters')));
 
 // Resolved as test/helpers/browser.ts resolves them.
 const chromiumPath = process.env.CHROME_PATH || '/usr/bin/chromium';
@@ -95,7 +107,8 @@ if (version.status !== 0) usage(`cannot run ${nodeBin}: ${version.error?.message
 const seed = process.env.FUZZ_SEED ?? '0';
 console.log(
   `node ${version.stdout.trim()}, ${files.length} files, per-test timeout ${timeoutMs} ms, FUZZ_SEED=${seed}` +
-    (protocol ? `, protocol ${protocol}` : ''),
+    (protocol ? `, protocol ${protocol}` : '') +
+    (adapter ? `, adapter ${adapter}` : ''),
 );
 
 const r = spawnSync(
@@ -109,7 +122,14 @@ const r = spawnSync(
     `--test-timeout=${timeoutMs}`,
     ...files,
   ],
-  { stdio: 'inherit', env: protocol ? { ...process.env, GATEHOUSE_TEST_PROTOCOL: protocol } : process.env },
+  {
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      ...(protocol ? { GATEHOUSE_TEST_PROTOCOL: protocol } : {}),
+      ...(adapter ? { GATEHOUSE_TEST_ADAPTER: adapter } : {}),
+    },
+  },
 );
 if (browserNote) console.error(browserNote);
 if (r.status !== 0)

@@ -7,7 +7,7 @@
 import type { Server } from 'node:http';
 import type { FastifyPluginCallback } from 'fastify';
 import type { GatehouseConfigInput } from '../config/schema.js';
-import { createHandler, type GatehouseDeps } from '../node.js';
+import { createHandler, type GatehouseDeps, type GatehouseHandler } from '../node.js';
 import type { Logger } from '../server/log.js';
 
 export type { GatehouseConfigInput, GatehouseDeps } from '../node.js';
@@ -67,6 +67,9 @@ const gatehousePlugin: FastifyPluginCallback<GatehouseFastifyOptions> = (fastify
   });
   // HTTP/1.1 handshakes (an HTTP/2 Fastify server has no 'upgrade' event).
   (fastify.server as unknown as Server).on('upgrade', h.upgrade);
+  // fastify.gatehouse: the handler's members (options, logger, static for assetUrl, ready, close); the
+  // first plugin's when several are registered under different prefixes.
+  if (!fastify.hasDecorator('gatehouse')) fastify.decorate('gatehouse', h);
   fastify.addHook('onReady', () => h.ready());
   fastify.addHook('onClose', () => h.close());
   done();
@@ -79,6 +82,13 @@ Object.assign(gatehousePlugin, {
   [Symbol.for('fastify.display-name')]: 'gatehouse',
   [Symbol.for('plugin-meta')]: { name: 'gatehouse', fastify: '5.x' },
 });
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The Gatehouse handler the plugin registered (gatehouse-http/fastify). */
+    gatehouse: GatehouseHandler;
+  }
+}
 
 export const gatehouse = gatehousePlugin;
 export default gatehousePlugin;

@@ -30,6 +30,11 @@ export interface GatehouseDeps {
   routes?: readonly Route[];
   /** Connection handlers of `custom` WebSocket endpoints, by path. */
   websocketHandlers?: Record<string, WebSocketHandler>;
+  /**
+   * Mounted handlers (createHandler, the adapters): true (the default) passes what nothing here claims to
+   * the app's `next`; false answers it with Gatehouse's own 404/405, as serve-static's option of that name.
+   */
+  fallthrough?: boolean;
 }
 
 /** The pipeline and the parts behind it (one per createGatehouse / createHandler call). */
@@ -149,6 +154,7 @@ export interface GatehouseHandler {
 export function createHandler(options: ServerOptions, deps: GatehouseDeps = {}): GatehouseHandler {
   const core = buildCore(options, deps);
   const { entry, logger } = core;
+  const fallthrough = deps.fallthrough !== false;
   // The proxy's cache stores open now; requests that arrive before wait for them (serve waits too,
   // before it listens). A store that cannot open answers 503 and is logged.
   let open = false;
@@ -168,7 +174,7 @@ export function createHandler(options: ServerOptions, deps: GatehouseDeps = {}):
   };
   return {
     handle(req, res, next) {
-      if (next !== undefined) {
+      if (next !== undefined && fallthrough) {
         // What is passed on reaches the app as it came (the entry canonicalises req.url and Host).
         const { url } = req;
         const { host } = req.headers;

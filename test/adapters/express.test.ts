@@ -121,6 +121,31 @@ describe('gatehouse-http/express in an Express 5 app', () => {
     assert.equal(await echoOnce(`${base.replace('http', 'ws')}/ws`, 'ping'), 'ping');
   });
 
+  it('with fallthrough: false answers a missing path and a POST itself; the app never sees them', async () => {
+    const own = gatehouse({ root: dir, log: { format: 'off' } }, { fallthrough: false });
+    const app = express();
+    let seen = 0;
+    app.use(own);
+    app.use((_req, res) => {
+      seen++;
+      res.status(418).end();
+    });
+    const s = createServer(app);
+    const url = await listen(s);
+    try {
+      const missing = await get(url, '/nothing/here');
+      assert.equal(missing.status, 404);
+      assert.equal(missing.headers['content-type'], 'application/problem+json');
+      assert.equal((await get(url, '/notes.txt', { method: 'POST', body: 'x' })).status, 405);
+      // Found files are answered either way: the app is reached by nothing.
+      assert.equal((await get(url, '/notes.txt')).status, 200);
+      assert.equal(seen, 0);
+    } finally {
+      await closeServer(s);
+      await own.close();
+    }
+  });
+
   it("refuses a bad config with the CLI's ConfigError", () => {
     assert.throws(() => gatehouse({ root: dir, limits: { maxUrlBytes: -1 } } as never), ConfigError);
   });

@@ -61,6 +61,13 @@ export async function startServer(
   config: GatehouseConfigInput = {},
   o: { plainHttp?: boolean } = {},
 ): Promise<TestServer> {
+  // The adapter matrix: the same config through a framework's app (adapter-server.ts).
+  // Loaded only then: the four frameworks stay out of every other test file's start-up.
+  if (process.env.GATEHOUSE_TEST_ADAPTER) {
+    const { startAdapterServer, TEST_ADAPTER } = await import('./adapter-server.js');
+    if (TEST_ADAPTER !== undefined)
+      return startAdapterServer(TEST_ADAPTER, { log: { format: 'off' }, ...config, root });
+  }
   // plainHttp: a server that is plain HTTP by its nature (listen.redirectToHttps), on every run.
   const files = TEST_PROTOCOL === 'http1' || o.plainHttp ? undefined : await testTls();
   const tls = config.tls ?? (files === undefined ? undefined : { cert: files.cert, key: files.key });

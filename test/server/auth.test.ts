@@ -1,6 +1,6 @@
 // Access control against a real Gatehouse: IP allow/deny, Basic auth with scrypt hashes, preflights,
 // private caching; the verified-credentials cache and scrypt gate on a small server with a fake clock.
-// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
+// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -288,8 +288,11 @@ describe('access control on a real server', () => {
 
     it('OPTIONS * (asterisk-form, RFC 9112 §3.2.4) is not refused as an undecodable path', async () => {
       const text = await raw(s.port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
-      assert.notEqual(rawStatus(text), 400);
       assert.notEqual(rawStatus(text), 401);
+      // @hono/node-server makes a Fetch Request, which needs a URL: it answers `*` with 400 itself,
+      // before any middleware (docs/embedding.md names this limit).
+      if (process.env.GATEHOUSE_TEST_ADAPTER === 'hono') assert.equal(rawStatus(text), 400);
+      else assert.notEqual(rawStatus(text), 400);
     });
 
     it('without CORS configured, a preflight-shaped OPTIONS is an ordinary OPTIONS -> 401', async () => {

@@ -1,6 +1,6 @@
 // Header rules against a real Gatehouse (200, 404, 405, 429, encoded paths) and the HTTPS-only
 // Strict-Transport-Security on a small server whose transport is declared secure.
-// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
+// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,5 +1,5 @@
 // 408, 414, 429 and 431 produced for real by the Gatehouse server, driven by a raw socket client.
-// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
+// matrix: http1 h2 h1-tls (the listener's own limits: an app that mounts Gatehouse owns its server and these)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {

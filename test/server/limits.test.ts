@@ -1,6 +1,6 @@
 // Rate limiting against a real Gatehouse, and Node's own limits (408, 431, 400, maxConnections)
 // answered by handleClientError on a plain node:http server with the same options app.ts uses.
-// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
+// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,6 +1,6 @@
 // Access log lines: the readable format, and what each request's record holds (bytes sent on the
 // connection, head included; the proxy cache's Cache-Status), checked against real sockets.
-// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
+// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';

@@ -1,6 +1,6 @@
 // The password-check fairness units, table style: FairQueue (round robin across client keys, a
 // per-key and a total cap) and the failure throttle (checkThrottle / recordFailure over nowMs).
-// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
+// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {

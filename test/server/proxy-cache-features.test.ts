@@ -1,7 +1,7 @@
 // The proxy cache beyond lookups: coalescing, background revalidation, purge, ranges from the store,
 // targeted fields (RFC 9213, Surrogate-Control), stale while disconnected, HEAD freshening, Age parsing.
 // Every test counts what reaches a real origin on 127.0.0.1.
-// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
+// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';

@@ -1,5 +1,5 @@
 // The reverse proxy against real upstream servers on 127.0.0.1:0.
-// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
+// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

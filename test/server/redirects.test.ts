@@ -1,5 +1,5 @@
 // Redirect steps against real servers on 127.0.0.1:0: configured rules, HTTP -> HTTPS, canonical paths.
-// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
+// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

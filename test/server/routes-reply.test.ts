@@ -1,7 +1,7 @@
 // Routes that answer more than 200 with reply(status, body?, headers?): 201 + Location, 202, a
 // handler-chosen 409 problem+json, 204/205/304, headers; against a real server on 127.0.0.1:0, with
 // the error log captured. planAnswer (the pure decision) is tested table-style at the end.
-// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
+// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';

@@ -2,7 +2,7 @@
 // 127.0.0.1:0: a streamed file above static.hashInlineMaxBytes with no known hash is answered at once
 // with W/"size-mtime", its strong ETag follows from a background hash, and a hash manifest written by
 // `gatehouse hash` / `gatehouse precompress` (or the server) gives the strong ETag from the first response.
-// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
+// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';

@@ -1,5 +1,5 @@
 // The static handler against a real server on 127.0.0.1:0.
-// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
+// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';

@@ -5,7 +5,7 @@
 // requirement. The bound is relative, not a constant: half the timeout's own value, plus the lag every
 // timer of this process suffered meanwhile (lagProbe, measured during the same test), so a loaded
 // machine widens it and the old ~800 ms on a 200 ms timeout still fails.
-// matrix: http1 h2 h1-tls (the static, policy, proxy and cache suites run on every protocol)
+// matrix: http1 h2 h1-tls (the listener's own limits: an app that mounts Gatehouse owns its server and these)
 import assert from 'node:assert/strict';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';

@@ -10,7 +10,7 @@
 //
 // Every server runs as a child process pinned to CPU 0 and wrk runs pinned to CPU 1; the proxies' shared
 // upstream runs on CPU 0 too. A scenario runs only on the servers of its group (static, policy, proxy,
-// cache, ws-flood; --only takes group names too); servers that run none of the selected scenarios are not started. Servers are started once, checked
+// cache, ws-flood, adapters; --only takes group names too); servers that run none of the selected scenarios are not started. Servers are started once, checked
 // with one real request per scenario, then measured interleaved (round-robin, rotating order each round). All
 // children are stopped on exit, Ctrl-C and errors. Add scenarios in scenarios.mjs, servers in
 // servers/index.mjs, targets in targets.mjs.

@@ -27,6 +27,13 @@ export const groups = [
     title: 'Shared HTTP cache: hit (1 KB, upstream max-age=3600) vs the static handler',
     subject: 'gatehouse-cache',
   },
+  // Issue 28: Gatehouse through each framework adapter vs the framework's static module; the ratios to
+  // the subject (standalone gatehouse) are each adapter's cost.
+  {
+    name: 'adapters',
+    title: 'Static 1 KB through the framework adapters vs their own static modules',
+    subject: 'gatehouse',
+  },
   {
     name: 'ws-flood',
     title: `Static 1 KB latency, quiet vs a flood of WebSocket messages (${FLOOD.clients} clients) on /ws`,
@@ -64,6 +71,13 @@ export const scenarios = [
     title: `GET ${FIXTURE.large.path} -> 200, 150 KB identity`,
     path: FIXTURE.large.path,
     expect: { status: 200, bodyLength: FIXTURE.large.size },
+  },
+  {
+    name: 'adapters-1k',
+    group: 'adapters',
+    title: `GET ${FIXTURE.small.path} -> 200, 1 KB, in a framework's app`,
+    path: FIXTURE.small.path,
+    expect: { status: 200, bodyLength: FIXTURE.small.size },
   },
   {
     name: 'cors-1k',

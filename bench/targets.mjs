@@ -15,6 +15,11 @@ export const throughputTargets = [
   // Issue 27: the naive node:http + undici proxy is the Node limit.
   { scenario: 'proxy-1k', subject: 'gatehouse-proxy', peer: 'node-proxy-ceiling', min: 1.3 },
   { scenario: 'proxy-1k', subject: 'gatehouse-proxy', peer: '@fastify/http-proxy', min: 1.5 },
+  // Issue 28: each adapter against its framework's own static module, in the same framework.
+  { scenario: 'adapters-1k', subject: 'gatehouse-express', peer: 'express-static', min: 3 },
+  { scenario: 'adapters-1k', subject: 'gatehouse-fastify', peer: '@fastify/static', min: 2 },
+  { scenario: 'adapters-1k', subject: 'gatehouse-koa', peer: 'koa-static', min: 2 },
+  { scenario: 'adapters-1k', subject: 'gatehouse-hono', peer: 'hono-serve-static', min: 2 },
   // A cache hit costs at most a quarter more than serving the same 1 KB file.
   { scenario: 'cache-hit-1k', subject: 'gatehouse-cache', peer: 'gatehouse', min: 0.8 },
   // Issue 17: Prometheus metrics on cost at most 5 % of the 1 KB static path.

@@ -3,6 +3,6 @@ import { startNodeChild } from './node-child.mjs';
 
 export default {
   name: '@fastify/static',
-  groups: ['static'],
+  groups: ['static', 'adapters'],
   start: (dir) => startNodeChild('fastify-static.mjs', dir),
 };

@@ -97,7 +97,8 @@ export function define(build) {
     name: nameFor('gatehouse', build),
     // The baseline twin only in the static group: in policy and cache plain gatehouse is the reference
     // for the cost of a layer, whose own twins (gatehouse-cors-baseline, ...) give the regression ratio.
-    groups: build.suffix ? ['static'] : ['static', 'policy', 'cache'],
+    // In adapters it is the subject: the adapters' ratios to it are their cost over standalone.
+    groups: build.suffix ? ['static'] : ['static', 'policy', 'cache', 'adapters'],
     baselineOf: build.suffix ? 'gatehouse' : undefined,
     unavailable: unavailableFor(build),
     start: (dir) => startGatehouse({ build, root: dir }),

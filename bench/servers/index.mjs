@@ -14,6 +14,7 @@
 //   feature; shown as `unavailable` with the reason.
 // Gatehouse servers export `define(build)`; `gatehouse(define)` lists this build's and, with
 // BENCH_BASELINE, the baseline's twin right after it.
+import { adapterServers } from './adapters.mjs';
 import fastifyHttpProxy from './fastify-http-proxy.mjs';
 import fastifyStatic from './fastify-static.mjs';
 import { builds, currentBuild, define as gatehousePlain } from './gatehouse.mjs';
@@ -69,4 +70,6 @@ export const servers = [
   nginxCache,
   ...gatehouse(gatehouseWs),
   gatehouseWsRateLimited,
+  // Issue 28: each adapter in its framework against the framework's own static module.
+  ...adapterServers,
 ];

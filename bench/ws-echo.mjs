@@ -185,8 +185,11 @@ function measure(handle) {
 const fmt = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 
 async function main() {
-  if (!existsSync(resolve(config.dist, 'server/websocket.js'))) {
-    log(`ws-echo: ${resolve(config.dist, 'server/websocket.js')} is missing; run npm run build first`);
+  // Where the build keeps the endpoints: server/websocket/index.js since issue 28 §3, before it server/websocket.js.
+  if (
+    !['server/websocket/index.js', 'server/websocket.js'].some((f) => existsSync(resolve(config.dist, f)))
+  ) {
+    log(`ws-echo: ${resolve(config.dist, 'server/websocket/index.js')} is missing; run npm run build first`);
     process.exitCode = 2;
     return;
   }

@@ -3,32 +3,45 @@
 import { resolve } from 'node:path';
 import { parseConfig, toServerOptions } from './config/load.js';
 import type { GatehouseConfigInput } from './config/schema.js';
-import { createGatehouse, type Gatehouse, type GatehouseDeps } from './server/app.js';
+import { createGatehouse, type Gatehouse, type GatehouseDeps } from './server/index.js';
 
+export { type DiskTier, type DiskTierOptions, diskTier } from './client/node/disk-tier.js';
 export { ConfigError, loadConfig, parseConfig } from './config/load.js';
 export type { GatehouseConfig, GatehouseConfigInput } from './config/schema.js';
 export { configSchema } from './config/schema.js';
 export type { CheckOptions, Finding, Report } from './inspect/index.js';
-export type { Gatehouse, GatehouseDeps } from './server/app.js';
-export { type DiskTier, type DiskTierOptions, diskTier } from './server/disk-tier.js';
-export { createLogger } from './server/log.js';
-export type { CacheRule, ServerOptions } from './server/options.js';
-export { type Reply, type ReplyHeaders, reply } from './server/reply.js';
-export type { Route } from './server/routes.js';
-export { AssetPathError, type AssetUrlServer, assetUrl } from './server/static/asset-url.js';
-export { createStaticHandler } from './server/static/handler.js';
-export type { InspectResult } from './server/tls/inspect.js';
-export type { TlsListener, TlsServer } from './server/tls/listener.js';
-export type { AcmeOptions, TlsOptions } from './server/tls/options.js';
-export type { IssuedPem, IssueOptions } from './server/tls/x509.js';
+export {
+  type AcmeOptions,
+  AssetPathError,
+  type AssetUrlServer,
+  assetUrl,
+  type CacheRule,
+  createLogger,
+  createStaticHandler,
+  createWebSocketEndpoints,
+  type Gatehouse,
+  type GatehouseDeps,
+  type InspectResult,
+  type IssuedPem,
+  type IssueOptions,
+  type Reply,
+  type ReplyHeaders,
+  type Route,
+  reply,
+  type ServerOptions,
+  type TlsListener,
+  type TlsOptions,
+  type TlsServer,
+  WebSocketConfigError,
+  type WebSocketEndpoint,
+  type WebSocketHandler,
+} from './server/index.js';
 
 /** Creates a Gatehouse server from config input (validated; defaults filled in). Call listen(). */
 export function createServer(input: GatehouseConfigInput = {}, deps: GatehouseDeps = {}): Gatehouse {
   const config = parseConfig(input);
   return createGatehouse({ ...toServerOptions(config), root: resolve(config.root) }, deps);
 }
-export type { WebSocketEndpoint, WebSocketHandler } from './server/websocket.js';
-export { createWebSocketEndpoints, WebSocketConfigError } from './server/websocket.js';
 
 // The certificate tools load @peculiar/x509 when first called, not with the server (~16 MB, ~0.1 s).
 type Dev = typeof import('./server/tls/dev-ca.js');

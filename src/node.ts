@@ -7,10 +7,10 @@ import {
   createHandler as buildHandler,
   type GatehouseDeps,
   type GatehouseHandler,
-} from './server/handler.js';
+} from './server/core/handler.js';
 
 export type { GatehouseConfigInput } from './config/schema.js';
-export type { GatehouseDeps, GatehouseHandler } from './server/handler.js';
+export type { GatehouseDeps, GatehouseHandler } from './server/core/handler.js';
 
 /**
  * Validates `input` (ConfigError, as `gatehouse serve --config` reports it) and builds the pipeline:

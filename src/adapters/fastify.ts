@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import type { FastifyPluginCallback } from 'fastify';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { createHandler, type GatehouseDeps, type GatehouseHandler } from '../node.js';
-import type { Logger } from '../server/log.js';
+import type { Logger } from '../server/ops/log.js';
 
 export type { GatehouseConfigInput, GatehouseDeps } from '../node.js';
 

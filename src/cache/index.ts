@@ -21,7 +21,7 @@
 //   targeted.ts    targeted cache control (RFC 9213) and Surrogate-Control.
 //   store/         the stores (memory, disk) behind one interface, with a shared contract test suite.
 // The I/O around these (keys, coalescing, serving, Age, Cache-Status) is the proxy's:
-// src/server/proxy/cache.ts. Not built: storing and combining parts of a representation (§3.4).
+// src/server/proxy/cache/index.ts. Not built: storing and combining parts of a representation (§3.4).
 export type { Freshness, FreshnessOptions, FreshnessSource } from './freshness.js';
 export {
   ageFieldSeconds,

@@ -6,9 +6,9 @@ import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
 import type { GatehouseConfig, GatehouseConfigInput } from '../config/schema.js';
 import { isToken } from '../http/lists.js';
 import { forTerminal, forTerminalLines } from '../http/terminal.js';
-import { createGatehouse } from '../server/app.js';
-import { createLogger, dropWriteErrors } from '../server/log.js';
-import { WebSocketConfigError } from '../server/websocket.js';
+import { createGatehouse } from '../server/app/gatehouse.js';
+import { createLogger, dropWriteErrors } from '../server/ops/log.js';
+import { WebSocketConfigError } from '../server/websocket/index.js';
 
 export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
@@ -243,7 +243,7 @@ async function serve(args: string[]): Promise<number> {
   if (slot === undefined && config.tls?.dev === true) await announceDevCa();
   const count = workerCount(config.workers);
   if (slot === undefined && count > 1) {
-    const { primaryMetrics } = await import('../server/metrics-cluster.js');
+    const { primaryMetrics } = await import('../server/ops/metrics-cluster.js');
     return runPrimary({
       count,
       logger: createLogger(config.log, process.stdout, { worker: 0 }),

@@ -5,7 +5,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import type { Logger } from '../server/log.js';
+import type { Logger } from '../server/ops/log.js';
 import type { TlsOptions } from '../server/tls/options.js';
 import { TICKET_KEY_BYTES, TICKET_SECRET_ENV } from '../server/tls/session-tickets.js';
 
@@ -80,7 +80,7 @@ export interface PrimaryOptions {
   logger: Logger;
   stdout: { write(s: string): unknown };
   stderr: { write(s: string): unknown };
-  /** Answers a worker's request for the cluster's metrics (metrics.ts, with `metrics` on). */
+  /** Answers a worker's request for the cluster's metrics (server/ops/metrics.ts, with `metrics` on). */
   clusterMetrics?: (() => Promise<string>) | undefined;
   /** More environment for every worker (the session ticket secret, tls/session-tickets.ts). */
   env?: Record<string, string> | undefined;

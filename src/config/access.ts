@@ -3,10 +3,10 @@
 // the config file and library callers refuse the same things; issues name the key (auth[0].allow[1]).
 import { z } from 'zod';
 import { parseIpRange } from '../http/ip.js';
-import { authRulesIssues, DEFAULT_REALM } from '../server/auth.js';
-import { headerRuleIssues } from '../server/headers.js';
-import { RATE_LIMIT_DEFAULTS } from '../server/limits.js';
-import { FAILURE_DEFAULTS } from '../server/login-guard.js';
+import { authRulesIssues, DEFAULT_REALM } from '../server/steps/auth.js';
+import { headerRuleIssues } from '../server/steps/headers.js';
+import { RATE_LIMIT_DEFAULTS } from '../server/steps/limits.js';
+import { FAILURE_DEFAULTS } from '../server/steps/login-guard.js';
 import { redisOverrideSchema } from './redis.js';
 
 export const ipRangeEntry = z

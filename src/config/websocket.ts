@@ -1,5 +1,5 @@
 // The `websocket` config key: WebSocket endpoints (RFC 6455) served on exact paths.
-// Defaults are filled in here, once; src/server/websocket.ts runs on the resolved shape.
+// Defaults are filled in here, once; src/server/websocket/index.ts runs on the resolved shape.
 import { z } from 'zod';
 import { redisOverrideSchema } from './redis.js';
 

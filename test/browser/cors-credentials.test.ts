@@ -10,7 +10,7 @@
 // cross-origin answer and sends it back on credentialed requests (verified below: the server sees it).
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { reply } from '../../src/server/reply.js';
+import { reply } from '../../src/server/routes/reply.js';
 import {
   describeBrowser,
   type LaunchedBrowser,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { after, before, it } from 'node:test';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
+import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
 import { describeBrowser, type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
 import { makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 

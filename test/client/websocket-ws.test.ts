@@ -12,7 +12,7 @@ import {
   type WsCloseEvent,
 } from '../../src/client/websocket.js';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
+import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
 import { makeSite, removeSite } from '../helpers/http.js';
 import { mulberry32, SEED_OFFSET } from '../helpers/random.js';
 import { waitUntil } from '../helpers/wait.js';

@@ -16,7 +16,7 @@ import { gatehouse as honoGatehouse } from '../../src/adapters/hono.js';
 import { gatehouse as koaGatehouse } from '../../src/adapters/koa.js';
 import type { HandlerMembers } from '../../src/adapters/shared.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
-import type { Gatehouse } from '../../src/server/app.js';
+import type { Gatehouse } from '../../src/server/app/gatehouse.js';
 
 export type TestAdapter = 'express' | 'fastify' | 'koa' | 'hono';
 

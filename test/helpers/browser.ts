@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
-import { createGatehouse, type Gatehouse, type GatehouseDeps } from '../../src/server/app.js';
+import { createGatehouse, type Gatehouse, type GatehouseDeps } from '../../src/server/app/gatehouse.js';
 import { inCI } from './ci.js';
 import { waitUntil } from './wait.js';
 
@@ -229,7 +229,7 @@ export async function startRecordingGatehouse(
   };
 }
 
-/** One line of `gatehouse serve --log json`'s access log (src/server/log.ts accessLogger). */
+/** One line of `gatehouse serve --log json`'s access log (src/server/ops/log.ts accessLogger). */
 export interface AccessLine {
   readonly method: string;
   readonly url: string;

@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
+import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
 import { TEST_PROTOCOL, testTls, testTlsFiles } from './tls.js';
 
 export interface Res {

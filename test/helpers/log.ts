@@ -1,8 +1,8 @@
 // A logger that keeps every line in memory, for tests that assert what was logged (and how often).
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
-import type { Logger } from '../../src/server/log.js';
+import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
+import type { Logger } from '../../src/server/ops/log.js';
 
 export interface LogLine {
   level: 'info' | 'warn' | 'error';

@@ -4,7 +4,7 @@
 // `listening PORT PORT` once both workers listen. Env: SITE, TLS_CERT, TLS_KEY.
 import cluster from 'node:cluster';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
-import { createGatehouse } from '../../src/server/app.js';
+import { createGatehouse } from '../../src/server/app/gatehouse.js';
 
 if (cluster.isPrimary) {
   const ports: number[] = [];

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
-import type { Gatehouse } from '../../src/server/app.js';
+import type { Gatehouse } from '../../src/server/app/gatehouse.js';
 import { connectRedis, type RedisConnection } from '../../src/server/redis/connection.js';
 import { get, makeSite, type Res, removeSite } from '../helpers/http.js';
 import { type MemoryLogger, memoryLogger, startLoggedApp } from '../helpers/log.js';

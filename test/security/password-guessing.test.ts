@@ -7,6 +7,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { formatBasicAuthorization } from '../../src/http/basic-auth.js';
+import { compilePipeline } from '../../src/server/core/pipeline.js';
+import type { Logger } from '../../src/server/ops/log.js';
 import {
   type AuthDeps,
   type AuthRule,
@@ -14,10 +16,8 @@ import {
   hashPassword,
   type ScryptHash,
   verifyPassword,
-} from '../../src/server/auth.js';
-import { createClientAddress } from '../../src/server/client-address.js';
-import type { Logger } from '../../src/server/log.js';
-import { compilePipeline } from '../../src/server/pipeline.js';
+} from '../../src/server/steps/auth.js';
+import { createClientAddress } from '../../src/server/steps/client-address.js';
 import { get, makeSite, type Res, removeSite, startServer } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 

@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
-import { reply } from '../../src/server/reply.js';
-import type { Route } from '../../src/server/routes.js';
+import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
+import { reply } from '../../src/server/routes/reply.js';
+import type { Route } from '../../src/server/routes/routes.js';
 import { get, makeSite, raw, rawStatus, removeSite } from '../helpers/http.js';
 
 /** The head of a raw response (everything before the blank line). */

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { canonicalOriginForm, parseAuthority, parseRequestTarget } from '../../src/http/target.js';
-import { primaryKeyOf } from '../../src/server/proxy/cache.js';
+import { primaryKeyOf } from '../../src/server/proxy/cache/index.js';
 import { makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { ITERATIONS, mulberry32, SEED_OFFSET } from '../helpers/random.js';
 

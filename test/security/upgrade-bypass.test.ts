@@ -8,9 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
-import { hashPassword } from '../../src/server/auth.js';
-import type { Logger } from '../../src/server/log.js';
+import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
+import type { Logger } from '../../src/server/ops/log.js';
+import { hashPassword } from '../../src/server/steps/auth.js';
 import { makeSite, raw, rawStatus, removeSite } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 

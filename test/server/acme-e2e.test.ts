@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { connect, type PeerCertificate } from 'node:tls';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
+import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
 import { tempStorage } from '../helpers/acme.js';
 import { makeSite, removeSite } from '../helpers/http.js';
 import { type Pebble, startPebble } from '../helpers/pebble.js';

@@ -9,6 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import { hashPasswordCommand } from '../../src/cli/hash-password.js';
 import { parseConfig } from '../../src/config/load.js';
 import { formatBasicAuthorization } from '../../src/http/basic-auth.js';
+import { type RequestFacts, requestFacts } from '../../src/server/core/context.js';
+import { compilePipeline } from '../../src/server/core/pipeline.js';
+import { createLogger } from '../../src/server/ops/log.js';
 import {
   type AuthRule,
   createAuth,
@@ -16,11 +19,8 @@ import {
   parseScryptHash,
   type ScryptHash,
   verifyPassword,
-} from '../../src/server/auth.js';
-import { createClientAddress } from '../../src/server/client-address.js';
-import { type RequestFacts, requestFacts } from '../../src/server/context.js';
-import { createLogger } from '../../src/server/log.js';
-import { compilePipeline } from '../../src/server/pipeline.js';
+} from '../../src/server/steps/auth.js';
+import { createClientAddress } from '../../src/server/steps/client-address.js';
 import { get, makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 

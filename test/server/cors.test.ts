@@ -13,8 +13,8 @@ import type { corsSchema } from '../../src/config/cors.js';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import { corsApplies, isPreflightShaped } from '../../src/http/cors.js';
-import { hashPassword } from '../../src/server/auth.js';
-import type { CorsOptions } from '../../src/server/cors.js';
+import { hashPassword } from '../../src/server/steps/auth.js';
+import type { CorsOptions } from '../../src/server/steps/cors.js';
 import { get, makeSite, type Res, removeSite, startServer, type TestServer } from '../helpers/http.js';
 
 // Compile-time check: the resolved config section is what the server step runs on.

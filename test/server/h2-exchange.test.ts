@@ -7,9 +7,9 @@ import { type ClientHttp2Session, connect, constants, type IncomingHttpHeaders }
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
-import type { Logger } from '../../src/server/log.js';
-import type { Route } from '../../src/server/routes.js';
+import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
+import type { Logger } from '../../src/server/ops/log.js';
+import type { Route } from '../../src/server/routes/routes.js';
 import { makeSite, removeSite } from '../helpers/http.js';
 import { testTls } from '../helpers/tls.js';
 import { waitUntil } from '../helpers/wait.js';

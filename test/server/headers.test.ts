@@ -6,11 +6,11 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/load.js';
-import { createIsSecure } from '../../src/server/client-address.js';
-import { ERRORS, sendError } from '../../src/server/errors.js';
-import { createHeaderRules, type HeaderRule, SECURITY_PRESET } from '../../src/server/headers.js';
-import { createLogger } from '../../src/server/log.js';
-import { compilePipeline } from '../../src/server/pipeline.js';
+import { ERRORS, sendError } from '../../src/server/core/errors.js';
+import { compilePipeline } from '../../src/server/core/pipeline.js';
+import { createLogger } from '../../src/server/ops/log.js';
+import { createIsSecure } from '../../src/server/steps/client-address.js';
+import { createHeaderRules, type HeaderRule, SECURITY_PRESET } from '../../src/server/steps/headers.js';
 import { get, makeSite, removeSite, scheme, startServer, type TestServer } from '../helpers/http.js';
 
 describe('header rules on a real server', () => {

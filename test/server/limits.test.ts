@@ -10,8 +10,8 @@ import {
   CLIENT_ERROR_LINGER_MS,
   clientErrorEntry,
   handleClientError,
-} from '../../src/server/client-error.js';
-import { bucketKey } from '../../src/server/limits.js';
+} from '../../src/server/app/client-error.js';
+import { bucketKey } from '../../src/server/steps/limits.js';
 import {
   get,
   makeSite,

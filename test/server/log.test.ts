@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
-import { type Logger, prettyLine } from '../../src/server/log.js';
+import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
+import { type Logger, prettyLine } from '../../src/server/ops/log.js';
 import { makeSite, raw, rawStatus, removeSite } from '../helpers/http.js';
 import { type Origin, origin, text } from '../helpers/origin.js';
 import { waitUntil } from '../helpers/wait.js';

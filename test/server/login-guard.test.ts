@@ -10,7 +10,7 @@ import {
   FairQueue,
   type FairQueueLimits,
   recordFailure,
-} from '../../src/server/login-guard.js';
+} from '../../src/server/steps/login-guard.js';
 
 /** `+a1` admits item a1 for key a (expects run / queued / key-full / queue-full); `-` finishes one
  *  running task (expects the item started next, or `none`). */

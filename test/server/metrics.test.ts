@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
-import { cacheOutcome, statusClassIndex } from '../../src/server/metrics.js';
+import { cacheOutcome, statusClassIndex } from '../../src/server/ops/metrics.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { type Origin, origin, text } from '../helpers/origin.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -225,7 +225,7 @@ describe('metrics off', () => {
     const dist = join(import.meta.dirname, '../../dist');
     const script = `
       import { createRequire } from 'node:module';
-      import { createGatehouse } from '${dist}/server/app.js';
+      import { createGatehouse } from '${dist}/server/app/gatehouse.js';
       import { parseConfig, toServerOptions } from '${dist}/config/load.js';
       const app = createGatehouse(toServerOptions(parseConfig({ root: '.', log: { format: 'off' }, listen: { port: 0 } })));
       const { url } = await app.listen();

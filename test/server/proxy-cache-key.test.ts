@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { describe, it } from 'node:test';
-import { primaryKey, primaryKeyOf } from '../../src/server/proxy/cache.js';
+import { primaryKey, primaryKeyOf } from '../../src/server/proxy/cache/index.js';
 import { mulberry32, SEED_OFFSET } from '../helpers/random.js';
 
 function viaUrl(proto: 'http' | 'https', host: string, url: string): string | undefined {

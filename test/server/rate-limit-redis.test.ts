@@ -8,11 +8,11 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
-import type { StepContext } from '../../src/server/context.js';
-import { createRateLimit, type LimitsOptions } from '../../src/server/limits.js';
-import { createRedisBucketStore } from '../../src/server/rate-limit-redis.js';
+import type { StepContext } from '../../src/server/core/context.js';
 import { connectRedis, type RedisConnection } from '../../src/server/redis/connection.js';
 import { createRedisPool, type RedisPool } from '../../src/server/redis/pool.js';
+import { createRateLimit, type LimitsOptions } from '../../src/server/steps/limits.js';
+import { createRedisBucketStore } from '../../src/server/steps/rate-limit-redis.js';
 import {
   get,
   makeSite,

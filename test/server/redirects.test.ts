@@ -5,14 +5,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, parseConfig, toServerOptions } from '../../src/config/load.js';
-import type { Step } from '../../src/server/context.js';
-import { compilePipeline } from '../../src/server/pipeline.js';
+import type { Step } from '../../src/server/core/context.js';
+import { compilePipeline } from '../../src/server/core/pipeline.js';
+import { createStaticHandler } from '../../src/server/static/handler.js';
 import {
   type CanonicalStepOptions,
   createCanonical,
   createHttpsRedirect,
-} from '../../src/server/redirects.js';
-import { createStaticHandler } from '../../src/server/static/handler.js';
+} from '../../src/server/steps/redirects.js';
 import { get, makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
 
 /** Status, Location and the header block of a raw response. */

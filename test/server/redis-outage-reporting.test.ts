@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
-import type { Gatehouse } from '../../src/server/app.js';
+import type { Gatehouse } from '../../src/server/app/gatehouse.js';
 import { connectRedis } from '../../src/server/redis/connection.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 import { type MemoryLogger, memoryLogger, startLoggedApp } from '../helpers/log.js';

@@ -4,7 +4,11 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { addDefaultHeader, addResponseHeader, addResponseVary } from '../../src/server/response-headers.js';
+import {
+  addDefaultHeader,
+  addResponseHeader,
+  addResponseVary,
+} from '../../src/server/core/response-headers.js';
 import { get } from '../helpers/http.js';
 
 async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void) {

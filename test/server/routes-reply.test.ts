@@ -6,10 +6,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import { reply as publicReply } from '../../src/index.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
-import type { Logger } from '../../src/server/log.js';
-import { type AnswerInput, type AnswerPlan, planAnswer, Reply, reply } from '../../src/server/reply.js';
-import type { Route } from '../../src/server/routes.js';
+import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
+import type { Logger } from '../../src/server/ops/log.js';
+import {
+  type AnswerInput,
+  type AnswerPlan,
+  planAnswer,
+  Reply,
+  reply,
+} from '../../src/server/routes/reply.js';
+import type { Route } from '../../src/server/routes/routes.js';
 import { get, makeSite, raw, rawStatus, removeSite } from '../helpers/http.js';
 
 const JSON_BODY = { 'content-type': 'application/json' };

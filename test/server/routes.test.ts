@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { runInNewContext } from 'node:vm';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
-import { createRoutes, type Route } from '../../src/server/routes.js';
+import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
+import { createRoutes, type Route } from '../../src/server/routes/routes.js';
 import { get, makeSite, rawConnect, rawStatus, removeSite } from '../helpers/http.js';
 
 const LIMIT = 1024;

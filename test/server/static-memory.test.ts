@@ -12,10 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
-import { createJsonp } from '../../src/server/jsonp.js';
-import { createLogger } from '../../src/server/log.js';
-import { compilePipeline } from '../../src/server/pipeline.js';
+import { compilePipeline } from '../../src/server/core/pipeline.js';
+import { createLogger } from '../../src/server/ops/log.js';
 import { createStaticHandler } from '../../src/server/static/handler.js';
+import { createJsonp } from '../../src/server/steps/jsonp.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 import { getEach, liveBytes, type MemoryServer, startMemoryServer } from '../helpers/static-memory.js';
 

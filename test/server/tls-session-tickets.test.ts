@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { createServer as createTlsServer } from 'node:tls';
 import { ConfigError, parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
-import { createGatehouse, type Gatehouse } from '../../src/server/app.js';
+import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
 import { createRedisPool } from '../../src/server/redis/pool.js';
 import {
   createTicketKeys,

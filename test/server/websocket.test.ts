@@ -9,9 +9,9 @@ import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { formatIssues } from '../../src/config/load.js';
 import { type WebSocketConfigInput, websocketSchema } from '../../src/config/websocket.js';
-import { bindTunnel, createEntry, headWithoutUpgrade, offersWebSocket } from '../../src/server/entry.js';
-import { ERRORS } from '../../src/server/errors.js';
-import type { Logger } from '../../src/server/log.js';
+import { bindTunnel, createEntry, headWithoutUpgrade, offersWebSocket } from '../../src/server/core/entry.js';
+import { ERRORS } from '../../src/server/core/errors.js';
+import type { Logger } from '../../src/server/ops/log.js';
 import {
   checkHandshake,
   createWebSocketEndpoints,
@@ -23,7 +23,7 @@ import {
   type WebSocketDeps,
   type WebSocketEndpoint,
   type WebSocketEndpoints,
-} from '../../src/server/websocket.js';
+} from '../../src/server/websocket/index.js';
 import { makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { Gen } from '../helpers/random.js';
 import { WAIT_DEADLINE_MS, waitUntil } from '../helpers/wait.js';
@@ -801,7 +801,7 @@ describe('websocket close()', () => {
   );
 });
 
-// ---------- the one way in (src/server/entry.ts) ----------
+// ---------- the one way in (src/server/core/entry.ts) ----------
 
 describe('offersWebSocket (RFC 9110 §7.8: Upgrade is a list)', () => {
   const cases: [string, string | undefined, boolean][] = [

@@ -2,19 +2,20 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { ServerHttp2Session } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
-import { CLIENT_ERROR_LINGER_MS } from '../client-error.js';
-import type { Step } from '../context.js';
-import type { Entry } from '../entry.js';
-import { ERRORS, sendError } from '../errors.js';
-import type { Health } from '../health.js';
-import type { Logger } from '../log.js';
-import type { ServerOptions } from '../options.js';
-import type { PipeliningTracker } from '../pipelining.js';
+import { closeParts } from '../core/close-parts.js';
+import type { Step } from '../core/context.js';
+import type { Entry } from '../core/entry.js';
+import { ERRORS, sendError } from '../core/errors.js';
+import type { ServerOptions } from '../core/options.js';
+import type { Health } from '../ops/health.js';
+import type { Logger } from '../ops/log.js';
 import type { Proxy as ReverseProxy } from '../proxy/handler.js';
 import type { RedisPool } from '../redis/pool.js';
 import type { AcmeForServer } from '../tls/acme-server.js';
 import type { TlsListener, TlsServer } from '../tls/listener.js';
-import type { WebSocketEndpoints } from '../websocket.js';
+import type { WebSocketEndpoints } from '../websocket/index.js';
+import { CLIENT_ERROR_LINGER_MS } from './client-error.js';
+import type { PipeliningTracker } from './pipelining.js';
 
 /** The answer to requests still waiting when the shutdown deadline hits. */
 const SHUTDOWN_HEADERS = { 'Retry-After': '5', Connection: 'close' } as const;
@@ -151,54 +152,6 @@ export async function listen(
     }
   }
   return { url, host: a.address, port: a.port, httpUrl };
-}
-
-/** What the parts get to close when the drain used the whole shutdownTimeoutMs (requests hung). */
-const PARTS_GRACE_MS = 1000;
-
-/**
- * Closes what outlives the server (WebSocket endpoints, the proxy's pools and cache stores). A part
- * whose close rejects is logged and does not stop the others or the shutdown: close() always resolves.
- * The parts get until `deadlineMs` (performance.now(): the start of the shutdown plus
- * shutdownTimeoutMs), at least PARTS_GRACE_MS; a part still closing then (a hung Redis that answers
- * nothing) is logged, Redis is dropped without QUIT, and close() resolves.
- */
-export async function closeParts(
-  p: Pick<ServerParts, 'proxy' | 'redis' | 'logger'>,
-  wsClosed: Promise<void>,
-  deadlineMs: number,
-): Promise<void> {
-  const names = ['websocket', 'proxy', 'redis'] as const;
-  const open = new Set<string>(names);
-  const settle = <T>(name: string, promise: Promise<T>) => promise.finally(() => open.delete(name));
-  // Redis last: the proxy and the endpoints may still publish or store while they close.
-  const all = (async () => {
-    const results = await Promise.allSettled([
-      settle('websocket', wsClosed),
-      settle('proxy', p.proxy.close()),
-    ]);
-    results.push(...(await Promise.allSettled([settle('redis', p.redis.close())])));
-    return results;
-  })();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), Math.max(deadlineMs - performance.now(), PARTS_GRACE_MS));
-  });
-  const results = await Promise.race([all, late]);
-  clearTimeout(timer);
-  if (results === undefined) {
-    p.logger.error(
-      { parts: [...open] },
-      'shutdown: still closing at the deadline (shutdownTimeoutMs); dropped',
-    );
-    p.redis.disconnect();
-  } else {
-    for (const [i, r] of results.entries()) {
-      if (r.status === 'rejected')
-        p.logger.error({ err: r.reason, part: names[i] }, 'shutdown: close failed');
-    }
-  }
-  p.logger.flush?.();
 }
 
 /** Stops accepting, lets in-flight requests finish (up to shutdownTimeoutMs), then closes; always

@@ -1,9 +1,9 @@
 // Admission of one request to an upstream: pick, body-size refusal, connection slot or queue,
 // then the exchange (forward.ts); the one retry of an idempotent request on a connect failure.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ERRORS, sendError } from '../errors.js';
-import { requestHasContent } from '../request-head.js';
-import { type ForwardHooks, setFields } from './cache.js';
+import { ERRORS, sendError } from '../core/errors.js';
+import { requestHasContent } from '../core/request-head.js';
+import { type ForwardHooks, setFields } from './cache/index.js';
 import { Exchange } from './forward.js';
 import { type Route, upstreamTarget } from './routes.js';
 import { type ProxyState, upstreamHeadersFor } from './state.js';

@@ -9,10 +9,10 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { formatInterimHead, interimDecision, stripHopByHop } from '../../http/proxy-headers.js';
-import { ERRORS, type ErrorEntry, sendError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { logCacheStatus } from '../log.js';
-import { type ForwardHooks, type HeadAction, setFields } from './cache.js';
+import { ERRORS, type ErrorEntry, sendError } from '../core/errors.js';
+import type { Logger } from '../ops/log.js';
+import { logCacheStatus } from '../ops/log.js';
+import { type ForwardHooks, type HeadAction, setFields } from './cache/index.js';
 import type { Upstream, UpstreamSet } from './upstreams.js';
 
 /** The route settings one exchange reads. */

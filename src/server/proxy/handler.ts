@@ -3,8 +3,8 @@
 // routes, response-headers.ts is the header policy, admission.ts takes a request to an upstream,
 // forward.ts streams one exchange, upgrade-route.ts passes WebSocket handshakes through.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Step, Tunnel } from '../context.js';
-import { ERRORS, sendError } from '../errors.js';
+import type { Step, Tunnel } from '../core/context.js';
+import { ERRORS, sendError } from '../core/errors.js';
 import { compileRuleList } from '../static/policy.js';
 import { forward, retryExchange } from './admission.js';
 import { classifyUpstreamError } from './forward.js';

@@ -8,7 +8,7 @@ import {
   rewriteSetCookie,
   stripHopByHop,
 } from '../../http/proxy-headers.js';
-import { mergeVary } from '../vary.js';
+import { mergeVary } from '../core/vary.js';
 import type { Route } from './routes.js';
 import { type ProxyState, VIA_NAME } from './state.js';
 import type { Upstream } from './upstreams.js';

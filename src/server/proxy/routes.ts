@@ -1,7 +1,7 @@
 // Proxy route table: options compiled once (upstream pools, rewrite, cache), looked up by prefix.
-import type { Logger } from '../log.js';
+import type { Logger } from '../ops/log.js';
 import type { RedisPool } from '../redis/pool.js';
-import { createRouteCache, type ProxyCacheOptions, type RouteCache } from './cache.js';
+import { createRouteCache, type ProxyCacheOptions, type RouteCache } from './cache/index.js';
 import { UpstreamSet } from './upstreams.js';
 
 export interface ProxyRouteOptions {

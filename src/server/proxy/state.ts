@@ -2,8 +2,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { upstreamRequestHeaders } from '../../http/proxy-headers.js';
-import type { StepContext } from '../context.js';
-import type { Logger } from '../log.js';
+import type { StepContext } from '../core/context.js';
+import type { Logger } from '../ops/log.js';
 import type { CacheRule, compileRuleList } from '../static/policy.js';
 import type { ExchangeEnv } from './forward.js';
 import type { Route } from './routes.js';

@@ -1,5 +1,5 @@
 // WebSocket pass-through (RFC 6455 over RFC 9110 §7.8): the handshake reaches here only after every
-// request step let it through (src/server/entry.ts). The client gets the upstream's 101 (with the
+// request step let it through (src/server/core/entry.ts). The client gets the upstream's 101 (with the
 // steps' fields, see switchHead) and then bytes flow both ways; any other answer is relayed as an
 // ordinary response on the step's ServerResponse and the upstream connection is closed: it was
 // opened for this one exchange. Until the switch, the upstream connection is closed with a reset
@@ -8,11 +8,11 @@ import { request as httpRequest, type IncomingMessage, type ServerResponse } fro
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { connectionTokens, isHopByHop, stripHopByHop } from '../../http/proxy-headers.js';
-import type { Tunnel } from '../context.js';
-import { ERRORS, sendError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { responseFields } from '../response-headers.js';
-import { mergeVary } from '../vary.js';
+import type { Tunnel } from '../core/context.js';
+import { ERRORS, sendError } from '../core/errors.js';
+import { responseFields } from '../core/response-headers.js';
+import { mergeVary } from '../core/vary.js';
+import type { Logger } from '../ops/log.js';
 import { switchFields } from '../websocket/handshake.js';
 import type { Upstream } from './upstreams.js';
 

@@ -5,7 +5,7 @@
 // end of a connection we close (the server shutting down) is not an outage and is not logged.
 import { createRequire } from 'node:module';
 import type { RedisOptions as IoRedisOptions, Redis as RedisClient } from 'ioredis';
-import type { Logger } from '../log.js';
+import type { Logger } from '../ops/log.js';
 
 export interface RedisOptions {
   url: string;

@@ -1,7 +1,7 @@
 // One Redis connection per server address for every feature of one Gatehouse (issue 17): the
 // top-level `redis`, or a feature's own `redis: { url }` override. Connected on first use; closed
 // with the server.
-import type { Logger } from '../log.js';
+import type { Logger } from '../ops/log.js';
 import { connectRedis, type RedisConnection, type RedisOptions } from './connection.js';
 
 export interface RedisPool {

@@ -4,7 +4,7 @@ import { type FileHandle, open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { type ByteRange, formatContentRange, multipartByterangesParts } from '../../http/range.js';
-import { writeHeadMerged } from '../vary.js';
+import { writeHeadMerged } from '../core/vary.js';
 import { type FileResource, statFingerprint, type Variant } from './files.js';
 
 /** Where streamed bytes come from: the variant's path, or a descriptor the caller opened and closes. */

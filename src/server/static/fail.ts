@@ -1,6 +1,6 @@
 // Failures while serving a file: a 500 before the head, a dropped connection after it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ERRORS, sendError } from '../errors.js';
+import { ERRORS, sendError } from '../core/errors.js';
 import type { StaticContext } from './context.js';
 
 export function fail(ctx: StaticContext, req: IncomingMessage, res: ServerResponse, err: unknown): void {

@@ -4,8 +4,8 @@
 // respond.ts applies the conditional/range decisions, body.ts sends bytes, fail.ts handles errors.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { globToRegExp } from '../../http/glob.js';
-import { passOn } from '../context.js';
-import { ERRORS, sendError } from '../errors.js';
+import { passOn } from '../core/context.js';
+import { ERRORS, sendError } from '../core/errors.js';
 import { makeExpires, type StaticContext } from './context.js';
 import { createEarlyHints } from './early-hints.js';
 import { fail } from './fail.js';

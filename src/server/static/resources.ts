@@ -3,8 +3,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { urlVersionMatches } from '../../http/asset-version.js';
 import { prefersHtml } from '../../http/negotiate.js';
-import { passOn } from '../context.js';
-import { ERRORS, sendError } from '../errors.js';
+import { passOn } from '../core/context.js';
+import { ERRORS, sendError } from '../core/errors.js';
 import type { StaticContext } from './context.js';
 import { fail } from './fail.js';
 import type { FileResource, Resource } from './files.js';

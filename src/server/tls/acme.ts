@@ -5,7 +5,7 @@
 // plain-HTTP listener. Failures are logged and retried with backoff; the server keeps serving.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { Logger } from '../log.js';
+import type { Logger } from '../ops/log.js';
 import type { AcmeChallenges } from './acme-challenge.js';
 import {
   type AcmeModule,

@@ -7,7 +7,7 @@
 // makes a full handshake. Existing connections are unaffected by a rotation.
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import type { Logger } from '../log.js';
+import type { Logger } from '../ops/log.js';
 import type { RedisConnection, RedisOptions } from '../redis/connection.js';
 import type { RedisPool } from '../redis/pool.js';
 

@@ -15,7 +15,7 @@
 // message bytes. The head is checked against the channel it came on, so a message cannot reach a
 // room or a path other than the one it was published for.
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../log.js';
+import type { Logger } from '../ops/log.js';
 import { QUIT_WAIT_MS, type RedisConnection } from '../redis/connection.js';
 import { isRoomName } from './broadcast.js';
 import type { Fanout } from './types.js';

@@ -1,7 +1,7 @@
 // The handshake decision (pure): RFC 6455 §4.2.1 checks and the origin policy; the fields a 101
 // carries beside the handshake's own.
 import { isHopByHop } from '../../http/proxy-headers.js';
-import { ERRORS, type ErrorEntry } from '../errors.js';
+import { ERRORS, type ErrorEntry } from '../core/errors.js';
 
 /** RFC 9110 §15.5.22; not in the shared error catalogue (yet). */
 const UPGRADE_REQUIRED: ErrorEntry = { status: 426, code: 'upgrade_required', title: 'Upgrade Required' };

@@ -3,7 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { TokenBucketPolicy } from '../../http/rate-limit.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../ops/log.js';
 import type { RedisOptions } from '../redis/connection.js';
 import type { RedisPool } from '../redis/pool.js';
 

@@ -8,8 +8,8 @@
 import { rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HeaderMap } from '../../../cache/index.js';
-import { peekRequestFacts } from '../../context.js';
-import type { Logger } from '../../log.js';
+import { peekRequestFacts } from '../../core/context.js';
+import type { Logger } from '../../ops/log.js';
 import { primaryKey, userKey } from './keys.js';
 import { lookup } from './lookup.js';
 import { forwardUnsafe, purge } from './purge.js';

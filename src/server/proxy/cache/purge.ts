@@ -5,7 +5,7 @@ import { PurgeIncompleteError } from '../../../cache/store/types.js';
 import { policyHeaders } from '../../../cache/targeted.js';
 import { hasDirective, parseCacheControl } from '../../../http/cache-control.js';
 import { parseIp } from '../../../http/ip.js';
-import { ERRORS, sendError } from '../../errors.js';
+import { ERRORS, sendError } from '../../core/errors.js';
 import { keyUri, primaryKey, sameUserKey } from './keys.js';
 import {
   type CacheRequestContext,

@@ -13,7 +13,7 @@ import {
   selectValidated,
 } from '../../../cache/index.js';
 import type { EntryMeta, StoredEntry } from '../../../cache/store/types.js';
-import { ERRORS, sendError } from '../../errors.js';
+import { ERRORS, sendError } from '../../core/errors.js';
 import { coalesceKey, lead } from './coalesce.js';
 import { serveStored } from './serve.js';
 import {

@@ -10,11 +10,11 @@ import {
   varyKey,
 } from '../../../cache/index.js';
 import type { SecondaryKeyOf, StoredEntry } from '../../../cache/store/types.js';
-import { peekRequestFacts } from '../../context.js';
-import { ERRORS, sendError } from '../../errors.js';
-import { logCacheStatus } from '../../log.js';
-import { isPlainRead, serveFromStore } from '../cache-serve.js';
+import { peekRequestFacts } from '../../core/context.js';
+import { ERRORS, sendError } from '../../core/errors.js';
+import { logCacheStatus } from '../../ops/log.js';
 import { primaryKey } from './keys.js';
+import { isPlainRead, serveFromStore } from './preconditions.js';
 import {
   type CacheState,
   downstreamFixes,
@@ -132,7 +132,7 @@ function writePlainHit(
 
 /**
  * Answers from the store (§4): the stored status and headers, Age (§5.1), the body unless HEAD;
- * the client's preconditions and Range are evaluated against the stored response (cache-serve.ts).
+ * the client's preconditions and Range are evaluated against the stored response (preconditions.ts).
  * False when the body is gone (evicted meanwhile): the caller forwards instead.
  */
 export async function serveStored(

@@ -27,7 +27,7 @@ import {
 } from '../../../cache/targeted.js';
 import { deltaSeconds, parseCacheControl } from '../../../http/cache-control.js';
 import { compileIpRanges, type IpBytes } from '../../../http/ip.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../ops/log.js';
 import type { RedisOptions } from '../../redis/connection.js';
 
 export interface ProxyCacheOptions {

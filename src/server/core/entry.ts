@@ -12,11 +12,11 @@
 import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { takeUnparsed } from '../app/pipelining.js';
+import { switched } from '../ops/log.js';
 import type { Final, Step, Tunnel, TunnelHandler } from './context.js';
 import { ERRORS, type ErrorEntry, sendError } from './errors.js';
-import { switched } from './log.js';
 import { compilePipeline } from './pipeline.js';
-import { takeUnparsed } from './pipelining.js';
 
 /** A tunnel target: which handshakes are its (by path), and the handler that takes them. */
 export interface TunnelRoute {

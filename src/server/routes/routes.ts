@@ -1,19 +1,19 @@
 // Library routes: `{ path, methods, handler }`; the handler's return value is the JSON answer
 // (JSONP on a JSONP path with a valid callback, GET/HEAD only), or a `reply(status, body, headers)`
-// (src/server/reply.ts). POST, PUT and PATCH read a JSON body bounded by limits.maxBodyBytes. A
+// (src/server/routes/reply.ts). POST, PUT and PATCH read a JSON body bounded by limits.maxBodyBytes. A
 // thrown error or rejected promise is not caught here: it reaches the pipeline's onError (500 with a
 // request id), and so does an answer that cannot be sent (RouteAnswerError, naming the route).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseParameters } from '../http/lists.js';
-import { compileFrom, matchPath, type PathMatcher, RedirectRuleError } from '../http/redirect.js';
-import type { Step, StepContext } from './context.js';
-import { ERRORS, type ErrorEntry, sendError } from './errors.js';
-import { compileJsonp, type JsonpOptions, queryOf } from './jsonp.js';
-import type { LimitsOptions } from './limits.js';
+import { parseParameters } from '../../http/lists.js';
+import { compileFrom, matchPath, type PathMatcher, RedirectRuleError } from '../../http/redirect.js';
+import type { Step, StepContext } from '../core/context.js';
+import { ERRORS, type ErrorEntry, sendError } from '../core/errors.js';
+import { requestHasContent } from '../core/request-head.js';
+import { writeHeadMerged } from '../core/vary.js';
+import { targetPath } from '../static/path.js';
+import { compileJsonp, type JsonpOptions, queryOf } from '../steps/jsonp.js';
+import type { LimitsOptions } from '../steps/limits.js';
 import { planAnswer } from './reply.js';
-import { requestHasContent } from './request-head.js';
-import { targetPath } from './static/path.js';
-import { writeHeadMerged } from './vary.js';
 
 /** Not in the shared catalogue yet (RFC 9110 §15.5.16). */
 export const UNSUPPORTED_MEDIA_TYPE: ErrorEntry = {

@@ -2,8 +2,8 @@
 // A leaf module: it imports nothing from the steps, so any step may import it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Logger } from './log.js';
-import type { RedisPool } from './redis/pool.js';
+import type { Logger } from '../ops/log.js';
+import type { RedisPool } from '../redis/pool.js';
 
 /** A request step: true when it has taken the request (answered it or is answering it); false
  *  passes it on. Sync steps cost no promise. */
@@ -11,7 +11,7 @@ export type Step = (req: IncomingMessage, res: ServerResponse) => boolean | Prom
 export type Final = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
- * A WebSocket handshake that passed every step (src/server/entry.ts): the raw socket and the bytes
+ * A WebSocket handshake that passed every step (src/server/core/entry.ts): the raw socket and the bytes
  * read after its head. Until `accept()` the step's ServerResponse is bound to the socket, so a
  * refusal is an ordinary response (sendError); `accept()` takes the socket from it (RFC 6455 §4.2.2:
  * the handler then writes the 101 itself) and logs the switch.

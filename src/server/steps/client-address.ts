@@ -2,8 +2,8 @@
 // (or RFC 7239 Forwarded). Trust is decided by `trustProxy` (addresses, CIDRs, keywords).
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { clientAddress, parseForwarded } from '../http/forwarded.js';
-import { compileIpRanges, formatIp, type IpBytes, parseIp } from '../http/ip.js';
+import { clientAddress, parseForwarded } from '../../http/forwarded.js';
+import { compileIpRanges, formatIp, type IpBytes, parseIp } from '../../http/ip.js';
 
 /** Which header the trusted proxies write. Only that one is read: a client can forge the other. */
 export type ForwardedHeader = 'x-forwarded-for' | 'forwarded';

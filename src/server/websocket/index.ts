@@ -1,7 +1,7 @@
 // WebSocket endpoints (RFC 6455) on the `ws` package: our own handshake guards, heartbeat, echo /
 // broadcast (with rooms) / custom modes, slow-consumer protection and a graceful close.
 //
-// The entry (src/server/entry.ts) calls handleUpgrade() only after every request step let the
+// The entry (src/server/core/entry.ts) calls handleUpgrade() only after every request step let the
 // handshake through; refusals are ordinary responses on the step's ServerResponse (sendError).
 // Everything that does not depend on the request (the path table, one WebSocketServer per endpoint,
 // the subprotocol choice, the message rate policy) is built in the factory (websocket/endpoints.ts).
@@ -10,14 +10,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer } from 'ws';
-import type { Tunnel } from './context.js';
-import { ERRORS, sendError } from './errors.js';
-import { responseFields } from './response-headers.js';
-import { deliverLocal } from './websocket/broadcast.js';
-import { onConnection } from './websocket/connection.js';
-import { buildEndpoints, closeEndpoints } from './websocket/endpoints.js';
-import { createRedisFanout } from './websocket/fanout-redis.js';
-import { checkHandshake, isSameOrigin, switchFields } from './websocket/handshake.js';
+import type { Tunnel } from '../core/context.js';
+import { ERRORS, sendError } from '../core/errors.js';
+import { responseFields } from '../core/response-headers.js';
+import { deliverLocal } from './broadcast.js';
+import { onConnection } from './connection.js';
+import { buildEndpoints, closeEndpoints } from './endpoints.js';
+import { createRedisFanout } from './fanout-redis.js';
+import { checkHandshake, isSameOrigin, switchFields } from './handshake.js';
 import {
   type Endpoint,
   type Fanout,
@@ -25,14 +25,14 @@ import {
   type WebSocketDeps,
   type WebSocketEndpoint,
   type WsState,
-} from './websocket/types.js';
+} from './types.js';
 
-export type { Envelope } from './websocket/envelope.js';
-export { isAppPing, parseEnvelope } from './websocket/envelope.js';
-export type { HandshakeDecision } from './websocket/handshake.js';
-export { checkHandshake, isSameOrigin, switchFields } from './websocket/handshake.js';
-export type { WebSocketDeps, WebSocketEndpoint, WebSocketHandler } from './websocket/types.js';
-export { CLOSE_CODES, WebSocketConfigError } from './websocket/types.js';
+export type { Envelope } from './envelope.js';
+export { isAppPing, parseEnvelope } from './envelope.js';
+export type { HandshakeDecision } from './handshake.js';
+export { checkHandshake, isSameOrigin, switchFields } from './handshake.js';
+export type { WebSocketDeps, WebSocketEndpoint, WebSocketHandler } from './types.js';
+export { CLOSE_CODES, WebSocketConfigError } from './types.js';
 
 export interface WebSocketEndpoints {
   /** Whether the request's path is one of ours (decides which handshakes become tunnels). */

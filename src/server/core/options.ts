@@ -1,20 +1,21 @@
 // Options the server layer runs on, gathered from the features that own them (each feature
 // defines its own type). src/config/ validates user input into these shapes.
-import type { AuthRule } from './auth.js';
-import type { CorsOptions } from './cors.js';
-import type { HeaderRule } from './headers.js';
-import type { HealthOptions } from './health.js';
-import type { JsonpOptions } from './jsonp.js';
-import type { LimitsOptions } from './limits.js';
-import type { LogOptions } from './log.js';
-import type { MetricsOptions } from './metrics.js';
-import type { ProxyRouteOptions } from './proxy/handler.js';
-import type { RedirectRule } from './redirects.js';
-import type { RedisOptions } from './redis/connection.js';
-import type { StaticOptions } from './static/files.js';
-import type { CacheRule } from './static/policy.js';
-import type { TlsOptions } from './tls/options.js';
-import type { WebSocketEndpoint } from './websocket.js';
+
+import type { HealthOptions } from '../ops/health.js';
+import type { LogOptions } from '../ops/log.js';
+import type { MetricsOptions } from '../ops/metrics.js';
+import type { ProxyRouteOptions } from '../proxy/handler.js';
+import type { RedisOptions } from '../redis/connection.js';
+import type { StaticOptions } from '../static/files.js';
+import type { CacheRule } from '../static/policy.js';
+import type { AuthRule } from '../steps/auth.js';
+import type { CorsOptions } from '../steps/cors.js';
+import type { HeaderRule } from '../steps/headers.js';
+import type { JsonpOptions } from '../steps/jsonp.js';
+import type { LimitsOptions } from '../steps/limits.js';
+import type { RedirectRule } from '../steps/redirects.js';
+import type { TlsOptions } from '../tls/options.js';
+import type { WebSocketEndpoint } from '../websocket/index.js';
 
 export type { CacheRule, LimitsOptions, LogOptions, StaticOptions };
 
@@ -48,8 +49,8 @@ export interface ServerOptions {
   tls?: TlsOptions | undefined;
   /** The Redis server instances share (redis/connection.ts). */
   redis?: RedisOptions | undefined;
-  /** /healthz and /readyz (health.ts); off when absent. */
+  /** /healthz and /readyz (ops/health.ts); off when absent. */
   health?: HealthOptions | undefined;
-  /** /metrics (metrics.ts); off when absent: no hook is installed. */
+  /** /metrics (ops/metrics.ts); off when absent: no hook is installed. */
   metrics?: MetricsOptions | undefined;
 }

@@ -13,14 +13,14 @@ import {
   normalizeUserId,
   parseBasicAuthorization,
   privateCacheControl,
-} from '../http/basic-auth.js';
-import { compileIpRanges, parseIp, parseIpRange } from '../http/ip.js';
-import { requestFacts, type Step, type StepContext } from './context.js';
+} from '../../http/basic-auth.js';
+import { compileIpRanges, parseIp, parseIpRange } from '../../http/ip.js';
+import { requestFacts, type Step, type StepContext } from '../core/context.js';
+import { ERRORS, sendError } from '../core/errors.js';
+import type { Logger } from '../ops/log.js';
 import { type CorsOptions, compileCorsPreflight } from './cors.js';
-import { ERRORS, sendError } from './errors.js';
 import { type RuleIssue, rulePath } from './headers.js';
 import { bucketKey } from './limits.js';
-import type { Logger } from './log.js';
 import {
   checkThrottle,
   FAILURE_DEFAULTS,

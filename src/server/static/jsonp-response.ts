@@ -6,9 +6,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { evaluatePreconditions } from '../../http/conditional.js';
 import { formatHttpDate } from '../../http/dates.js';
 import { escapeJsonForScript, JSONP_SUFFIX, jsonpPrefix } from '../../http/jsonp.js';
-import { ERRORS, sendError } from '../errors.js';
-import type { FileResource, Resource } from '../static/files.js';
-import { writeHeadMerged } from '../vary.js';
+import { ERRORS, sendError } from '../core/errors.js';
+import { writeHeadMerged } from '../core/vary.js';
+import type { FileResource, Resource } from './files.js';
 
 export const JSONP_CONTENT_TYPE = 'text/javascript; charset=utf-8';
 

@@ -2,12 +2,12 @@
 // errors included. Each rule is compiled at load; the headers of each combination of matching rules
 // are flattened once and memoised, so a request does a few regex tests and setHeader calls.
 import type { IncomingMessage, OutgoingHttpHeader } from 'node:http';
-import { isFieldValueChar } from '../http/chars.js';
-import { globToRegExp } from '../http/glob.js';
-import { isToken } from '../http/lists.js';
-import type { Step, StepContext } from './context.js';
-import { addDefaultHeader } from './response-headers.js';
-import { resolveRequestPath, targetPath } from './static/path.js';
+import { isFieldValueChar } from '../../http/chars.js';
+import { globToRegExp } from '../../http/glob.js';
+import { isToken } from '../../http/lists.js';
+import type { Step, StepContext } from '../core/context.js';
+import { addDefaultHeader } from '../core/response-headers.js';
+import { resolveRequestPath, targetPath } from '../static/path.js';
 
 export type HeaderPreset = 'security';
 

@@ -2,14 +2,14 @@
 // §13.2.2) and Range (§14) are evaluated against the stored response, so a 304, a 206 or a 416 can come
 // from the store as well as a 200.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseCacheDate } from '../../cache/dates.js';
-import type { EntryBody } from '../../cache/store/types.js';
-import { multipartBody, multipartFor, storedRangeDecision } from '../../cache/stored-range.js';
-import { getHeader, type HeaderMap, type StoredResponse } from '../../cache/types.js';
-import { evaluatePreconditions } from '../../http/conditional.js';
-import { formatEntityTag, parseEntityTag } from '../../http/etag.js';
-import { type ByteRange, formatContentRange } from '../../http/range.js';
-import { ERRORS, sendError } from '../errors.js';
+import { parseCacheDate } from '../../../cache/dates.js';
+import type { EntryBody } from '../../../cache/store/types.js';
+import { multipartBody, multipartFor, storedRangeDecision } from '../../../cache/stored-range.js';
+import { getHeader, type HeaderMap, type StoredResponse } from '../../../cache/types.js';
+import { evaluatePreconditions } from '../../../http/conditional.js';
+import { formatEntityTag, parseEntityTag } from '../../../http/etag.js';
+import { type ByteRange, formatContentRange } from '../../../http/range.js';
+import { ERRORS, sendError } from '../../core/errors.js';
 
 export interface ServeFromStore {
   readonly req: IncomingMessage;

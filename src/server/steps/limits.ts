@@ -2,7 +2,7 @@
 // kept in a bounded LRU, or shared by every instance in Redis (store "redis", rate-limit-redis.ts).
 // Over the limit: 429 with Retry-After and the RateLimit fields of
 // draft-ietf-httpapi-ratelimit-headers-11; allowed responses carry RateLimit too. WebSocket
-// handshakes run this step like any request (src/server/entry.ts), so each one costs a token.
+// handshakes run this step like any request (src/server/core/entry.ts), so each one costs a token.
 //
 // The other limits (URL, header block, timeouts, connections) are Node server options
 // (http1ServerOptions below, used by every listener);
@@ -11,7 +11,7 @@
 // an upgraded (WebSocket) socket keeps its place until it closes.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
-import { formatIp, isIpv4Mapped, maskIp, parseIp } from '../http/ip.js';
+import { formatIp, isIpv4Mapped, maskIp, parseIp } from '../../http/ip.js';
 import {
   type BucketState,
   formatRateLimit,
@@ -19,12 +19,12 @@ import {
   type TakeResult,
   type TokenBucketPolicy,
   takeToken,
-} from '../http/rate-limit.js';
-import type { Step, StepContext } from './context.js';
-import { ERRORS, sendError } from './errors.js';
+} from '../../http/rate-limit.js';
+import type { Step, StepContext } from '../core/context.js';
+import { ERRORS, sendError } from '../core/errors.js';
+import type { RedisOptions } from '../redis/connection.js';
 import { compileGlobs, rulePath } from './headers.js';
 import { createRedisBucketStore, REDIS_RATE_LIMIT_TIMEOUT_MS } from './rate-limit-redis.js';
-import type { RedisOptions } from './redis/connection.js';
 
 /**
  * How often Node walks the connections that are mid-request for headersTimeout / requestTimeout: the

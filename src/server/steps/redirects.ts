@@ -11,13 +11,13 @@ import {
   httpsRedirect,
   RedirectRuleError,
   type RedirectStatus,
-} from '../http/redirect.js';
-import type { Step, StepContext } from './context.js';
-import { ERRORS, sendError } from './errors.js';
+} from '../../http/redirect.js';
+import type { Step, StepContext } from '../core/context.js';
+import { ERRORS, sendError } from '../core/errors.js';
+import { writeHeadMerged } from '../core/vary.js';
+import type { FileView, Resource } from '../static/files.js';
+import { targetPath } from '../static/path.js';
 import { queryOf } from './jsonp.js';
-import type { FileView, Resource } from './static/files.js';
-import { targetPath } from './static/path.js';
-import { writeHeadMerged } from './vary.js';
 
 export interface RedirectRule {
   /** `/old`, `/blog/:slug`, `/docs/*`, `/files/:rest*`, or an anchored regex `^/v(\d+)/(.*)$`. */

@@ -9,11 +9,11 @@ import {
   corsApplies,
   decideCors,
   isPreflightShaped,
-} from '../http/cors.js';
-import { globToRegExp } from '../http/glob.js';
-import type { Step, StepContext } from './context.js';
-import { addResponseHeader, addResponseVary } from './response-headers.js';
-import { resolveRequestPath, targetPath } from './static/path.js';
+} from '../../http/cors.js';
+import { globToRegExp } from '../../http/glob.js';
+import type { Step, StepContext } from '../core/context.js';
+import { addResponseHeader, addResponseVary } from '../core/response-headers.js';
+import { resolveRequestPath, targetPath } from '../static/path.js';
 
 /** The resolved `cors` config section (src/config/cors.ts fills in the defaults). */
 export interface CorsOptions {

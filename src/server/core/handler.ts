@@ -1,28 +1,32 @@
 // The request pipeline without a listener (issue 28): the parts (static, proxy and its cache, WebSocket
 // endpoints, health, metrics), the ordered steps and the one entry every request and handshake goes
-// through. createGatehouse (app.ts) puts a listener around it; createHandler hands it to an app that
+// through. createGatehouse (app/gatehouse.ts) puts a listener around it; createHandler hands it to an app that
 // owns its server (Express, Fastify, Koa, Hono, Vite's preview server), with `next` for what nothing
 // here claims.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { closeParts } from './app/lifecycle.js';
-import { buildSteps, buildTunnels, internalErrorHandler, websocketOriginPolicy } from './app/steps.js';
-import { createClientAddress, createTrustedPeer } from './client-address.js';
+import { createHealth, type Health } from '../ops/health.js';
+import { accessLogger, createLogger, type Logger } from '../ops/log.js';
+import { createMetrics, type Metrics } from '../ops/metrics.js';
+import { createProxy, type Proxy as ReverseProxy } from '../proxy/handler.js';
+import { createRedisPool, type RedisPool } from '../redis/pool.js';
+import type { Route } from '../routes/routes.js';
+import { createStaticHandler, type StaticHandler } from '../static/handler.js';
+import { createClientAddress, createTrustedPeer } from '../steps/client-address.js';
+import { namesInRules } from '../steps/headers.js';
+import { buildSteps, buildTunnels, internalErrorHandler, websocketOriginPolicy } from '../steps/order.js';
+import type { H2Stats } from '../tls/h2-sessions.js';
+import {
+  createWebSocketEndpoints,
+  type WebSocketEndpoints,
+  type WebSocketHandler,
+} from '../websocket/index.js';
+import { closeParts } from './close-parts.js';
 import { type PassOn, type StepContext, setPassOn } from './context.js';
 import { createEntry, type Entry } from './entry.js';
 import { ERRORS, sendError } from './errors.js';
-import { namesInRules } from './headers.js';
-import { createHealth, type Health } from './health.js';
-import { accessLogger, createLogger, type Logger } from './log.js';
-import { createMetrics, type Metrics } from './metrics.js';
 import type { ServerOptions } from './options.js';
-import { createProxy, type Proxy as ReverseProxy } from './proxy/handler.js';
-import { createRedisPool, type RedisPool } from './redis/pool.js';
 import { refuseBadHead } from './request-head.js';
-import type { Route } from './routes.js';
-import { createStaticHandler, type StaticHandler } from './static/handler.js';
-import type { H2Stats } from './tls/h2-sessions.js';
-import { createWebSocketEndpoints, type WebSocketEndpoints, type WebSocketHandler } from './websocket.js';
 
 export interface GatehouseDeps {
   logger?: Logger;
@@ -83,7 +87,7 @@ export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host
     redis,
     logger,
   });
-  // Off unless configured: then no step, no hook, no timer (health.ts, metrics.ts).
+  // Off unless configured: then no step, no hook, no timer (ops/health.ts, ops/metrics.ts).
   const health = createHealth(options.health, ctx);
   const metrics = createMetrics(options.metrics, ctx, {
     cacheRoutes: options.proxy.flatMap((r) =>

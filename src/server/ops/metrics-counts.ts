@@ -2,9 +2,9 @@
 // reads them through collectors at scrape time, so a request costs a few array writes (prom-client's
 // labelled inc() would hash the labels on every call).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ProxyStats } from '../proxy/handler.js';
+import { H2_CLOSE_REASONS, type H2Stats } from '../tls/h2-sessions.js';
 import { answeredBytes, answeredStatus, cacheStatusOf, droppedLogWrites } from './log.js';
-import type { ProxyStats } from './proxy/handler.js';
-import { H2_CLOSE_REASONS, type H2Stats } from './tls/h2-sessions.js';
 
 /** Which part of the server answered a request. */
 export const ROUTE_KINDS = ['static', 'proxy', 'jsonp', 'ws', 'route', 'other'] as const;

@@ -7,7 +7,7 @@ import {
   isCanonicalOriginForm,
   parseAuthority,
   parseRequestTarget,
-} from '../http/target.js';
+} from '../../http/target.js';
 import type { EntryRefusal } from './entry.js';
 import { ERRORS } from './errors.js';
 

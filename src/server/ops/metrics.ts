@@ -6,9 +6,9 @@ import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Registry } from 'prom-client';
-import { compileIpRanges, parseIp } from '../http/ip.js';
-import type { Final, Step, StepContext, TunnelHandler } from './context.js';
-import { ERRORS, sendError } from './errors.js';
+import { compileIpRanges, parseIp } from '../../http/ip.js';
+import type { Final, Step, StepContext, TunnelHandler } from '../core/context.js';
+import { ERRORS, sendError } from '../core/errors.js';
 import { quietAccessLog, whenAnswered } from './log.js';
 import { type CountsDeps, createRequestCounts, KIND, type RouteKind, type Tagged } from './metrics-counts.js';
 

@@ -4,9 +4,9 @@
 // when the bucket would be full again (a missing bucket is a full one, as in http/rate-limit.ts).
 // The script returns the refilled token count and http/rate-limit.ts makes the same decision from
 // it, so the RateLimit / Retry-After fields are those of the in-process store.
-import { type TakeResult, type TokenBucketPolicy, takeToken } from '../http/rate-limit.js';
-import type { Logger } from './log.js';
-import type { RedisConnection } from './redis/connection.js';
+import { type TakeResult, type TokenBucketPolicy, takeToken } from '../../http/rate-limit.js';
+import type { Logger } from '../ops/log.js';
+import type { RedisConnection } from '../redis/connection.js';
 
 /** How long one bucket call may take before the request is treated as "Redis down". */
 export const REDIS_RATE_LIMIT_TIMEOUT_MS = 50;

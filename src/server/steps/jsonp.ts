@@ -4,13 +4,13 @@
 //
 // JSONP bypasses CORS: any site can include the script, and the browser attaches the user's
 // cookies. Never put per-user or otherwise private data on a JSONP path.
-import { globToRegExp } from '../http/glob.js';
-import { type CallbackDecision, callbackFromQuery } from '../http/jsonp.js';
-import type { Step, StepContext } from './context.js';
-import { ERRORS, sendError } from './errors.js';
-import { type JsonpContext, serveJsonp } from './jsonp/response.js';
-import type { FileView } from './static/files.js';
-import { resolveRequestPath, targetPath } from './static/path.js';
+import { globToRegExp } from '../../http/glob.js';
+import { type CallbackDecision, callbackFromQuery } from '../../http/jsonp.js';
+import type { Step, StepContext } from '../core/context.js';
+import { ERRORS, sendError } from '../core/errors.js';
+import type { FileView } from '../static/files.js';
+import { type JsonpContext, serveJsonp } from '../static/jsonp-response.js';
+import { resolveRequestPath, targetPath } from '../static/path.js';
 
 export interface JsonpOptions {
   /** URL path globs (cache-rule syntax: `*` in a segment, `**` across) where JSONP is offered. */
@@ -21,7 +21,7 @@ export interface JsonpOptions {
   allowDottedCallbacks?: boolean | undefined;
 }
 
-export { JSONP_CONTENT_TYPE, jsonpEtag } from './jsonp/response.js';
+export { JSONP_CONTENT_TYPE, jsonpEtag } from '../static/jsonp-response.js';
 
 /** JSONP answers GET and HEAD only (DESIGN.md); HEAD is GET without the body (RFC 9110 §9.3.2);
  *  OPTIONS is answered as on any other path (by the static handler). */

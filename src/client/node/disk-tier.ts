@@ -2,10 +2,10 @@
 // the CacheTier shape of gatehouse-http/client. Exported from the main package (it uses node:), so
 // the browser entry never reaches it: `createCachingFetch({ stores: [await diskTier(dir)] })`.
 
-import { type DiskStore, openDiskStore } from '../cache/store/disk.js';
-import { getHeader, type HeaderMap } from '../cache/types.js';
-import { varyKey } from '../cache/vary.js';
-import type { CachedResponse, CachedVariants, CacheTier } from '../client/cache-tier.js';
+import { type DiskStore, openDiskStore } from '../../cache/store/disk.js';
+import { getHeader, type HeaderMap } from '../../cache/types.js';
+import { varyKey } from '../../cache/vary.js';
+import type { CachedResponse, CachedVariants, CacheTier } from '../cache-tier.js';
 
 export interface DiskTierOptions {
   /** Bound of the folder in bytes (bodies plus meta). Default 256 MiB. */

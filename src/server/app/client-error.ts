@@ -3,7 +3,7 @@
 // anything llhttp cannot parse (400). Without a listener Node writes a bare status line; with this
 // one the client gets an RFC 9457 problem body and `Connection: close`, then the socket closes.
 import type { Duplex } from 'node:stream';
-import { ERRORS, type ErrorEntry, renderError } from './errors.js';
+import { ERRORS, type ErrorEntry, renderError } from '../core/errors.js';
 
 /** How long a closed-for-writing socket may linger so the client can read the answer (the kernel would
  *  otherwise reset a connection that still has unread request bytes, and the answer could be lost). */

@@ -1,8 +1,8 @@
 // One catalogue of error responses: stable codes, HTTP status, title.
 // Bodies are negotiated: a small HTML page for browsers, RFC 9457 problem+json otherwise.
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { prefersHtml } from '../http/negotiate.js';
-import { escapeHtml, problemJson } from '../http/problem.js';
+import { prefersHtml } from '../../http/negotiate.js';
+import { escapeHtml, problemJson } from '../../http/problem.js';
 import { appendVary } from './vary.js';
 
 export interface ErrorEntry {

@@ -5,7 +5,12 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 /** Options that only make sense with a proxy in the middle. */
-const PROXY_ONLY = ['cache', 'keep-alive', 'proxy-port', 'gatehouse-config'];
+const PROXY_ONLY = ['cache', 'keep-alive', 'proxy-port', 'via', 'gatehouse-config'];
+
+/** Which copy of the suite runs: the npm release, or the git HEAD vendored in test/fixtures. */
+export const SUITES = ['npm', 'head'];
+/** What serves the proxy route: `gatehouse serve`, or the gatehouse-http/express middleware in Express. */
+export const VIAS = ['cli', 'express'];
 
 function intOption(name, value, min, max) {
   if (value === undefined) return { ok: true, value: undefined };
@@ -33,6 +38,8 @@ export function parseOptions(argv, env = {}, cwd = process.cwd()) {
         adapter: { type: 'string' },
         cache: { type: 'boolean', default: false },
         store: { type: 'string' },
+        suite: { type: 'string' },
+        via: { type: 'string' },
         'list-failing': { type: 'boolean', default: false },
         json: { type: 'string' },
         out: { type: 'string' },
@@ -73,6 +80,14 @@ export function parseOptions(argv, env = {}, cwd = process.cwd()) {
   if (!['memory', 'disk', 'redis'].includes(store)) {
     return { kind: 'usage', message: `--store: expected memory, disk or redis, got '${store}'` };
   }
+  const suite = values.suite ?? 'npm';
+  if (!SUITES.includes(suite)) {
+    return { kind: 'usage', message: `--suite: expected npm or head, got '${suite}'` };
+  }
+  const via = values.via ?? 'cli';
+  if (!VIAS.includes(via)) {
+    return { kind: 'usage', message: `--via: expected cli or express, got '${via}'` };
+  }
   const ints = {
     floorRequired: intOption('floor-required', values['floor-required'], 0, 10_000),
     floorOptimal: intOption('floor-optimal', values['floor-optimal'], 0, 10_000),
@@ -90,6 +105,8 @@ export function parseOptions(argv, env = {}, cwd = process.cwd()) {
       adapter: resolve(values.adapter),
       cache: values.cache,
       store,
+      suite,
+      via,
       listFailing: values['list-failing'],
       json: resolve(values.json),
       out: resolve(values.out),

@@ -9,6 +9,10 @@
 //   --store memory|disk|redis  cache store with --cache (default memory); redis: the Redis at
 //                           $REDIS_URL, else a redis-server (on PATH) started on a free loopback
 //                           port for the run and stopped after it; keys under gatehouse-conformance-<pid>:
+//   --suite npm|head        which suite: the npm release http-cache-tests@0.4.5 (default), or its git
+//                           HEAD vendored in test/fixtures/cache-tests-HEAD (no install; 370 tests)
+//   --via cli|express       what serves the proxy route: `gatehouse serve` (default), or an Express 5
+//                           app whose middleware is gatehouse-http/express with the same config
 //   --private               browser (private cache) mode: no proxy; the suite's client calls the
 //                           adapter's fetch directly against its origin
 //   --adapter FILE          with --private: module exporting cachedFetch(input, init)
@@ -63,6 +67,9 @@ const SUITE = 'http-cache-tests';
 const SUITE_VERSION = '0.4.5';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
+/** The suite's git HEAD (npm has nothing newer than 0.4.5), vendored: see its README.md. */
+const HEAD_DIR = path.join(REPO, 'test', 'fixtures', 'cache-tests-HEAD');
+const EXPRESS_APP = path.join(HERE, 'express-app.mjs');
 const PRELOAD = path.join(HERE, 'one-connection.mjs');
 const DRIVER = path.join(HERE, 'private-driver.mjs');
 const DEFAULT_ADAPTER = path.join(HERE, 'adapters', 'gatehouse-client.mjs');
@@ -99,7 +106,7 @@ const suiteDir = path.resolve(
   process.env.GATEHOUSE_CONFORMANCE_DIR ||
     path.join(process.env.XDG_CACHE_HOME || os.tmpdir(), 'gatehouse-conformance'),
 );
-const pkgDir = path.join(suiteDir, 'node_modules', SUITE);
+const pkgDir = flags.suite === 'head' ? HEAD_DIR : path.join(suiteDir, 'node_modules', SUITE);
 
 // ---------- process bookkeeping: nothing outlives us ----------
 
@@ -261,7 +268,18 @@ function installedVersion() {
   }
 }
 
+/** What the origin log line and the summary call the suite. */
+function suiteLabel() {
+  if (flags.suite !== 'head') return `${SUITE} ${installedVersion()}`;
+  const m = /commit ([0-9a-f]{40})/.exec(readFileSync(path.join(HEAD_DIR, 'README.md'), 'utf8'));
+  return `${SUITE} git HEAD ${m ? m[1].slice(0, 7) : '(unknown commit)'}`;
+}
+
 async function ensureSuite() {
+  if (flags.suite === 'head') {
+    if (!existsSync(path.join(HEAD_DIR, 'tests', 'index.mjs'))) throw new RunError(`${HEAD_DIR}: missing`);
+    return;
+  }
   if (installedVersion() === SUITE_VERSION) return;
   log(`installing ${SUITE}@${SUITE_VERSION} into ${suiteDir}`);
   mkdirSync(suiteDir, { recursive: true });
@@ -383,24 +401,24 @@ async function startGatehouse(config, port) {
   const configFile = path.join(runDir, 'gatehouse.conformance.json');
   writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
   const logFile = path.join(runDir, 'gatehouse.log');
-  const child = start(
-    'gatehouse',
-    process.execPath,
-    [
-      path.join(gatehouseDir, 'bin', 'gatehouse.js'),
-      'serve',
-      siteDir,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--log',
-      'off',
-      '--config',
-      configFile,
-    ],
-    { cwd: runDir },
-  );
+  // --via express: the same config file, root and `log: off`, given to gatehouse-http/express instead.
+  const argv =
+    flags.via === 'express'
+      ? [EXPRESS_APP, gatehouseDir, configFile, siteDir, String(port)]
+      : [
+          path.join(gatehouseDir, 'bin', 'gatehouse.js'),
+          'serve',
+          siteDir,
+          '--host',
+          '127.0.0.1',
+          '--port',
+          String(port),
+          '--log',
+          'off',
+          '--config',
+          configFile,
+        ];
+  const child = start('gatehouse', process.execPath, argv, { cwd: runDir });
   const out = createWriteStream(logFile);
   child.stdout.pipe(out);
   child.stderr.pipe(out);
@@ -574,7 +592,7 @@ async function originPortToUse() {
 async function startSuiteOrigin(layout, port) {
   // The suite's origin binds all interfaces (server.listen(port)); only 127.0.0.1 is used here.
   await startOrigin(layout, port);
-  log(`origin (${SUITE} ${installedVersion()}) on 127.0.0.1:${port} (bound on all interfaces)`);
+  log(`origin (${suiteLabel()}) on 127.0.0.1:${port} (bound on all interfaces)`);
 }
 
 /** --store redis: $REDIS_URL, or a redis-server of our own (no persistence) for this run. */
@@ -607,7 +625,8 @@ async function runProxy(layout) {
   const proxyPort = flags.proxyPort ?? (await freePort());
   await startGatehouse(config, proxyPort);
   const base = `http://127.0.0.1:${proxyPort}`;
-  log(`gatehouse on ${base}: ${JSON.stringify(config.proxy[0])}`);
+  const via = flags.via === 'express' ? ' (gatehouse-http/express in Express)' : '';
+  log(`gatehouse${via} on ${base}: ${JSON.stringify(config.proxy[0])}`);
   await probe(base);
   log(`running the suite (${flags.keepAlive ? 'keep-alive' : 'one connection per request'})...`);
   return runClient(layout, base);
@@ -626,7 +645,7 @@ async function main() {
     await checkAdapter();
     if (adapterFile === DEFAULT_ADAPTER) checkBuild(path.join('dist', 'client', 'index.js'));
   } else {
-    checkBuild();
+    checkBuild(flags.via === 'express' ? path.join('dist', 'adapters', 'express.js') : undefined);
   }
   await ensureSuite();
   const layout = suiteLayout();

@@ -4,7 +4,9 @@
 /**
  * The package does not export its result types in every version, so learn them from
  * determineTestResult itself on a tiny synthetic suite: returns a function from its return value to
- * one of pass, yes, fail, optional_fail, no, setup_fail, retry, dependency_fail, untested (else 'other').
+ * one of pass, yes, fail, optional_fail, no, setup_fail, retry, dependency_fail, untested, harness_fail
+ * (else 'other'). harness_fail: the git HEAD suite's name for a request the client aborted (its 10 s
+ * timeout); 0.4.5 calls that a fail, and a name learnt twice keeps its first meaning.
  */
 export function resultClassifier(determineTestResult) {
   const syn = [
@@ -31,7 +33,10 @@ export function resultClassifier(determineTestResult) {
       ['retry', determineTestResult(syn, 'r', { r: ['Setup', 'retry'] })],
       ['dependency_fail', determineTestResult(syn, 'd', { r: fail, d: true })],
       ['untested', determineTestResult(syn, 'r', {})],
-    ].map(([name, v]) => [key(v), name]),
+      ['harness_fail', determineTestResult(syn, 'r', { r: ['AbortError', 'x'] })],
+    ]
+      .map(([name, v]) => [key(v), name])
+      .filter(([k], i, all) => all.findIndex(([k2]) => k2 === k) === i),
   );
   return (v) => types.get(key(v)) ?? 'other';
 }

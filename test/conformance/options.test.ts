@@ -7,6 +7,8 @@ interface Options {
   adapter: string | undefined;
   cache: boolean;
   store: string;
+  suite: 'npm' | 'head';
+  via: 'cli' | 'express';
   out: string | undefined;
   keepAlive: boolean;
   floorRequired: number | undefined;
@@ -34,8 +36,19 @@ describe('conformance options: accepted', () => {
       'no flags -> proxy mode, memory store, 900 s',
       [],
       {},
-      { mode: 'proxy', store: 'memory', timeoutSec: 900 },
+      { mode: 'proxy', store: 'memory', suite: 'npm', via: 'cli', timeoutSec: 900 },
     ],
+    ['--suite head', ['--suite', 'head', '--cache'], {}, { suite: 'head', mode: 'proxy' }],
+    ['--suite npm', ['--suite=npm'], {}, { suite: 'npm' }],
+    ['--via express', ['--via', 'express', '--cache'], {}, { via: 'express', cache: true, mode: 'proxy' }],
+    ['--via cli', ['--via', 'cli'], {}, { via: 'cli' }],
+    [
+      '--suite head --via express --store redis',
+      ['--suite', 'head', '--via', 'express', '--cache', '--store', 'redis'],
+      {},
+      { suite: 'head', via: 'express', store: 'redis' },
+    ],
+    ['--private --suite head', ['--private', '--suite', 'head'], {}, { mode: 'private', suite: 'head' }],
     ['--cache --store disk', ['--cache', '--store', 'disk'], {}, { cache: true, store: 'disk' }],
     ['--cache --store redis', ['--cache', '--store', 'redis'], {}, { cache: true, store: 'redis' }],
     [
@@ -87,6 +100,10 @@ describe('conformance options: usage errors name the flag', () => {
     ['--private --store disk', ['--private', '--store', 'disk'], {}, /--store: not with --private/],
     ['--private --keep-alive', ['--private', '--keep-alive'], {}, /--keep-alive: not with --private/],
     ['--private --proxy-port', ['--private', '--proxy-port', '8080'], {}, /--proxy-port: not with --private/],
+    ['--private --via express', ['--private', '--via', 'express'], {}, /--via: not with --private/],
+    ['--suite neither npm nor head', ['--suite', 'main'], {}, /--suite: expected npm or head, got 'main'/],
+    ['--suite without a value', ['--suite'], {}, /--suite/],
+    ['--via neither cli nor express', ['--via', 'koa'], {}, /--via: expected cli or express, got 'koa'/],
     [
       '--private with GATEHOUSE_CONFORMANCE_CONFIG set',
       ['--private'],

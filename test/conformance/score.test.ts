@@ -106,6 +106,20 @@ describe('conformance score: each test classified by the suite logic', () => {
     ['true for a check -> yes', 'chk-yes', 'yes'],
   ];
   for (const [name, id, want] of cases) test(name, () => assert.equal(resultOf(id), want));
+  test("an aborted request (0.4.5's logic) -> fail, not harness_fail", () => {
+    const aborted = makeScorer(suites, determine)({ ...results, 'req-fail': ['AbortError', 'aborted'] });
+    assert.equal(aborted.rows.find((r) => r.id === 'req-fail')?.result, 'fail');
+  });
+  test("an aborted request (git HEAD's logic: its own result type) -> harness_fail", () => {
+    const harness = ['h'];
+    const headLogic: Determine = (s, id, r) => {
+      const v = r[id];
+      return Array.isArray(v) && v[0] === 'AbortError' ? harness : determine(s, id, r);
+    };
+    const aborted = makeScorer(suites, headLogic)({ ...results, 'req-fail': ['AbortError', 'aborted'] });
+    assert.equal(aborted.rows.find((r) => r.id === 'req-fail')?.result, 'harness_fail');
+    assert.equal(aborted.rows.find((r) => r.id === 'req-setup')?.result, 'setup_fail');
+  });
   test('a value the suite logic never returns -> other', () => {
     const odd = makeScorer(suites, (s, id, r) => (id === 'req-pass' ? ['??'] : determine(s, id, r)))(results);
     assert.equal(odd.rows.find((r) => r.id === 'req-pass')?.result, 'other');

@@ -48,6 +48,20 @@ interface Mounted {
   close(): Promise<void>;
 }
 
+/** An app on a node:http server of ours, with Gatehouse's handshakes attached. */
+function onNodeServer(mw: HandlerMembers, server: Server): Mounted {
+  mw.attach(server);
+  return {
+    server,
+    members: mw,
+    listen: () => listening(server),
+    close: async () => {
+      await closing(server);
+      await mw.close();
+    },
+  };
+}
+
 /** A listener-owning app per framework, Gatehouse its only middleware. */
 const MOUNT: Record<TestAdapter, (config: GatehouseConfigInput) => Promise<Mounted>> = {
   async express(config) {
@@ -56,16 +70,7 @@ const MOUNT: Record<TestAdapter, (config: GatehouseConfigInput) => Promise<Mount
     // Express's own header, on before any middleware runs; an app that serves with Gatehouse turns it off.
     app.disable('x-powered-by');
     app.use(mw);
-    const server = mw.attach(createServer(app));
-    return {
-      server,
-      members: mw,
-      listen: () => listening(server),
-      close: async () => {
-        await closing(server);
-        await mw.close();
-      },
-    };
+    return onNodeServer(mw, createServer(app));
   },
   async fastify(config) {
     const app = Fastify({ logger: false });
@@ -87,16 +92,7 @@ const MOUNT: Record<TestAdapter, (config: GatehouseConfigInput) => Promise<Mount
     const mw = koaGatehouse(config, { fallthrough: false });
     const app = new Koa();
     app.use(mw);
-    const server = mw.attach(createServer(app.callback()));
-    return {
-      server,
-      members: mw,
-      listen: () => listening(server),
-      close: async () => {
-        await closing(server);
-        await mw.close();
-      },
-    };
+    return onNodeServer(mw, createServer(app.callback()));
   },
   async hono(config) {
     const mw = honoGatehouse(config, { fallthrough: false });

@@ -1,0 +1,298 @@
+// gatehouse-http/vite in a real Vite 7 project, built into a temp folder with Vite's own build() and
+// served by its preview() on 127.0.0.1:0, with the plugin and (the reference, measured in the same
+// run) without it. Chromium loads the pages; plain HTTP requests check the codings and validators.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import type { Page } from 'playwright-core';
+import { build, type Logger, type PreviewServer, preview } from 'vite';
+import { gatehouse } from '../../src/adapters/vite.js';
+import { ConfigError } from '../../src/config/load.js';
+import { describeBrowser, type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
+import { get } from '../helpers/http.js';
+import { waitUntil } from '../helpers/wait.js';
+
+/** A Vite logger that keeps every line (Vite's `customLogger`). */
+function recordingLogger(): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  const warned = new Set<string>();
+  return {
+    lines,
+    hasWarned: false,
+    info: (msg) => void lines.push(msg),
+    warn: (msg) => void lines.push(msg),
+    warnOnce: (msg) => {
+      if (!warned.has(msg)) lines.push(msg);
+      warned.add(msg);
+    },
+    error: (msg) => void lines.push(msg),
+    clearScreen: () => {},
+    hasErrorLogged: () => false,
+  };
+}
+
+// The lazy chunk is larger than precompress's and the on-the-fly compressor's 1 KB floor.
+const FILLER = Array.from({ length: 120 }, (_, i) => `line ${i} of the route table`).join('|');
+const PROJECT: Record<string, string> = {
+  'index.html':
+    '<!doctype html><html><head><meta charset="utf-8"><title>vite app</title></head>' +
+    '<body><div id="app">loading</div><script type="module" src="/src/main.js"></script></body></html>',
+  'src/main.js':
+    "import('./route.js').then((m) => { document.getElementById('app').textContent = m.render(location.pathname); });\n",
+  'src/route.js': `const TABLE = ${JSON.stringify(FILLER)};\nexport const render = (path) => 'route ' + path + ' (' + TABLE.length + ')';\n`,
+};
+
+const listen = (server: Server) =>
+  new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    ),
+  );
+const closeServer = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
+const urlOf = (server: PreviewServer) =>
+  `http://127.0.0.1:${(server.httpServer.address() as AddressInfo).port}`;
+
+describe('gatehouse-http/vite in a real Vite 7 project', () => {
+  let dir: string;
+  let dist: string;
+  let chunk: string;
+  let upstream: Server;
+  let upstreamSeen: string[];
+  let withPlugin: PreviewServer;
+  let plain: PreviewServer;
+  let base: string;
+  let plainBase: string;
+  const buildLog = recordingLogger();
+  const previewLog = recordingLogger();
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gatehouse-vite-'));
+    for (const [path, text] of Object.entries(PROJECT)) {
+      await mkdir(join(dir, path, '..'), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    }
+    await build({
+      root: dir,
+      configFile: false,
+      customLogger: buildLog,
+      plugins: [gatehouse({ precompress: true })],
+    });
+    dist = join(dir, 'dist');
+    const route = readdirSync(join(dist, 'assets')).find((f) => /^route-.+\.js$/.test(f));
+    assert.ok(route, 'vite build wrote the lazy chunk');
+    chunk = `/assets/${route}`;
+    upstreamSeen = [];
+    upstream = createServer((req, res) => {
+      upstreamSeen.push(req.url ?? '');
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end(`upstream ${req.url}`);
+    });
+    const upstreamUrl = await listen(upstream);
+    withPlugin = await preview({
+      root: dir,
+      configFile: false,
+      customLogger: previewLog,
+      preview: { host: '127.0.0.1', port: 0, proxy: { '/vite-api': upstreamUrl } },
+      plugins: [
+        gatehouse({
+          proxy: [{ prefix: '/api', upstream: upstreamUrl }],
+          cors: { origins: ['https://app.example'] },
+          check: true,
+        }),
+      ],
+    });
+    base = urlOf(withPlugin);
+    plain = await preview({
+      root: dir,
+      configFile: false,
+      logLevel: 'silent',
+      preview: { host: '127.0.0.1', port: 0 },
+    });
+    plainBase = urlOf(plain);
+  });
+  after(async () => {
+    await withPlugin?.close();
+    await plain?.close();
+    if (upstream) await closeServer(upstream);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('vite build with precompress: true writes .br and .gz beside the chunk, and says so', () => {
+    const file = readFileSync(join(dist, chunk));
+    assert.ok(file.length > 1024, `the chunk is ${file.length} bytes`);
+    assert.deepEqual(brotliDecompressSync(readFileSync(join(dist, `${chunk}.br`))), file);
+    assert.deepEqual(gunzipSync(readFileSync(join(dist, `${chunk}.gz`))), file);
+    assert.ok(
+      buildLog.lines.some((l) => /^gatehouse: precompressed \d+ files? /.test(l)),
+      buildLog.lines.join('\n'),
+    );
+  });
+
+  it('a hashed chunk: a year and immutable, a strong ETag and 304; index.html no-cache', async () => {
+    const r = await get(base, chunk);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['cache-control'], 'public, max-age=31536000, immutable');
+    const etag = r.headers.etag!;
+    assert.match(etag, /^"[^"]+"$/, 'strong');
+    const again = await get(base, chunk, { headers: { 'if-none-match': etag } });
+    assert.equal(again.status, 304);
+    assert.equal(again.body.length, 0);
+    const page = await get(base, '/');
+    assert.equal(page.status, 200);
+    assert.match(page.headers['cache-control']!, /no-cache/);
+    // The reference: Vite's own preview marks both no-cache, with a weak ETag.
+    const ref = await get(plainBase, chunk);
+    assert.equal(ref.headers['cache-control'], 'no-cache');
+  });
+
+  it('br, gzip or identity as Accept-Encoding asks, each its own ETag, Vary: Accept-Encoding', async () => {
+    const file = readFileSync(join(dist, chunk));
+    const br = await get(base, chunk, { headers: { 'accept-encoding': 'gzip, br' } });
+    assert.equal(br.headers['content-encoding'], 'br');
+    assert.deepEqual(brotliDecompressSync(br.body), file);
+    const gz = await get(base, chunk, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(gz.headers['content-encoding'], 'gzip');
+    assert.deepEqual(gunzipSync(gz.body), file);
+    const id = await get(base, chunk, { headers: { 'accept-encoding': 'identity' } });
+    assert.equal(id.headers['content-encoding'], undefined);
+    assert.deepEqual(id.body, file);
+    for (const r of [br, gz, id]) assert.match(r.headers.vary!, /accept-encoding/i);
+    assert.equal(new Set([br.headers.etag, gz.headers.etag, id.headers.etag]).size, 3);
+  });
+
+  it("the config's proxy and CORS are Gatehouse's; Vite's preview.proxy keeps its own paths", async () => {
+    const before = upstreamSeen.length;
+    const p = await get(base, '/api/x');
+    assert.equal(p.status, 200);
+    assert.equal(p.body.toString(), 'upstream /x');
+    const v = await get(base, '/vite-api/y', { headers: { accept: 'text/html' } });
+    assert.equal(v.status, 200);
+    assert.equal(v.body.toString(), 'upstream /vite-api/y');
+    assert.deepEqual(upstreamSeen.slice(before), ['/x', '/vite-api/y']);
+    // Gatehouse's CORS answers the preflight (Vite's own cors middleware would answer 204 for any
+    // origin on localhost, before any plugin's middleware).
+    const pre = await get(base, chunk, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' },
+    });
+    assert.equal(pre.status, 200);
+    assert.equal(pre.headers['access-control-allow-origin'], 'https://app.example');
+    const other = await get(base, chunk, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'GET' },
+    });
+    assert.equal(other.headers['access-control-allow-origin'], undefined);
+    const simple = await get(base, chunk, { headers: { origin: 'https://app.example' } });
+    assert.equal(simple.headers['access-control-allow-origin'], 'https://app.example');
+    assert.match(simple.headers.vary!, /origin/i);
+  });
+
+  it('check: true prints the gatehouse check report for the preview URL', async () => {
+    const report = await waitUntil('the check report is in the log', () =>
+      previewLog.lines.find((l) => l.startsWith(`gatehouse check ${base}/`)),
+    );
+    assert.match(report, /\n\d+ errors?, \d+ warnings?, \d+ infos?$/);
+    assert.match(report, /\[[a-z0-9-]+\.[a-z0-9.-]+\]/, 'findings with their ids');
+  });
+
+  it("refuses a bad config with the CLI's ConfigError, when vite.config is read", () => {
+    assert.throws(() => gatehouse({ static: { etag: 'medium' } } as never), ConfigError);
+  });
+
+  describeBrowser('in Chromium', () => {
+    let browser: LaunchedBrowser;
+    before(async () => {
+      browser = await launchBrowser();
+    });
+    after(async () => {
+      await browser?.close();
+    });
+
+    /** Loads `url`; the page's answer, and each /assets/ answer by path. */
+    async function load(page: Page, url: string) {
+      const assets = new Map<string, { status: number; headers: Record<string, string> }>();
+      page.on('response', (r) => {
+        const path = new URL(r.url()).pathname;
+        if (path.startsWith('/assets/')) assets.set(path, { status: r.status(), headers: r.headers() });
+      });
+      const res = await page.goto(url);
+      await page.waitForFunction(() => document.getElementById('app')?.textContent?.startsWith('route '));
+      return { res: res!, assets, text: await page.textContent('#app') };
+    }
+
+    /**
+     * A page from an older deploy asks for a chunk that is gone, with fetch() (a prefetch, a service
+     * worker's precache: Sec-Fetch-Dest empty, Accept any type), and with import().
+     */
+    async function askMissing(page: Page) {
+      const fetched = await page.evaluate(async () => {
+        const r = await fetch('/assets/nope-123abc.js');
+        return { status: r.status, type: r.headers.get('content-type') ?? '' };
+      });
+      const importAnswer = page.waitForResponse((r) => r.url().endsWith('/assets/nope-456def.js'));
+      const imported = await page.evaluate(() =>
+        import('/assets/nope-456def.js' as string).then(
+          () => 'loaded',
+          (e: Error) => e.message,
+        ),
+      );
+      return { fetched, imported: { status: (await importAnswer).status(), outcome: imported } };
+    }
+
+    it('the page and its hashed chunk: no-cache for index.html, a year and immutable for the chunk, br', async () => {
+      const page = await browser.context.newPage();
+      try {
+        const { res, assets, text } = await load(page, `${base}/`);
+        assert.equal(res.status(), 200);
+        assert.match(res.headers()['cache-control']!, /no-cache/);
+        assert.equal(text, `route / (${FILLER.length})`);
+        const c = assets.get(chunk);
+        assert.ok(c, `Chromium fetched ${chunk}: ${[...assets.keys()].join(', ')}`);
+        assert.equal(c.status, 200);
+        assert.match(c.headers['cache-control']!, /max-age=31536000/);
+        assert.match(c.headers['cache-control']!, /immutable/);
+        assert.equal(c.headers['content-encoding'], 'br');
+      } finally {
+        await page.close();
+      }
+    });
+
+    it('a missing chunk: 404 with Gatehouse, where plain vite preview answers 200 text/html', async () => {
+      const page = await browser.context.newPage();
+      try {
+        await load(page, `${base}/`);
+        const ours = await askMissing(page);
+        assert.equal(ours.fetched.status, 404);
+        assert.equal(ours.imported.status, 404);
+        assert.notEqual(ours.imported.outcome, 'loaded');
+        // The reference, the same fetch to plain vite preview: its SPA fallback answers index.html.
+        // (Vite 7.3 answers a module script, Sec-Fetch-Dest: script, with 404 itself.)
+        await load(page, `${plainBase}/`);
+        const ref = await askMissing(page);
+        assert.equal(ref.fetched.status, 200);
+        assert.match(ref.fetched.type, /^text\/html/);
+      } finally {
+        await page.close();
+      }
+    });
+
+    it('a deep link gets the page, which runs', async () => {
+      const page = await browser.context.newPage();
+      try {
+        const { res, text } = await load(page, `${base}/some/route`);
+        assert.equal(res.status(), 200);
+        assert.match(res.headers()['content-type']!, /^text\/html/);
+        assert.match(res.headers()['cache-control']!, /no-cache/);
+        assert.equal(text, `route /some/route (${FILLER.length})`);
+      } finally {
+        await page.close();
+      }
+    });
+  });
+});

@@ -4,7 +4,7 @@
 // HTML fallback; `precompress` writes .br/.gz siblings at the end of `vite build`; `gatehouse check`
 // runs against the preview URL on request (the `g` shortcut, or `check` at start). `vite` (the dev
 // server) is left alone.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import type { Connect, Plugin, PreviewServer, ResolvedConfig, Logger as ViteLogger } from 'vite';
@@ -24,6 +24,8 @@ import type { Logger } from '../server/log.js';
 import { ZSTD_AVAILABLE } from '../server/static/zstd.js';
 
 export type { GatehouseConfigInput } from '../node.js';
+
+type HeaderRule = NonNullable<GatehouseConfigInput['headers']>[number];
 
 /** `precompress` at the end of `vite build`: the codings and size floor of `gatehouse precompress`. */
 export interface VitePrecompressOptions {
@@ -205,12 +207,24 @@ function addCheckShortcut(server: PreviewServer, o: ViteCheckOptions): void {
     });
 }
 
-/** The Gatehouse config for a preview: root at the client outDir, SPA and assets folder from Vite. */
+/** Vite's `preview.headers` as a first header rule (values of one field joined as a list). */
+function viteHeaders(headers: OutgoingHttpHeaders | undefined): HeaderRule[] {
+  const set: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {}))
+    if (value !== undefined) set[name] = Array.isArray(value) ? value.join(', ') : String(value);
+  return Object.keys(set).length === 0 ? [] : [{ set }];
+}
+
+/**
+ * The Gatehouse config for a preview: root at the client outDir, SPA and assets folder from Vite,
+ * Vite's preview.headers before the config's own header rules (which win where both set a field).
+ */
 function previewConfig(input: GatehouseConfigInput, config: ResolvedConfig): GatehouseConfigInput {
   const outDir = resolve(config.root, config.environments.client?.build.outDir ?? config.build.outDir);
   const given = input.static ?? {};
   return {
     ...input,
+    headers: [...viteHeaders(config.preview.headers), ...(input.headers ?? [])],
     root: input.root === undefined ? outDir : resolve(config.root, input.root),
     static: {
       ...given,
@@ -244,8 +258,6 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
     configurePreviewServer(server) {
       const log = server.config.logger;
       if (userSetCors) log.warn('gatehouse: preview.cors is replaced by the Gatehouse config key cors');
-      if (server.config.preview.headers !== undefined)
-        log.warn('gatehouse: preview.headers is not applied to what Gatehouse serves; use its headers key');
       const ignored = LISTENER_KEYS.filter((k) => input[k] !== undefined);
       if (ignored.length > 0)
         log.warn(`gatehouse: ${ignored.join(', ')}: Vite's preview server listens (preview.port/host/https)`);

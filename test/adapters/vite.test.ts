@@ -2,6 +2,7 @@
 // served by its preview() on 127.0.0.1:0, with the plugin and (the reference, measured in the same
 // run) without it. Chromium loads the pages; plain HTTP requests check the codings and validators.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -9,14 +10,18 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
-import { build, type Logger, type PreviewServer, preview } from 'vite';
+import { build, createServer as createViteServer, type Logger, type PreviewServer, preview } from 'vite';
 import { gatehouse } from '../../src/adapters/vite.js';
 import { ConfigError } from '../../src/config/load.js';
 import { describeBrowser, type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
 import { get } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
+
+const PLUGIN = fileURLToPath(new URL('../../src/adapters/vite.ts', import.meta.url));
+const VITE_BIN = fileURLToPath(new URL('../../node_modules/vite/bin/vite.js', import.meta.url));
 
 /** A Vite logger that keeps every line (Vite's `customLogger`). */
 function recordingLogger(): Logger & { lines: string[] } {
@@ -98,7 +103,12 @@ describe('gatehouse-http/vite in a real Vite 7 project', () => {
       root: dir,
       configFile: false,
       customLogger: previewLog,
-      preview: { host: '127.0.0.1', port: 0, proxy: { '/vite-api': upstreamUrl } },
+      preview: {
+        host: '127.0.0.1',
+        port: 0,
+        proxy: { '/vite-api': upstreamUrl },
+        headers: { 'Cross-Origin-Opener-Policy': 'same-origin' },
+      },
       plugins: [
         gatehouse({
           proxy: [{ prefix: '/api', upstream: upstreamUrl }],
@@ -199,6 +209,109 @@ describe('gatehouse-http/vite in a real Vite 7 project', () => {
     );
     assert.match(report, /\n\d+ errors?, \d+ warnings?, \d+ infos?$/);
     assert.match(report, /\[[a-z0-9-]+\.[a-z0-9.-]+\]/, 'findings with their ids');
+  });
+
+  it("Vite's preview.headers on what Gatehouse serves, its 404s included", async () => {
+    for (const path of [chunk, '/', '/some/route', '/assets/nope-123abc.js']) {
+      const r = await get(base, path, { headers: { accept: 'text/html' } });
+      assert.equal(r.headers['cross-origin-opener-policy'], 'same-origin', path);
+    }
+  });
+
+  it("served under Vite's base: /app/ is the build's root, the rest is Vite's", async () => {
+    const at = await preview({
+      root: dir,
+      configFile: false,
+      logLevel: 'silent',
+      base: '/app/',
+      preview: { host: '127.0.0.1', port: 0 },
+      plugins: [gatehouse()],
+    });
+    try {
+      const u = urlOf(at);
+      const c = await get(u, `/app${chunk}`);
+      assert.equal(c.status, 200);
+      assert.equal(c.headers['cache-control'], 'public, max-age=31536000, immutable');
+      const deep = await get(u, '/app/some/route', { headers: { accept: 'text/html' } });
+      assert.equal(deep.status, 200);
+      assert.match(deep.text, /<title>vite app<\/title>/);
+      const gone = await get(u, '/app/assets/nope-123abc.js', { headers: { accept: '*/*' } });
+      assert.equal(gone.status, 404);
+      // Vite's base middleware: the root redirects to the base.
+      const root = await get(u, '/');
+      assert.equal(root.status, 302);
+      assert.equal(root.headers.location, '/app/');
+    } finally {
+      await at.close();
+    }
+  });
+
+  it('vite (the dev server) is left alone: its own transformed page and modules', async () => {
+    const dev = await createViteServer({
+      root: dir,
+      configFile: false,
+      logLevel: 'silent',
+      server: { host: '127.0.0.1', port: 0, ws: false },
+      plugins: [gatehouse()],
+    });
+    await dev.listen();
+    try {
+      const u = `http://127.0.0.1:${(dev.httpServer!.address() as AddressInfo).port}`;
+      const page = await get(u, '/some/route', { headers: { accept: 'text/html' } });
+      assert.equal(page.status, 200);
+      assert.match(page.text, /\/@vite\/client/);
+      const source = await get(u, '/src/main.js');
+      assert.equal(source.status, 200);
+      assert.match(source.text, /route\.js/);
+    } finally {
+      await dev.close();
+    }
+  });
+
+  it('vite preview on a terminal: g + enter runs gatehouse check (listed by h + enter)', async () => {
+    writeFileSync(
+      join(dir, 'vite.config.mjs'),
+      `import { gatehouse } from ${JSON.stringify(PLUGIN)};\nexport default { plugins: [gatehouse()] };\n`,
+    );
+    // `script` gives the real vite CLI a terminal (Vite binds its shortcuts only on a TTY, not under CI).
+    const command = [process.execPath, '--import', import.meta.resolve('tsx'), VITE_BIN]
+      .concat(['preview', '--configLoader', 'native', '--host', '127.0.0.1', '--port', '0'])
+      .map((a) => JSON.stringify(a))
+      .join(' ');
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      cwd: dir,
+      env: { ...process.env, CI: '', NO_COLOR: '1' },
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      out += c.replace(/\x1b\[[0-9;]*m/g, '').replace(/\r/g, '');
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const port = (
+        await waitUntil('vite preview prints its URL', () =>
+          /Local:\s+http:\/\/127\.0\.0\.1:(\d+)\//.exec(out),
+        )
+      )[1];
+      child.stdin.write('h\n');
+      await waitUntil('the shortcut is listed', () =>
+        out.includes('press g + enter to run gatehouse check on the preview URL'),
+      );
+      assert.equal(out.includes(`gatehouse check http://127.0.0.1:${port}/`), false);
+      child.stdin.write('g\n');
+      await waitUntil('the report is printed', () =>
+        new RegExp(
+          `gatehouse check http://127\\.0\\.0\\.1:${port}/\\n[^]*\\n\\d+ errors?, \\d+ warnings?, \\d+ infos?\\n`,
+        ).test(out),
+      );
+      child.stdin.write('q\n');
+      assert.equal(await exited, 0);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+      rmSync(join(dir, 'vite.config.mjs'), { force: true });
+    }
   });
 
   it("refuses a bad config with the CLI's ConfigError, when vite.config is read", () => {

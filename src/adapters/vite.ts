@@ -160,30 +160,35 @@ async function runCheck(server: PreviewServer, o: ViteCheckOptions): Promise<num
 function mountPreview(server: PreviewServer, h: GatehouseHandler, viteProxy: (url: string) => boolean) {
   const base = basePath(server.config.base);
   const prefix = base === '/' ? '' : base.slice(0, -1);
+  /** The URL as Gatehouse sees it (below Vite's base), or undefined when it is Vite's to answer. */
+  const inside = (url: string): string | undefined => {
+    // Vite's preview.proxy (server.proxy by default) keeps its paths; Gatehouse's own `proxy` is ours.
+    if (viteProxy(url)) return undefined;
+    if (prefix === '') return url;
+    // Served at Vite's base as at the root (Vite's base middleware answers the rest).
+    return url.startsWith(base) ? url.slice(prefix.length) : undefined;
+  };
   const middleware: Connect.NextHandleFunction = (req, res, next) => {
     const url = req.url ?? '/';
-    // Vite's preview.proxy (server.proxy by default) keeps its paths; Gatehouse's own `proxy` is ours.
-    if (viteProxy(url)) return next();
-    let inner = url;
-    if (prefix !== '') {
-      // Served at Vite's base as at the root (Vite's base middleware answers the rest).
-      if (!url.startsWith(base)) return next();
-      inner = url.slice(prefix.length);
-    }
+    const inner = inside(url);
+    if (inner === undefined) return next();
     req.url = inner;
-    const passOn = (err?: unknown) => {
-      req.url = url;
-      next(err);
-    };
     // GET and HEAD are the build's: a missing file is Gatehouse's 404 (or the SPA page for a navigation),
     // never Vite's index.html. Other methods that nothing here claims go on to Vite's middlewares.
     if (req.method === 'GET' || req.method === 'HEAD') h.handle(req, res as ServerResponse);
-    else h.handle(req, res as ServerResponse, passOn);
+    else
+      h.handle(req, res as ServerResponse, (err) => {
+        req.url = url;
+        next(err);
+      });
   };
   server.middlewares.use(middleware);
-  // Handshakes for Gatehouse's WebSocket endpoints and proxy; Vite's proxy keeps its own.
+  // Handshakes for Gatehouse's WebSocket endpoints and proxy, with the same paths; Vite's proxy keeps its own.
   server.httpServer.on('upgrade', (req: IncomingMessage, socket, head) => {
-    if (!viteProxy(req.url ?? '/')) h.upgrade(req, socket, head);
+    const inner = inside(req.url ?? '/');
+    if (inner === undefined) return;
+    req.url = inner;
+    h.upgrade(req, socket, head);
   });
   server.httpServer.once('close', () => void h.close());
 }

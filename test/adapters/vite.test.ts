@@ -19,6 +19,7 @@ import { ConfigError } from '../../src/config/load.js';
 import { describeBrowser, type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
 import { get } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
+import { echoOnce } from '../helpers/ws-peer.js';
 
 const PLUGIN = fileURLToPath(new URL('../../src/adapters/vite.ts', import.meta.url));
 const VITE_BIN = fileURLToPath(new URL('../../node_modules/vite/bin/vite.js', import.meta.url));
@@ -218,17 +219,18 @@ describe('gatehouse-http/vite in a real Vite 7 project', () => {
     }
   });
 
-  it("served under Vite's base: /app/ is the build's root, the rest is Vite's", async () => {
+  it("served under Vite's base: /app/ is the build's root (files, fallback, WebSocket), the rest is Vite's", async () => {
     const at = await preview({
       root: dir,
       configFile: false,
       logLevel: 'silent',
       base: '/app/',
       preview: { host: '127.0.0.1', port: 0 },
-      plugins: [gatehouse()],
+      plugins: [gatehouse({ websocket: [{ path: '/ws', mode: 'echo' }] })],
     });
     try {
       const u = urlOf(at);
+      assert.equal(await echoOnce(`${u.replace('http', 'ws')}/app/ws`, 'ping'), 'ping');
       const c = await get(u, `/app${chunk}`);
       assert.equal(c.status, 200);
       assert.equal(c.headers['cache-control'], 'public, max-age=31536000, immutable');

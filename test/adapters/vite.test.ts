@@ -405,6 +405,8 @@ describe('gatehouse-http/vite in a real Vite 7 project', () => {
         assert.match(res.headers()['content-type']!, /^text\/html/);
         assert.match(res.headers()['cache-control']!, /no-cache/);
         assert.equal(text, `route /some/route (${FILLER.length})`);
+        // Gatehouse's fallback: the answer depends on Accept, and says so to caches (plain Vite does not).
+        assert.match(res.headers().vary!, /(^|,\s*)accept(\s*,|$)/i);
       } finally {
         await page.close();
       }

@@ -156,6 +156,30 @@ async function runCheck(server: PreviewServer, o: ViteCheckOptions): Promise<num
   return code;
 }
 
+/**
+ * Puts Vite's base back on a path-only Location that `res` sends (Gatehouse sees the paths below the
+ * base: the slash redirect of a folder, trailingSlash, redirects). Absolute URLs are left as they are.
+ */
+function withBase(res: ServerResponse, prefix: string): void {
+  const fix = (v: unknown) =>
+    typeof v === 'string' && v.startsWith('/') && !v.startsWith('//') ? prefix + v : v;
+  const writeHead = res.writeHead as (this: ServerResponse, ...args: unknown[]) => ServerResponse;
+  res.writeHead = ((status: number, a?: unknown, b?: unknown) => {
+    const set = res.getHeader('location');
+    if (set !== undefined) res.setHeader('location', fix(set) as string);
+    const fields = typeof a === 'object' && a !== null ? a : b;
+    if (typeof fields === 'object' && fields !== null && !Array.isArray(fields)) {
+      const name = Object.keys(fields).find((k) => k.toLowerCase() === 'location');
+      if (name !== undefined) {
+        // A copy: the handler's field objects may be shared between responses.
+        const copy = { ...fields, [name]: fix((fields as Record<string, unknown>)[name]) };
+        return fields === a ? writeHead.call(res, status, copy) : writeHead.call(res, status, a, copy);
+      }
+    }
+    return writeHead.call(res, status, a, b);
+  }) as typeof res.writeHead;
+}
+
 /** Mounts the handler in front of Vite's own preview middlewares (proxy, compression, static, fallback). */
 function mountPreview(server: PreviewServer, h: GatehouseHandler, viteProxy: (url: string) => boolean) {
   const base = basePath(server.config.base);
@@ -173,6 +197,7 @@ function mountPreview(server: PreviewServer, h: GatehouseHandler, viteProxy: (ur
     const inner = inside(url);
     if (inner === undefined) return next();
     req.url = inner;
+    if (prefix !== '') withBase(res, prefix);
     // GET and HEAD are the build's: a missing file is Gatehouse's 404 (or the SPA page for a navigation),
     // never Vite's index.html. Other methods that nothing here claims go on to Vite's middlewares.
     if (req.method === 'GET' || req.method === 'HEAD') h.handle(req, res as ServerResponse);

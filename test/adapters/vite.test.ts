@@ -3,7 +3,7 @@
 // run) without it. Chromium loads the pages; plain HTTP requests check the codings and validators.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -219,7 +219,9 @@ describe('gatehouse-http/vite in a real Vite 7 project', () => {
     }
   });
 
-  it("served under Vite's base: /app/ is the build's root (files, fallback, WebSocket), the rest is Vite's", async () => {
+  it("served under Vite's base: /app/ is the build's root (files, fallback, redirects, WebSocket), the rest is Vite's", async () => {
+    mkdirSync(join(dist, 'sub'), { recursive: true });
+    writeFileSync(join(dist, 'sub/index.html'), '<p>sub</p>');
     const at = await preview({
       root: dir,
       configFile: false,
@@ -231,6 +233,11 @@ describe('gatehouse-http/vite in a real Vite 7 project', () => {
     try {
       const u = urlOf(at);
       assert.equal(await echoOnce(`${u.replace('http', 'ws')}/app/ws`, 'ping'), 'ping');
+      // A folder's slash redirect keeps the base.
+      const folder = await get(u, '/app/sub');
+      assert.equal(folder.status, 301);
+      assert.equal(folder.headers.location, '/app/sub/');
+      assert.equal((await get(u, '/app/sub/')).text, '<p>sub</p>');
       const c = await get(u, `/app${chunk}`);
       assert.equal(c.status, 200);
       assert.equal(c.headers['cache-control'], 'public, max-age=31536000, immutable');

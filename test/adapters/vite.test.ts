@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { connect as http2Connect } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ import { gatehouse } from '../../src/adapters/vite.js';
 import { ConfigError } from '../../src/config/load.js';
 import { describeBrowser, type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
 import { get } from '../helpers/http.js';
+import { testTls } from '../helpers/tls.js';
 import { waitUntil } from '../helpers/wait.js';
 import { echoOnce } from '../helpers/ws-peer.js';
 
@@ -252,6 +254,42 @@ describe('gatehouse-http/vite in a real Vite 7 project', () => {
       assert.equal(root.headers.location, '/app/');
     } finally {
       await at.close();
+    }
+  });
+
+  it("preview.https: Vite's HTTP/2 listener, the same answers over h2", async () => {
+    const tls = await testTls();
+    const secure = await preview({
+      root: dir,
+      configFile: false,
+      logLevel: 'silent',
+      preview: {
+        host: '127.0.0.1',
+        port: 0,
+        https: { cert: readFileSync(tls.cert), key: readFileSync(tls.key) },
+      },
+      plugins: [gatehouse()],
+    });
+    const port = (secure.httpServer.address() as AddressInfo).port;
+    const session = http2Connect(`https://127.0.0.1:${port}`, { ca: tls.caPem, servername: 'localhost' });
+    const ask = (path: string) =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        const req = session.request({ ':path': path, accept: 'text/html', 'accept-encoding': 'br' });
+        req.on('response', (h) => resolve(h));
+        req.on('error', reject);
+        req.resume();
+        req.end();
+      });
+    try {
+      const c = await ask(chunk);
+      assert.equal(c[':status'], 200);
+      assert.equal(c['cache-control'], 'public, max-age=31536000, immutable');
+      assert.equal(c['content-encoding'], 'br');
+      assert.equal((await ask('/assets/nope-123abc.js'))[':status'], 404);
+      assert.equal((await ask('/some/route'))[':status'], 200);
+    } finally {
+      session.close();
+      await secure.close();
     }
   });
 

@@ -78,10 +78,9 @@ function basePath(base: string): string {
 
 /** Vite's proxy context test (a `^` key is a RegExp, any other a path prefix), on the whole URL. */
 function viteProxyMatcher(proxy: Record<string, unknown> | undefined): (url: string) => boolean {
-  const contexts = Object.keys(proxy ?? {});
+  const contexts = Object.keys(proxy ?? {}).map((c) => (c.startsWith('^') ? new RegExp(c) : c));
   if (contexts.length === 0) return () => false;
-  const tests = contexts.map((c) => (c.startsWith('^') ? (u: string) => new RegExp(c).test(u) : undefined));
-  return (url) => contexts.some((c, i) => tests[i]?.(url) ?? url.startsWith(c));
+  return (url) => contexts.some((c) => (typeof c === 'string' ? url.startsWith(c) : c.test(url)));
 }
 
 /** Gatehouse's warnings and errors in Vite's log; no access lines (vite preview prints none). */
@@ -145,12 +144,18 @@ async function runCheck(server: PreviewServer, o: ViteCheckOptions): Promise<num
   if (o.json === true) args.push('--json');
   let out = '';
   let err = '';
-  const code = await checkCommand(args, {
-    cwd: server.config.root,
-    stdout: { write: (s: string) => (out += s) },
-    stderr: { write: (s: string) => (err += s) },
-    color: process.stdout.isTTY === true && process.env.NO_COLOR === undefined,
-  });
+  let code = 1;
+  try {
+    code = await checkCommand(args, {
+      cwd: server.config.root,
+      stdout: { write: (s: string) => (out += s) },
+      stderr: { write: (s: string) => (err += s) },
+      color: process.stdout.isTTY === true && process.env.NO_COLOR === undefined,
+    });
+  } catch (e) {
+    // Never an unhandled rejection in the preview server (the shortcut's and the start's runs).
+    err += `gatehouse check: ${forTerminal(e instanceof Error ? e.message : String(e))}`;
+  }
   if (out !== '') log.info(out.trimEnd());
   if (err !== '') log.error(err.trimEnd());
   return code;
@@ -250,7 +255,8 @@ function viteHeaders(headers: OutgoingHttpHeaders | undefined): HeaderRule[] {
  * Vite's preview.headers before the config's own header rules (which win where both set a field).
  */
 function previewConfig(input: GatehouseConfigInput, config: ResolvedConfig): GatehouseConfigInput {
-  const outDir = resolve(config.root, config.environments.client?.build.outDir ?? config.build.outDir);
+  const build = config.environments.client?.build ?? config.build;
+  const outDir = resolve(config.root, build.outDir);
   const given = input.static ?? {};
   return {
     ...input,
@@ -259,7 +265,7 @@ function previewConfig(input: GatehouseConfigInput, config: ResolvedConfig): Gat
     static: {
       ...given,
       spa: given.spa ?? config.appType === 'spa',
-      assetsDir: given.assetsDir ?? config.build.assetsDir,
+      assetsDir: given.assetsDir ?? build.assetsDir,
     },
   };
 }
@@ -307,9 +313,11 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
       sequential: true,
       async handler(error?: Error) {
         if (plan === undefined || error !== undefined || resolved?.command !== 'build') return;
-        const env = (this as { environment?: { name: string; config: ResolvedConfig } }).environment;
+        // The client build only (not SSR or other server environments), when it wrote files.
+        const env = (this as { environment?: { config: ResolvedConfig & { consumer?: string } } })
+          .environment;
         const build = env?.config.build ?? resolved.build;
-        if ((env !== undefined && env.name !== 'client') || !build.write) return;
+        if ((env !== undefined && env.config.consumer !== 'client') || !build.write) return;
         const dir = resolve(resolved.root, build.outDir);
         const log = resolved.logger;
         const report = await precompressDir(

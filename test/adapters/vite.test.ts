@@ -147,6 +147,23 @@ describe('gatehouse-http/vite in a real Vite 7 project', () => {
     );
   });
 
+  it('an SSR build is not precompressed (the client build only)', async () => {
+    await build({
+      root: dir,
+      configFile: false,
+      logLevel: 'silent',
+      build: { ssr: 'src/route.js', outDir: 'dist-ssr' },
+      plugins: [gatehouse({ precompress: true })],
+    });
+    const files = readdirSync(join(dir, 'dist-ssr'));
+    assert.ok(files.includes('route.mjs'), files.join(', '));
+    assert.ok(readFileSync(join(dir, 'dist-ssr/route.mjs')).length > 1024);
+    assert.deepEqual(
+      files.filter((f) => f.endsWith('.br') || f.endsWith('.gz')),
+      [],
+    );
+  });
+
   it('a hashed chunk: a year and immutable, a strong ETag and 304; index.html no-cache', async () => {
     const r = await get(base, chunk);
     assert.equal(r.status, 200);

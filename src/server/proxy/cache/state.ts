@@ -46,6 +46,8 @@ export interface ProxyCacheOptions {
   coalesce?: boolean | undefined;
   /** Stored variants (Vary, §4.1) per URL at most; the least recently used goes. Default 32. */
   maxVariants?: number | undefined;
+  /** Partial responses: pieces per entry at most (held bytes within maxEntryBytes); 0 stores no 206. Default 16. */
+  maxPiecesPerEntry?: number | undefined;
   /**
    * Requests an auth rule let through: false (default) bypasses the cache for them (nothing stored,
    * nothing served); true keys them by the authenticated user id.

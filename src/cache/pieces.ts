@@ -307,9 +307,8 @@ export function completionProblem(
 
 /** Response fields stored with pieces or the completed response: the newest piece's, without its framing. */
 export function pieceFields(headers: HeaderMap): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, v] of Object.entries(headers)) {
-    if (name !== 'content-range' && name !== 'content-length') out[name] = v;
-  }
-  return out;
+  // Object.fromEntries defines own properties: a field named `__proto__` stays a field.
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => name !== 'content-range' && name !== 'content-length'),
+  );
 }

@@ -52,8 +52,6 @@ export async function lookup(s: CacheState, x: Exchange, mayWait: boolean): Prom
     }
     return upstream(s, x, reason, undefined, mayWait, match.any);
   }
-  // §3.3: a partial entry holds pieces of the representation, served only through partial.ts.
-  if (entry.meta.partial !== undefined) return partialLookup(s, x, entry);
   const stored = entry.meta.response;
   const nowMs = Date.now();
   // §4.3.5: a disagreeing HEAD answer marked it stale.
@@ -63,6 +61,9 @@ export async function lookup(s: CacheState, x: Exchange, mayWait: boolean): Prom
     const until = timingOf(s, stored).plainUntilMs;
     if (until !== null && nowMs < until && (await serveStored(s, x, entry, NO_FIELDS, 'hit'))) return;
   }
+  // §3.3: a partial entry holds pieces of the representation, served only through partial.ts (its
+  // plainUntilMs is null, so the hit path above never takes it).
+  if (entry.meta.partial !== undefined) return partialLookup(s, x, entry);
   const view = policyView(s, stored);
   const d = decideServe({
     stored: view,

@@ -122,7 +122,7 @@ export interface RouteCache {
 
 /**
  * Memoised per stored response: when it stops being fresh (RFC 9211 ttl), until when plain requests
- * may take it without decideServe, and its corrected initial age (§4.2.3).
+ * may take it without decideServe (null: never, e.g. a partial entry), and its corrected initial age (§4.2.3).
  */
 export interface Timing {
   readonly endMs: number;
@@ -341,7 +341,8 @@ export function timingOf(s: CacheState, r: StoredResponse): Timing {
     const v = policyView(s, r);
     t = {
       endMs: freshEndMs(v, true, s.freshness),
-      plainUntilMs: plainFreshUntilMs(v, true, s.freshness),
+      // A partial entry (status 206, §3.3) is never sent as it is: no plain hits.
+      plainUntilMs: r.status === 206 ? null : plainFreshUntilMs(v, true, s.freshness),
       // §4.2.3 corrected_initial_age: current_age is this plus the resident time.
       initialAgeSec: currentAgeSec(r, r.responseTimeMs),
     };

@@ -5,6 +5,7 @@ import {
   combinePieces,
   completionProblem,
   heldBytes,
+  heldProblem,
   ifRangeFor,
   missingOf,
   pieceOf,
@@ -42,6 +43,8 @@ export async function partialFetch(
   mode: RequestCache,
 ): Promise<Response> {
   const held = match.partial;
+  // A tier's copy whose pieces disagree with its body (damaged, or written by other code) is a miss.
+  if (heldProblem(held, match.body.byteLength) !== undefined) return fromNetwork(s, up, 'uri-miss', variants);
   const range = up.reqHeaders.range;
   const onlyCached = mode === 'only-if-cached' || ONLY_IF_CACHED.test(up.reqHeaders['cache-control'] ?? '');
   const span = spanOf(range, held.lengthBytes);

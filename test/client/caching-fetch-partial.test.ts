@@ -143,3 +143,52 @@ describe('createCachingFetch: partial responses', () => {
     assert.equal(o.count('/switch'), 2);
   });
 });
+
+describe('createCachingFetch: partial responses in the disk tier', () => {
+  it('pieces stored on disk are served by a new caching fetch; damaged pieces are a miss', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { diskTier } = await import('../../src/index.js');
+    const dir = mkdtempSync(join(tmpdir(), 'gh-partial-tier-'));
+    try {
+      const disk1 = await diskTier(dir);
+      const f1 = createCachingFetch({ stores: [disk1] });
+      await (await f1(`${o.url}/doc`, range('bytes=40-49'))).arrayBuffer();
+      await f1.idle();
+      await disk1.close();
+      const disk2 = await diskTier(dir);
+      const f2 = createCachingFetch({ stores: [disk2] });
+      const r = await f2(`${o.url}/doc`, range('bytes=41-43'));
+      assert.equal(r.status, 206);
+      assert.equal(r.headers.get('content-range'), 'bytes 41-43/100');
+      assert.equal(await r.text(), BODY.subarray(41, 44).toString());
+      assert.match(cs(r), /; hit/);
+      assert.equal(o.count('/doc'), 1);
+      await disk2.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // A tier whose copy claims more bytes than its body holds: not served, the network is asked.
+    const entries = new Map<string, import('../../src/client/cache-tier.js').CachedVariants>();
+    const damaged: import('../../src/client/cache-tier.js').CacheTier = {
+      name: 'damaged',
+      get: (key) => entries.get(key),
+      put: (key, v) => {
+        entries.set(
+          key,
+          v.map((e) => ('partial' in e ? { ...e, body: e.body.subarray(0, 3) } : e)),
+        );
+      },
+      delete: (key) => void entries.delete(key),
+      keys: () => entries.keys(),
+      clear: () => entries.clear(),
+    };
+    const f3 = createCachingFetch({ stores: [damaged], maxMemoryBytes: 0 });
+    await (await f3(`${o.url}/doc`, range('bytes=60-69'))).arrayBuffer();
+    await f3.idle();
+    const again = await f3(`${o.url}/doc`, range('bytes=65-68'));
+    assert.equal(await again.text(), BODY.subarray(65, 69).toString());
+    assert.equal(o.count('/doc'), 3, 'the damaged copy was a miss');
+  });
+});

@@ -20,7 +20,7 @@ import { parseConfig } from '../config/load.js';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { forTerminal } from '../http/terminal.js';
 import { createHandler, type GatehouseHandler } from '../node.js';
-import type { Logger } from '../server/log.js';
+import type { Logger } from '../server/ops/log.js';
 import { ZSTD_AVAILABLE } from '../server/static/zstd.js';
 
 export type { GatehouseConfigInput } from '../node.js';

@@ -2,6 +2,7 @@
 // process can be written by others, so nothing read from them is trusted (issue 25). Pure: the stores
 // call it on their read path and treat a problem as a miss.
 import { isFieldName, isFieldValue } from '../http/fields.js';
+import { heldProblem } from './pieces.js';
 
 /**
  * Several Set-Cookie lines of one stored response are kept apart with LF (the proxy's HeaderMap
@@ -60,5 +61,11 @@ export function storedEntryProblem(
   if (meta.markedStale !== undefined && meta.markedStale !== true) return 'markedStale';
   if (meta.tags !== undefined && !(Array.isArray(meta.tags) && meta.tags.every((t) => typeof t === 'string')))
     return 'tags';
+  // A partial entry's pieces must describe its body exactly (they index into it when served).
+  if (meta.partial !== undefined) {
+    const why = heldProblem(meta.partial, bodyBytes);
+    if (why !== undefined) return `partial: ${why}`;
+    if (status !== 206) return 'partial entry without status 206';
+  } else if (status === 206) return 'status 206 without pieces';
   return undefined;
 }

@@ -8,6 +8,8 @@
 //   storable.ts    isStorable: RFC 9111 §3, §3.5 (Authorization), §5.2.2.3 must-understand,
 //                  qualified private (§5.2.2.7); 206 and 304 are never stored as complete responses.
 //   partial.ts     completeFromPartial: a 206 carrying the whole representation as a 200 (§3.3, §3.4).
+//   pieces.ts      partial entries (§3.3, §3.4): a 206 as a piece, strong validators, what a request
+//                  lacks, combining pieces of the same strong validator within bounds.
 //   stored-range.ts  storedRangeDecision: Range / If-Range against a stored 200 (RFC 9110 §14,
 //                  §13.1.5, §8.8.2.2), multipart/byteranges bodies with a boundary found in no part.
 //   freshness.ts   freshness / freshnessLifetimeSec (§4.2.1, heuristic §4.2.2), currentAgeSec
@@ -21,7 +23,7 @@
 //   targeted.ts    targeted cache control (RFC 9213) and Surrogate-Control.
 //   store/         the stores (memory, disk) behind one interface, with a shared contract test suite.
 // The I/O around these (keys, coalescing, serving, Age, Cache-Status) is the proxy's:
-// src/server/proxy/cache/index.ts. Not built: storing and combining parts of a representation (§3.4).
+// src/server/proxy/cache/index.ts (partial entries: src/server/proxy/cache/partial.ts), src/client/cache-partial.ts.
 export type { Freshness, FreshnessOptions, FreshnessSource } from './freshness.js';
 export {
   ageFieldSeconds,

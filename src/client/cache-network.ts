@@ -8,6 +8,7 @@ import { isStorable } from '../cache/storable.js';
 import type { HeaderMap } from '../cache/types.js';
 import { conditionalHeaders, freshenStored, selectValidated, storedHeaderFields } from '../cache/validate.js';
 import { matchesVary, varyKey } from '../cache/vary.js';
+import { isPartial, MAX_PIECES_PER_ENTRY, pieceEntry } from './cache-pieces.js';
 import {
   forwardResponse,
   headerMap,
@@ -149,7 +150,9 @@ export async function fromNetwork(
       const status = `${s.name}; fwd=${reason}; collapsed`;
       // Its body still arriving: read along with it; already stored: served from storage.
       const along = lead.follow(status);
-      const stored = along === null ? await lead.stored : null;
+      let stored = along === null ? await lead.stored : null;
+      // A partial entry is only served through cache-partial.ts.
+      if (stored !== null && isPartial(stored)) stored = null;
       if (along !== null || stored !== null) {
         s.counts.coalesced++;
         return along ?? serveStored(up.request.url, stored!, s.now(), status);
@@ -226,7 +229,7 @@ const EVENT_STREAM = /^\s*text\/event-stream\s*(;|$)/i;
  * resolves on the response head, as fetch does. `stored` settles once the body has ended (the entry)
  * or the copy was dropped (null).
  */
-async function store(
+export async function store(
   s: CacheState,
   up: Upstream,
   res: Response,
@@ -235,10 +238,12 @@ async function store(
   variants: CachedVariants | undefined,
 ): Promise<Stored> {
   const responseHeaders = headerMap(res.headers);
+  // §3.3: a 206 is stored as the piece it holds (cache-pieces.ts); storable as its 200 would be.
+  const partial = res.status === 206;
   const ok = isStorable({
     method: 'GET',
     requestHeaders: up.reqHeaders,
-    status: res.status,
+    status: partial ? 200 : res.status,
     responseHeaders,
     shared: false,
   });
@@ -264,6 +269,7 @@ async function store(
   void stored.then(() => s.background.delete(stored));
   const keep = async (bytes: Uint8Array | null): Promise<void> => {
     if (bytes === null) return settle(null);
+    if (partial) return settle(await keepPiece(s, up, variants, responseHeaders, bytes, requestTimeMs));
     const entry: CachedResponse = {
       status: res.status,
       statusText: res.statusText,
@@ -274,16 +280,7 @@ async function store(
       body: bytes,
     };
     // §4.1 / §3: the new response replaces the stored ones this request would have selected.
-    const others = (variants ?? []).filter(
-      (v) => !matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders),
-    );
-    try {
-      await putAll(s, up.key, [entry, ...others].slice(0, MAX_VARIANTS));
-      s.counts.stored++;
-      settle(entry);
-    } catch {
-      settle(null);
-    }
+    settle((await putVariant(s, up, variants, entry)) ? entry : null);
   };
   if (res.body === null) {
     // Nothing to stream: stored before the caller gets it.
@@ -299,6 +296,51 @@ async function store(
       return branch === null ? null : forwardResponse(up.request.url, res, branch, cacheStatus);
     },
   };
+}
+
+/**
+ * Stores a 206's piece (pieceEntry), combined with the variant's stored pieces (§3.4), in place of the
+ * variants this request selects. The entry, or null when it was not stored.
+ */
+async function keepPiece(
+  s: CacheState,
+  up: Upstream,
+  variants: CachedVariants | undefined,
+  responseHeaders: HeaderMap,
+  bytes: Uint8Array,
+  requestTimeMs: number,
+): Promise<CachedResponse | null> {
+  const selects = (v: CachedResponse) => matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders);
+  const entry = pieceEntry({
+    prior: (variants ?? []).find(selects),
+    headers: storedHeaderFields(responseHeaders),
+    body: bytes,
+    requestHeaders: up.reqHeaders,
+    requestTimeMs,
+    responseTimeMs: s.now(),
+    limits: { maxPieces: MAX_PIECES_PER_ENTRY, maxBytes: s.maxEntryBytes },
+  });
+  if (entry === null) return null;
+  return (await putVariant(s, up, variants, entry)) ? entry : null;
+}
+
+/** Puts `entry` in place of the stored variants this request selects (§4.1); false when it failed. */
+export async function putVariant(
+  s: CacheState,
+  up: Upstream,
+  variants: CachedVariants | undefined,
+  entry: CachedResponse,
+): Promise<boolean> {
+  const others = (variants ?? []).filter(
+    (v) => !matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders),
+  );
+  try {
+    await putAll(s, up.key, [entry, ...others].slice(0, MAX_VARIANTS));
+    s.counts.stored++;
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Writes through to every tier; a failing lower tier does not fail the request. */

@@ -18,6 +18,8 @@ import {
   type Upstream,
   upstreamRequest,
 } from './cache-network.js';
+import { partialFetch } from './cache-partial.js';
+import { isPartial } from './cache-pieces.js';
 import { forwardResponse, headerMap, makeResponse, readToEnd, serveStored } from './cache-response.js';
 import type { CachedResponse, CachedVariants, CacheTier } from './cache-tier.js';
 import { memoryTier } from './cache-tier.js';
@@ -254,6 +256,8 @@ async function handle(
       return gatewayTimeout(s, up, missReason);
     return fromNetwork(s, up, missReason, variants);
   }
+  // RFC 9111 §3.3: a stored variant holding pieces of the representation (cache-partial.ts).
+  if (isPartial(match)) return partialFetch(s, up, variants ?? [], match, mode);
   if (mode === 'force-cache' || mode === 'only-if-cached') return hit(s, up, match, 'hit');
   if (mode === 'no-cache') {
     // RFC 8246 §2: a private cache may answer a reload with a fresh `immutable` response unvalidated.
@@ -269,8 +273,8 @@ async function handle(
  * §4.1; null when there is none (a stale one is not revalidated for a request it was not selected by).
  */
 function languageHit(s: CacheState, up: Upstream, variants: CachedVariants): Response | null {
-  const alt = variants.find((v) =>
-    selectsByLanguage(v.headers.vary, v.requestHeaders, v.headers, up.reqHeaders),
+  const alt = variants.find(
+    (v) => !isPartial(v) && selectsByLanguage(v.headers.vary, v.requestHeaders, v.headers, up.reqHeaders),
   );
   if (alt === undefined) return null;
   const d = serveDecision(s, up, alt, s.now());
@@ -333,7 +337,8 @@ async function headFromStored(s: CacheState, up: Upstream, mode: RequestCache): 
   const match = (await lookup(s, up.key))?.find((v) =>
     matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders),
   );
-  if (match === undefined) return mode === 'only-if-cached' ? gatewayTimeout(s, up, 'uri-miss') : null;
+  if (match === undefined || isPartial(match))
+    return mode === 'only-if-cached' ? gatewayTimeout(s, up, 'uri-miss') : null;
   let omit: readonly string[] = [];
   if (mode === 'default') {
     const d = serveDecision(s, up, match, s.now());

@@ -200,6 +200,15 @@ export const proxyRouteSchema = z
           .describe(
             'Stored variants (Vary, RFC 9111 §4.1) per URL at most; a new one beyond it evicts the least recently used.',
           ),
+        maxPiecesPerEntry: z
+          .number()
+          .int()
+          .min(0)
+          .default(16)
+          .describe(
+            'Partial responses (206, RFC 9111 §3.3): pieces of one representation kept per entry at most; ' +
+              'pieces with the same strong validator are combined, held bytes stay within maxEntryBytes. 0: 206s are not stored.',
+          ),
         perUser: z
           .boolean()
           .default(false)

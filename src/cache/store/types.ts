@@ -9,6 +9,7 @@
 // never make the client wait on the store: the cache branch gets its own queue (at most
 // `maxEntryBytes` deep; overflow ends it as an error), and once `put` settles the tee drops that
 // branch and keeps serving the client. A store never holds more than `maxEntryBytes` of one body.
+import type { HeldPieces } from '../pieces.js';
 import type { HeaderMap, StoredResponse } from '../types.js';
 
 /** What a store keeps about an entry besides its body. Plain JSON-compatible values. */
@@ -39,6 +40,12 @@ export interface EntryMeta {
    * `purge({ tag })` removes every entry listing `tag`. Undefined or empty: purged by key only.
    */
   readonly tags?: readonly string[];
+  /**
+   * A partial entry (RFC 9111 §3.3): the body holds only these pieces of the representation, and
+   * `response` is the newest piece's (status 206, without Content-Range and Content-Length). Served
+   * only through ../pieces.ts, never as it is.
+   */
+  readonly partial?: HeldPieces;
 }
 
 /** One stored response of a primary key: a Vary variant. */

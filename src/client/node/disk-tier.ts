@@ -5,6 +5,7 @@
 import { type DiskStore, openDiskStore } from '../../cache/store/disk.js';
 import { getHeader, type HeaderMap } from '../../cache/types.js';
 import { varyKey } from '../../cache/vary.js';
+import { isPartial } from '../cache-pieces.js';
 import type { CachedResponse, CachedVariants, CacheTier } from '../cache-tier.js';
 
 export interface DiskTierOptions {
@@ -54,6 +55,8 @@ async function read(store: DiskStore, key: string): Promise<CachedVariants | und
       statusText: '',
       requestHeaders: entry.meta.varyHeaders,
       body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+      // A partial entry's pieces (RFC 9111 §3.3, src/client/cache-pieces.ts) travel in its metadata.
+      ...(entry.meta.partial === undefined ? {} : { partial: entry.meta.partial }),
     });
   }
   if (out.length === 0) return undefined;
@@ -78,6 +81,7 @@ async function write(store: DiskStore, key: string, variants: CachedVariants): P
         },
         varyKey: secondary,
         varyHeaders: varyFields(vary, v.requestHeaders),
+        ...(isPartial(v) ? { partial: v.partial } : {}),
       },
       v.body,
     );

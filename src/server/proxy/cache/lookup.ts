@@ -1,30 +1,14 @@
 // Looking a GET or HEAD up (RFC 9111 §4): select a stored variant (§4.1), serve it when fresh or
 // allowed stale, else revalidate (§4.3) or go upstream, waiting on an exchange already under way for
 // the same variant (coalesce.ts).
-import {
-  completeFromPartial,
-  decideServe,
-  getHeader,
-  type HeaderMap,
-  isFresh,
-  selectsByLanguage,
-} from '../../../cache/index.js';
+import { decideServe, getHeader, type HeaderMap, isFresh, selectsByLanguage } from '../../../cache/index.js';
 import type { StoredEntry, VariantMatch } from '../../../cache/store/types.js';
 import { hasDirective, parseCacheControl } from '../../../http/cache-control.js';
 import { coalesceKey, lead, waitFor } from './coalesce.js';
+import { partialLookup, rangeMiss } from './partial.js';
 import { fetchAndStore, revalidateInBackground } from './revalidate.js';
 import { checkedVariant, gatewayTimeout, secondaryKeyOf, serveStored } from './serve.js';
-import {
-  type CacheState,
-  downstreamFixes,
-  type Exchange,
-  getStore,
-  pass,
-  policyView,
-  timingOf,
-  upstreamExtras,
-} from './state.js';
-import { storeOrPass, upstreamHeaders } from './write.js';
+import { type CacheState, type Exchange, getStore, policyView, timingOf, upstreamExtras } from './state.js';
 
 const NO_FIELDS: readonly string[] = Object.freeze([]);
 
@@ -77,6 +61,9 @@ export async function lookup(s: CacheState, x: Exchange, mayWait: boolean): Prom
     const until = timingOf(s, stored).plainUntilMs;
     if (until !== null && nowMs < until && (await serveStored(s, x, entry, NO_FIELDS, 'hit'))) return;
   }
+  // §3.3: a partial entry holds pieces of the representation, served only through partial.ts (its
+  // plainUntilMs is null, so the hit path above never takes it).
+  if (entry.meta.partial !== undefined) return partialLookup(s, x, entry);
   const view = policyView(s, stored);
   const d = decideServe({
     stored: view,
@@ -120,32 +107,6 @@ async function upstream(
   if (ckey !== undefined && (await waitFor(s, x, ckey))) return;
   // Only GET leads: HEAD may wait for a GET under way, never the other way round.
   fetchAndStore(s, x, reason, entry, ckey !== undefined && x.method === 'GET' ? lead(s, ckey) : undefined);
-}
-
-/**
- * A Range request with nothing stored goes upstream as it is. Its answer is stored when it is the
- * complete response: a 200 (the origin ignored Range, or If-Range failed), or a 206 carrying every
- * byte (completeFromPartial, §3.3). Other answers pass through unstored; a later full GET fills the
- * cache (parts are not combined, §3.4).
- */
-function rangeMiss(s: CacheState, x: Exchange, reason: string): void {
-  const requestTimeMs = Date.now();
-  const sentAt = s.invalidations;
-  const hadIfRange = x.reqHeaders['if-range'] !== undefined;
-  x.ctx.forward({
-    requestHeaders: upstreamExtras(s, x.reqHeaders),
-    onHead: (status, upHeaders) => {
-      const responseTimeMs = Date.now();
-      const headers = upstreamHeaders(x, status, upHeaders);
-      const statusText = `fwd=${reason}; fwd-status=${status}`;
-      const fixes = downstreamFixes(s, headers);
-      const complete =
-        status === 200 ? headers : status === 206 ? completeFromPartial(headers, hadIfRange) : null;
-      if (complete === null) return pass(statusText, fixes);
-      const t = { statusText, fixes, done: () => {}, detached: false, sentAt };
-      return storeOrPass(s, x, 'GET', 200, complete, requestTimeMs, responseTimeMs, t);
-    },
-  });
 }
 
 /**

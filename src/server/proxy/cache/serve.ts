@@ -199,6 +199,26 @@ export async function serveStored(
   return true;
 }
 
+/**
+ * The fields sent for `response` answered from the store (as serveStored builds them, not memoised):
+ * the stored ones through the proxy's response steps, Age (§5.1) and Cache-Status.
+ */
+export function storedHead(
+  s: CacheState,
+  x: Exchange,
+  response: StoredResponse,
+  omit: readonly string[],
+  status: string,
+  nowMs: number,
+): Record<string, string | string[]> {
+  const out = x.ctx.responseHeaders(toIncoming(response.headers, omit));
+  setFields(out, downstreamFixes(s, response.headers));
+  const t = timingOf(s, response);
+  out.age = String(ageSecOf(response, t, nowMs));
+  out['cache-status'] = cacheStatusOf(s, x.key, status, ttlOf(t, nowMs));
+  return out;
+}
+
 /** 504 for only-if-cached with nothing usable stored (§5.2.1.7). */
 export function gatewayTimeout(x: Exchange): void {
   const status = `${NAME}; detail=only-if-cached`;

@@ -46,6 +46,8 @@ export interface ProxyCacheOptions {
   coalesce?: boolean | undefined;
   /** Stored variants (Vary, §4.1) per URL at most; the least recently used goes. Default 32. */
   maxVariants?: number | undefined;
+  /** Partial responses: pieces per entry at most (held bytes within maxEntryBytes); 0 stores no 206. Default 16. */
+  maxPiecesPerEntry?: number | undefined;
   /**
    * Requests an auth rule let through: false (default) bypasses the cache for them (nothing stored,
    * nothing served); true keys them by the authenticated user id.
@@ -120,7 +122,7 @@ export interface RouteCache {
 
 /**
  * Memoised per stored response: when it stops being fresh (RFC 9211 ttl), until when plain requests
- * may take it without decideServe, and its corrected initial age (§4.2.3).
+ * may take it without decideServe (null: never, e.g. a partial entry), and its corrected initial age (§4.2.3).
  */
 export interface Timing {
   readonly endMs: number;
@@ -339,7 +341,8 @@ export function timingOf(s: CacheState, r: StoredResponse): Timing {
     const v = policyView(s, r);
     t = {
       endMs: freshEndMs(v, true, s.freshness),
-      plainUntilMs: plainFreshUntilMs(v, true, s.freshness),
+      // A partial entry (status 206, §3.3) is never sent as it is: no plain hits.
+      plainUntilMs: r.status === 206 ? null : plainFreshUntilMs(v, true, s.freshness),
       // §4.2.3 corrected_initial_age: current_age is this plus the resident time.
       initialAgeSec: currentAgeSec(r, r.responseTimeMs),
     };

@@ -49,7 +49,7 @@ export function upstreamHeaders(x: Exchange, status: number, upHeaders: Incoming
  * What is stored for a response (§3.1): its fields minus the ones the decisions omit, a Date, the
  * request fields its Vary names, purge tags. Null when it may not be stored.
  */
-function entryMeta(
+export function entryMeta(
   s: CacheState,
   x: Exchange,
   method: string,

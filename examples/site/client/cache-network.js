@@ -3,6 +3,7 @@ import { decideServe } from '../cache/request.js';
 import { isStorable } from '../cache/storable.js';
 import { conditionalHeaders, freshenStored, selectValidated, storedHeaderFields } from '../cache/validate.js';
 import { matchesVary, varyKey } from '../cache/vary.js';
+import { isPartial, MAX_PIECES_PER_ENTRY, pieceEntry } from './cache-pieces.js';
 import { forwardResponse, headerMap, makeResponse, serveStored, storeThrough, } from './cache-response.js';
 const NOT_STORED = Promise.resolve(null);
 const noFollow = () => null;
@@ -68,7 +69,10 @@ export async function fromNetwork(s, up, reason, variants) {
             const status = `${s.name}; fwd=${reason}; collapsed`;
             // Its body still arriving: read along with it; already stored: served from storage.
             const along = lead.follow(status);
-            const stored = along === null ? await lead.stored : null;
+            let stored = along === null ? await lead.stored : null;
+            // A partial entry is only served through cache-partial.ts.
+            if (stored !== null && isPartial(stored))
+                stored = null;
             if (along !== null || stored !== null) {
                 s.counts.coalesced++;
                 return along ?? serveStored(up.request.url, stored, s.now(), status);
@@ -130,12 +134,14 @@ const EVENT_STREAM = /^\s*text\/event-stream\s*(;|$)/i;
  * resolves on the response head, as fetch does. `stored` settles once the body has ended (the entry)
  * or the copy was dropped (null).
  */
-async function store(s, up, res, requestTimeMs, status, variants) {
+export async function store(s, up, res, requestTimeMs, status, variants) {
     const responseHeaders = headerMap(res.headers);
+    // §3.3: a 206 is stored as the piece it holds (cache-pieces.ts); storable as its 200 would be.
+    const partial = res.status === 206;
     const ok = isStorable({
         method: 'GET',
         requestHeaders: up.reqHeaders,
-        status: res.status,
+        status: partial ? 200 : res.status,
         responseHeaders,
         shared: false,
     });
@@ -161,6 +167,8 @@ async function store(s, up, res, requestTimeMs, status, variants) {
     const keep = async (bytes) => {
         if (bytes === null)
             return settle(null);
+        if (partial)
+            return settle(await keepPiece(s, up, variants, responseHeaders, bytes, requestTimeMs));
         const entry = {
             status: res.status,
             statusText: res.statusText,
@@ -171,15 +179,7 @@ async function store(s, up, res, requestTimeMs, status, variants) {
             body: bytes,
         };
         // §4.1 / §3: the new response replaces the stored ones this request would have selected.
-        const others = (variants ?? []).filter((v) => !matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders));
-        try {
-            await putAll(s, up.key, [entry, ...others].slice(0, MAX_VARIANTS));
-            s.counts.stored++;
-            settle(entry);
-        }
-        catch {
-            settle(null);
-        }
+        settle((await putVariant(s, up, variants, entry)) ? entry : null);
     };
     if (res.body === null) {
         // Nothing to stream: stored before the caller gets it.
@@ -195,6 +195,37 @@ async function store(s, up, res, requestTimeMs, status, variants) {
             return branch === null ? null : forwardResponse(up.request.url, res, branch, cacheStatus);
         },
     };
+}
+/**
+ * Stores a 206's piece (pieceEntry), combined with the variant's stored pieces (§3.4), in place of the
+ * variants this request selects. The entry, or null when it was not stored.
+ */
+async function keepPiece(s, up, variants, responseHeaders, bytes, requestTimeMs) {
+    const selects = (v) => matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders);
+    const entry = pieceEntry({
+        prior: (variants ?? []).find(selects),
+        headers: storedHeaderFields(responseHeaders),
+        body: bytes,
+        requestHeaders: up.reqHeaders,
+        requestTimeMs,
+        responseTimeMs: s.now(),
+        limits: { maxPieces: MAX_PIECES_PER_ENTRY, maxBytes: s.maxEntryBytes },
+    });
+    if (entry === null)
+        return null;
+    return (await putVariant(s, up, variants, entry)) ? entry : null;
+}
+/** Puts `entry` in place of the stored variants this request selects (§4.1); false when it failed. */
+export async function putVariant(s, up, variants, entry) {
+    const others = (variants ?? []).filter((v) => !matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders));
+    try {
+        await putAll(s, up.key, [entry, ...others].slice(0, MAX_VARIANTS));
+        s.counts.stored++;
+        return true;
+    }
+    catch {
+        return false;
+    }
 }
 /** Writes through to every tier; a failing lower tier does not fail the request. */
 async function putAll(s, key, variants) {

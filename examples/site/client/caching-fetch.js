@@ -4,6 +4,8 @@
 // Lookup order and request modes follow the Fetch standard's HTTP-network-or-cache fetch.
 import { matchesVary, selectsByLanguage } from '../cache/vary.js';
 import { cacheKey, fromNetwork, invalidateAfterUnsafe, rangeOf, revalidate, revalidateCoalesced, serveDecision, tierGet, upstreamRequest, } from './cache-network.js';
+import { partialFetch } from './cache-partial.js';
+import { isPartial } from './cache-pieces.js';
 import { forwardResponse, headerMap, makeResponse, readToEnd, serveStored } from './cache-response.js';
 import { memoryTier } from './cache-tier.js';
 import { REDIRECT_STATUSES, redirectStep } from './redirect.js';
@@ -156,6 +158,9 @@ async function handle(s, input, init = {}) {
             return gatewayTimeout(s, up, missReason);
         return fromNetwork(s, up, missReason, variants);
     }
+    // RFC 9111 §3.3: a stored variant holding pieces of the representation (cache-partial.ts).
+    if (isPartial(match))
+        return partialFetch(s, up, variants ?? [], match, mode);
     if (mode === 'force-cache' || mode === 'only-if-cached')
         return hit(s, up, match, 'hit');
     if (mode === 'no-cache') {
@@ -172,7 +177,7 @@ async function handle(s, input, init = {}) {
  * §4.1; null when there is none (a stale one is not revalidated for a request it was not selected by).
  */
 function languageHit(s, up, variants) {
-    const alt = variants.find((v) => selectsByLanguage(v.headers.vary, v.requestHeaders, v.headers, up.reqHeaders));
+    const alt = variants.find((v) => !isPartial(v) && selectsByLanguage(v.headers.vary, v.requestHeaders, v.headers, up.reqHeaders));
     if (alt === undefined)
         return null;
     const d = serveDecision(s, up, alt, s.now());
@@ -228,7 +233,7 @@ async function headFromStored(s, up, mode) {
     if (mode !== 'default' && mode !== 'force-cache' && mode !== 'only-if-cached')
         return null;
     const match = (await lookup(s, up.key))?.find((v) => matchesVary(v.headers.vary, v.requestHeaders, up.reqHeaders));
-    if (match === undefined)
+    if (match === undefined || isPartial(match))
         return mode === 'only-if-cached' ? gatewayTimeout(s, up, 'uri-miss') : null;
     let omit = [];
     if (mode === 'default') {

@@ -3,8 +3,8 @@
 // If-Range), and an answer with the same strong validator is combined (../cache/pieces.ts).
 import {
   combinePieces,
+  completionFits,
   completionProblem,
-  heldBytes,
   heldProblem,
   ifRangeFor,
   missingOf,
@@ -74,7 +74,7 @@ export async function partialFetch(
   // Nothing of the range held, or too much missing to keep beside the pieces: a plain miss.
   const nothingHeld =
     range !== undefined && c.kind === 'missing' && c.start === span.start && c.end === span.end;
-  if (c.kind === 'held' || nothingHeld || heldBytes(held) + (c.end - c.start + 1) > s.maxEntryBytes)
+  if (c.kind === 'held' || nothingHeld || !completionFits(held, c.start, c.end, s.maxEntryBytes))
     return fromNetwork(s, up, 'partial', variants);
   return completeMissing(s, up, variants, match, { ...span, full: range === undefined }, c);
 }

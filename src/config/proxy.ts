@@ -1,5 +1,6 @@
 // proxy: path prefixes forwarded to upstream servers.
 import { z } from 'zod';
+import { DEFAULT_MAX_PIECES_PER_ENTRY } from '../cache/pieces.js';
 import { ipRangeEntry } from './access.js';
 import { redisOverrideSchema } from './redis.js';
 
@@ -204,7 +205,7 @@ export const proxyRouteSchema = z
           .number()
           .int()
           .min(0)
-          .default(16)
+          .default(DEFAULT_MAX_PIECES_PER_ENTRY)
           .describe(
             'Partial responses (206, RFC 9111 §3.3): pieces of one representation kept per entry at most; ' +
               'pieces with the same strong validator are combined, held bytes stay within maxEntryBytes. 0: 206s are not stored.',

@@ -4,6 +4,7 @@ import { storedEntryProblem } from '../../src/cache/entry-check.js';
 import {
   type CombineResult,
   combinePieces,
+  completionFits,
   completionProblem,
   type HeldPieces,
   heldProblem,
@@ -230,6 +231,17 @@ describe('combinePieces (RFC 9111 §3.4)', () => {
       'refused: piece over the bounds',
     );
   });
+});
+
+describe('completionFits: the missing bytes beside the held ones within maxEntryBytes (RFC 9111 §3.4)', () => {
+  const held: HeldPieces = { lengthBytes: 1_000_000_000_000_000, pieces: [0, 9, 20, 29] }; // 20 bytes held
+  const cases: [string, number, number, number, boolean][] = [
+    ['10 missing bytes, 30 allowed', 10, 19, 30, true],
+    ['11 missing bytes, 30 allowed', 10, 20, 30, false],
+    ['a petabyte missing (an absurd Content-Range)', 30, 999_999_999_999_999, 1 << 30, false],
+  ];
+  for (const [name, start, end, maxBytes, fits] of cases)
+    it(name, () => assert.equal(completionFits(held, start, end, maxBytes), fits));
 });
 
 describe('completionProblem: an answer to our request for the missing bytes', () => {

@@ -53,6 +53,15 @@ export function ifRangeFor(headers) {
         return undefined;
     return v.startsWith('etag ') ? v.slice(5) : getHeader(headers, 'last-modified');
 }
+/** Pieces kept per entry unless configured (proxy[].cache.maxPiecesPerEntry; the private cache's bound). */
+export const DEFAULT_MAX_PIECES_PER_ENTRY = 16;
+/**
+ * RFC 9111 §3.4: whether the missing bytes `start`-`end` fit beside the held ones within `maxBytes`; if
+ * not, the request goes upstream whole instead of completing the pieces (an absurd Content-Range).
+ */
+export function completionFits(held, start, end, maxBytes) {
+    return heldBytes(held) + (end - start + 1) <= maxBytes;
+}
 /** Bytes held. */
 export function heldBytes(held) {
     let n = 0;

@@ -1,7 +1,7 @@
 // A request whose stored variant holds pieces of the representation (RFC 9111 §3.3, §3.4): held bytes
 // are answered from the pieces, a request for more asks the network for the missing span only (with
 // If-Range), and an answer with the same strong validator is combined (../cache/pieces.ts).
-import { combinePieces, completionProblem, heldBytes, heldProblem, ifRangeFor, missingOf, pieceOf, rangeHeaderFor, sliceHeld, spanOf, strongValidatorOf, } from '../cache/pieces.js';
+import { combinePieces, completionFits, completionProblem, heldProblem, ifRangeFor, missingOf, pieceOf, rangeHeaderFor, sliceHeld, spanOf, strongValidatorOf, } from '../cache/pieces.js';
 import { storedHeaderFields } from '../cache/validate.js';
 import { fromNetwork, putVariant, serveDecision, store, upstreamRequest, } from './cache-network.js';
 import { entryFor, MAX_PIECES_PER_ENTRY } from './cache-pieces.js';
@@ -42,7 +42,7 @@ export async function partialFetch(s, up, variants, match, mode) {
         return fromNetwork(s, up, 'stale', variants);
     // Nothing of the range held, or too much missing to keep beside the pieces: a plain miss.
     const nothingHeld = range !== undefined && c.kind === 'missing' && c.start === span.start && c.end === span.end;
-    if (c.kind === 'held' || nothingHeld || heldBytes(held) + (c.end - c.start + 1) > s.maxEntryBytes)
+    if (c.kind === 'held' || nothingHeld || !completionFits(held, c.start, c.end, s.maxEntryBytes))
         return fromNetwork(s, up, 'partial', variants);
     return completeMissing(s, up, variants, match, { ...span, full: range === undefined }, c);
 }

@@ -6,9 +6,10 @@
 import { completeFromPartial, decideServe, getHeader, type HeaderMap } from '../../../cache/index.js';
 import {
   combinePieces,
+  completionFits,
   completionProblem,
+  DEFAULT_MAX_PIECES_PER_ENTRY,
   type HeldPieces,
-  heldBytes,
   ifRangeFor,
   missingOf,
   pieceFields,
@@ -147,7 +148,7 @@ async function storePiece(
 }
 
 function limitsOf(s: CacheState): { maxPieces: number; maxBytes: number } {
-  return { maxPieces: s.o.maxPiecesPerEntry ?? 16, maxBytes: s.o.maxEntryBytes };
+  return { maxPieces: s.o.maxPiecesPerEntry ?? DEFAULT_MAX_PIECES_PER_ENTRY, maxBytes: s.o.maxEntryBytes };
 }
 
 /**
@@ -216,7 +217,7 @@ export async function partialLookup(s: CacheState, x: Exchange, entry: StoredEnt
   // Nothing of the range held: it goes upstream as it is, and its answer joins the pieces.
   if (range !== undefined && c.start === span.start && c.end === span.end) return forward('partial');
   // §3.4: the missing bytes must fit beside the held ones, else the request goes upstream whole.
-  if (heldBytes(held) + (c.end - c.start + 1) > s.o.maxEntryBytes) return forward('partial');
+  if (!completionFits(held, c.start, c.end, s.o.maxEntryBytes)) return forward('partial');
   completeMissing(s, x, entry, { start: span.start, end: span.end, full: range === undefined }, c);
 }
 

@@ -14,6 +14,22 @@ const apps = {
     app.use(gatehouse({ root, log: { format: 'off' } }));
     listen(http.createServer(app));
   },
+  // The framework's floor: one Express middleware answering every request with the 1 KB body and exactly
+  // the fields Gatehouse sends for it (BENCH_FIELDS, as node-fields-ceiling), so the table shows what
+  // Express itself costs per request, which no middleware inside it can go under.
+  async 'express-ceiling'() {
+    const { default: express } = await import('express');
+    const flat = JSON.parse(process.env.BENCH_FIELDS).ok;
+    const fields = {};
+    for (let i = 0; i < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
+    const body = Buffer.alloc(1024, 'x');
+    const app = express().disable('x-powered-by');
+    app.use((_req, res) => {
+      res.writeHead(200, fields);
+      res.end(body);
+    });
+    listen(http.createServer(app));
+  },
   async 'express-static'() {
     const { default: express } = await import('express');
     const app = express().disable('x-powered-by');

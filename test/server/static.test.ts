@@ -672,6 +672,8 @@ describe('freshness of the file view', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
+      // Two requests: a path is kept in the view from its second request on (admission, below).
+      await get(url, '/big.bin', { method: 'HEAD' });
       const { etag } = (await get(url, '/big.bin', { method: 'HEAD' })).headers;
       removeSite(join(dir, 'big.bin'));
       nowMs += 999;
@@ -679,6 +681,42 @@ describe('freshness of the file view', () => {
       // Past the window the view looks at the disk again: the file is gone (so the clock is the one used).
       nowMs += 1;
       assert.equal((await get(url, '/big.bin', { headers: { 'if-none-match': etag! } })).status, 404);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      removeSite(dir);
+    }
+  });
+
+  it('admission on second use: a path asked for once is not kept; from its second request on it is', async () => {
+    // Issue 27 §5: files served once (a crawl) never become entries, so they cannot churn the view.
+    const dir = makeSite({ 'a.txt': 'a', 'b.txt': 'b' });
+    const o = toServerOptions(parseConfig({ root: dir, static: { revalidateMs: 1000 } }));
+    // A clock that stands still: the view's window never ends on its own in this test.
+    const handler = createStaticHandler({
+      root: o.root,
+      static: o.static,
+      cachePolicy: o.cachePolicy,
+      nowMs: () => 1_000_000,
+    });
+    const server = createServer(handler);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      assert.equal((await get(url, '/a.txt')).text, 'a');
+      assert.equal(handler.files.sizeBytes(), 0);
+      // Nothing was kept, so a change right after the first request is seen at once...
+      writeFileSync(join(dir, 'a.txt'), 'A2');
+      assert.equal((await get(url, '/a.txt')).text, 'A2');
+      const kept = handler.files.sizeBytes();
+      assert.ok(kept > 0, 'the second request keeps the entry');
+      // ...and from the second request on the view is trusted for revalidateMs, as before.
+      writeFileSync(join(dir, 'a.txt'), 'A3!');
+      assert.equal((await get(url, '/a.txt')).text, 'A2');
+      assert.equal(handler.files.sizeBytes(), kept);
+      // Another path is its own: its first request keeps nothing.
+      assert.equal((await get(url, '/b.txt')).text, 'b');
+      assert.equal(handler.files.sizeBytes(), kept);
     } finally {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

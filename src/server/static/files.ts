@@ -1,6 +1,6 @@
 // The file view: URL path -> resolved resource (file version, redirect, missing), with
 // validators, precompressed and compressed variants, and small bodies cached in a
-// byte-bounded LRU. Entries are trusted for `revalidateMs`, then checked against the disk.
+// byte-bounded LRU. Entries (kept from a path's second request on) are trusted for `revalidateMs`, then checked.
 import type { Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join, sep } from 'node:path';
@@ -10,6 +10,7 @@ import { LRUCache } from 'lru-cache';
 import { formatHttpDate } from '../../http/dates.js';
 import { ContentHashes, hashBuffer, statFingerprint } from './content-hashes.js';
 import { readSized, realPath, statOrUndefined } from './disk.js';
+import { Doorkeeper } from './doorkeeper.js';
 import { isManifestName } from './hash-manifest.js';
 import { mediaInfo } from './media.js';
 import { isInside, type PathResult, resolveFilePath } from './path.js';
@@ -178,6 +179,8 @@ export class FileView {
   private readonly now: () => number;
   private readonly cache: LRUCache<string, Entry>;
   private readonly pending = new Map<string, Promise<Entry>>();
+  /** A path is kept from its second request on (doorkeeper.ts). */
+  private readonly doorkeeper = new Doorkeeper();
   private readonly maxBodyBytes: number;
   private readonly hashes: ContentHashes;
   private realRoot: string | undefined;
@@ -278,6 +281,7 @@ export class FileView {
 
   clear(): void {
     this.cache.clear();
+    this.doorkeeper.clear();
   }
 
   private async refresh(rawPath: string, old: Entry | undefined): Promise<Entry> {
@@ -289,7 +293,8 @@ export class FileView {
       }
     }
     const entry = await this.resolve(rawPath);
-    if (entry.resource.kind !== 'bad') {
+    // Kept if it was kept before (a new version of a cached path) or asked for before (doorkeeper.ts).
+    if (entry.resource.kind !== 'bad' && (old !== undefined || this.doorkeeper.seenBefore(rawPath))) {
       // The key is one more copy of the path.
       entry.sizeBytes += PATH_CHAR_BYTES * rawPath.length;
       this.cache.set(rawPath, entry);

@@ -13,6 +13,7 @@
 //
 //   node bench/https.mjs [--quick] [--only tls-handshake,h1-tls-1k,h2-1k,tls-resumed] [--json FILE]
 //   BENCH_DURATION=5 (s per measurement) BENCH_ROUNDS=3 BENCH_WARMUP=1 (s); --quick: 1 s, 1 round
+//   BENCH_BASELINE=/path/to/checkout: `gatehouse-baseline`, that build on the same rows (no regression)
 //
 // Servers run pinned to CPU 0, h2load to CPU 1; rounds interleave the servers (rotating order), medians
 // and ratios of req/s and of requests per server CPU-second are reported with the targets of
@@ -40,13 +41,13 @@ export const groups = [
     name: 'https-h1',
     title: 'HTTPS over HTTP/1.1 (ALPN http/1.1): new connections and keep-alive 1 KB GETs',
     subject: 'gatehouse',
-    servers: ['gatehouse', 'node-https', 'node-https-fields', 'nginx'],
+    servers: ['gatehouse', 'gatehouse-baseline', 'node-https', 'node-https-fields', 'nginx'],
   },
   {
     name: 'https-h2',
     title: 'HTTP/2 over TLS (ALPN h2): 1 KB GETs, many streams per connection',
     subject: 'gatehouse',
-    servers: ['gatehouse', 'node-http2', 'node-http2-fields', 'nginx'],
+    servers: ['gatehouse', 'gatehouse-baseline', 'node-http2', 'node-http2-fields', 'nginx'],
   },
   {
     name: 'https-resume',

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { baselineBuild } from '../lib/baseline.mjs';
 import { freePort, startServerProcess, tempDir } from '../lib/proc.mjs';
 import { currentBuild, startGatehouse, unavailableFor } from './gatehouse.mjs';
 import { nginxUnavailable, startNginx } from './nginx.mjs';
@@ -108,13 +109,18 @@ async function startNginxPair(dir, tls) {
   };
 }
 
+/** `gatehouse` (this build) or, with BENCH_BASELINE, `gatehouse-baseline`: same config, same certificate. */
+const gatehouseOver = (build) => ({
+  name: `gatehouse${build.suffix}`,
+  unavailable: unavailableFor(build),
+  start: (dir, tls) =>
+    startGatehouse({ build, root: dir, config: { tls: { cert: tls.cert, key: tls.key } }, scheme: 'https' }),
+});
+
 export const httpsServers = [
-  {
-    name: 'gatehouse',
-    unavailable: unavailableFor(currentBuild),
-    start: (dir, tls) =>
-      startGatehouse({ root: dir, config: { tls: { cert: tls.cert, key: tls.key } }, scheme: 'https' }),
-  },
+  gatehouseOver(currentBuild),
+  // The "no regression" twin over TLS (run with BENCH_BASELINE, like npm run bench's).
+  ...(baselineBuild ? [gatehouseOver(baselineBuild)] : []),
   { name: 'node-https', reference: true, start: (dir, tls) => startCeiling('https', dir, tls) },
   { name: 'node-http2', reference: true, start: (dir, tls) => startCeiling('h2', dir, tls) },
   // The same servers sending Gatehouse's fields for 1k.txt: not a target, the part of the gap the

@@ -280,7 +280,9 @@ async function timedRuns(opts, scenario, config) {
   const rate = warm.requestsPerSec > 0 ? warm.requestsPerSec : minimum;
   // Warm up for about BENCH_WARMUP s in all: the short probe above, then the rest.
   const rest = Math.round(rate * config.warmupSec) - minimum;
-  if (rest > 0) await runH2load({ ...opts, requests: rest, timeoutSec: 30 + config.warmupSec * 10 });
+  // h2load refuses fewer requests (-n) than clients (-c): a smaller rest is left out.
+  if (rest >= scenario.byCount.clients)
+    await runH2load({ ...opts, requests: rest, timeoutSec: 30 + config.warmupSec * 10 });
   const requests = Math.max(minimum, Math.round(rate * config.durationSec));
   return { ...opts, requests, timeoutSec: 30 + config.durationSec * 10 };
 }

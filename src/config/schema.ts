@@ -107,7 +107,8 @@ const staticSchema = z
       .default(64 * MiB)
       .describe(
         'Byte bound of the file view: file contents, compressed variants, and each entry (file, 404, ' +
-          'redirect) counted with its measured heap and path, so many distinct paths stay within it too.',
+          'redirect) counted with its measured heap and path, so many distinct paths stay within it too. ' +
+          'A path is kept from its second request on (docs/static.md).',
       ),
     maxCachedFileBytes: z
       .number()

@@ -2,7 +2,7 @@
 // through Gatehouse's adapter (dist/adapters/*, so `npm run build` first) or through the framework's own
 // static module, logger off, no other middleware. Express's x-powered-by is off in both.
 import http from 'node:http';
-import { announce, exitWithParent, listen, requestedPort, root } from './runtime.mjs';
+import { announce, exitWithParent, fieldsObject, listen, requestedPort, root } from './runtime.mjs';
 
 const adapter = (name) => import(`../../dist/adapters/${name}.js`);
 
@@ -19,9 +19,7 @@ const apps = {
   // Express itself costs per request, which no middleware inside it can go under.
   async 'express-ceiling'() {
     const { default: express } = await import('express');
-    const flat = JSON.parse(process.env.BENCH_FIELDS).ok;
-    const fields = {};
-    for (let i = 0; i < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
+    const fields = fieldsObject(JSON.parse(process.env.BENCH_FIELDS).ok);
     const body = Buffer.alloc(1024, 'x');
     const app = express().disable('x-powered-by');
     app.use((_req, res) => {

@@ -8,18 +8,12 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
-import { listen, root } from './runtime.mjs';
+import { fieldsObject, listen, root } from './runtime.mjs';
 
 const fields = JSON.parse(process.env.BENCH_FIELDS);
-/** The flat list as the object Gatehouse hands to writeHead. */
-const asObject = (flat) => {
-  const o = {};
-  for (let i = 0; i < flat.length; i += 2) o[flat[i]] = flat[i + 1];
-  return o;
-};
-const ok = asObject(fields.ok);
-const html = asObject(fields.html);
-const notModified = asObject(fields.notModified);
+const ok = fieldsObject(fields.ok);
+const html = fieldsObject(fields.html);
+const notModified = fieldsObject(fields.notModified);
 const body = Buffer.alloc(1024, 'x');
 const page = readFileSync(join(root, 'index.html'));
 

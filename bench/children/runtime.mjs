@@ -31,3 +31,10 @@ export function listen(server) {
   exitWithParent();
   server.listen(requestedPort, '127.0.0.1', () => announce(server.address().port));
 }
+
+/** A flat [name, value, ...] field list (BENCH_FIELDS) as the object a handler hands to writeHead. */
+export function fieldsObject(flat) {
+  const o = {};
+  for (let i = 0; i < flat.length; i += 2) o[flat[i]] = flat[i + 1];
+  return o;
+}

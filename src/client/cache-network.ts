@@ -3,12 +3,13 @@
 // methods (§4.4). Every decision is the engine's (src/cache); this file does the I/O around it.
 import type { FreshnessOptions } from '../cache/freshness.js';
 import { invalidationUris } from '../cache/invalidate.js';
+import { DEFAULT_MAX_PIECES_PER_ENTRY } from '../cache/pieces.js';
 import { decideServe, type ServeDecision } from '../cache/request.js';
 import { isStorable } from '../cache/storable.js';
 import type { HeaderMap } from '../cache/types.js';
 import { conditionalHeaders, freshenStored, selectValidated, storedHeaderFields } from '../cache/validate.js';
 import { matchesVary, varyKey } from '../cache/vary.js';
-import { isPartial, MAX_PIECES_PER_ENTRY, pieceEntry } from './cache-pieces.js';
+import { isPartial, pieceEntry } from './cache-pieces.js';
 import {
   forwardResponse,
   headerMap,
@@ -318,7 +319,7 @@ async function keepPiece(
     requestHeaders: up.reqHeaders,
     requestTimeMs,
     responseTimeMs: s.now(),
-    limits: { maxPieces: MAX_PIECES_PER_ENTRY, maxBytes: s.maxEntryBytes },
+    limits: { maxPieces: DEFAULT_MAX_PIECES_PER_ENTRY, maxBytes: s.maxEntryBytes },
   });
   if (entry === null) return null;
   return (await putVariant(s, up, variants, entry)) ? entry : null;

@@ -5,6 +5,7 @@ import {
   combinePieces,
   completionFits,
   completionProblem,
+  DEFAULT_MAX_PIECES_PER_ENTRY,
   heldProblem,
   ifRangeFor,
   missingOf,
@@ -24,7 +25,7 @@ import {
   type Upstream,
   upstreamRequest,
 } from './cache-network.js';
-import { entryFor, MAX_PIECES_PER_ENTRY, type PartialResponse } from './cache-pieces.js';
+import { entryFor, type PartialResponse } from './cache-pieces.js';
 import { forwardResponse, headerMap, makeResponse, serveStored } from './cache-response.js';
 import type { CachedResponse, CachedVariants } from './cache-tier.js';
 
@@ -168,7 +169,7 @@ async function completeMissing(
       : combinePieces(
           { held, body: match.body, validator: strongValidatorOf(match.headers) },
           { ...piece, body: body!, validator: strongValidatorOf(headers) },
-          { maxPieces: MAX_PIECES_PER_ENTRY, maxBytes: s.maxEntryBytes },
+          { maxPieces: DEFAULT_MAX_PIECES_PER_ENTRY, maxBytes: s.maxEntryBytes },
         );
   // Only the same strong validator combines (§3.4); then the span is held.
   if (combined?.kind !== 'combined' || missingOf(combined.held, want.start, want.end).kind !== 'held')

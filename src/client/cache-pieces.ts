@@ -2,7 +2,6 @@
 // piece, combined with the variant's stored pieces when they share a strong validator (../cache/pieces.ts).
 import {
   combinePieces,
-  DEFAULT_MAX_PIECES_PER_ENTRY,
   type HeldPieces,
   type PieceLimits,
   pieceFields,
@@ -11,9 +10,6 @@ import {
 } from '../cache/pieces.js';
 import type { HeaderMap } from '../cache/types.js';
 import type { CachedResponse } from './cache-tier.js';
-
-/** Pieces of one entry at most (after merging); held bytes stay within maxEntryBytes. */
-export const MAX_PIECES_PER_ENTRY = DEFAULT_MAX_PIECES_PER_ENTRY;
 
 /** A stored response holding pieces of a representation: status 206, `partial` set. */
 export interface PartialResponse extends CachedResponse {

@@ -1,9 +1,10 @@
 import { invalidationUris } from '../cache/invalidate.js';
+import { DEFAULT_MAX_PIECES_PER_ENTRY } from '../cache/pieces.js';
 import { decideServe } from '../cache/request.js';
 import { isStorable } from '../cache/storable.js';
 import { conditionalHeaders, freshenStored, selectValidated, storedHeaderFields } from '../cache/validate.js';
 import { matchesVary, varyKey } from '../cache/vary.js';
-import { isPartial, MAX_PIECES_PER_ENTRY, pieceEntry } from './cache-pieces.js';
+import { isPartial, pieceEntry } from './cache-pieces.js';
 import { forwardResponse, headerMap, makeResponse, serveStored, storeThrough, } from './cache-response.js';
 const NOT_STORED = Promise.resolve(null);
 const noFollow = () => null;
@@ -209,7 +210,7 @@ async function keepPiece(s, up, variants, responseHeaders, bytes, requestTimeMs)
         requestHeaders: up.reqHeaders,
         requestTimeMs,
         responseTimeMs: s.now(),
-        limits: { maxPieces: MAX_PIECES_PER_ENTRY, maxBytes: s.maxEntryBytes },
+        limits: { maxPieces: DEFAULT_MAX_PIECES_PER_ENTRY, maxBytes: s.maxEntryBytes },
     });
     if (entry === null)
         return null;

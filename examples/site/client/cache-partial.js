@@ -1,10 +1,10 @@
 // A request whose stored variant holds pieces of the representation (RFC 9111 §3.3, §3.4): held bytes
 // are answered from the pieces, a request for more asks the network for the missing span only (with
 // If-Range), and an answer with the same strong validator is combined (../cache/pieces.ts).
-import { combinePieces, completionFits, completionProblem, heldProblem, ifRangeFor, missingOf, pieceOf, rangeHeaderFor, sliceHeld, spanOf, strongValidatorOf, } from '../cache/pieces.js';
+import { combinePieces, completionFits, completionProblem, DEFAULT_MAX_PIECES_PER_ENTRY, heldProblem, ifRangeFor, missingOf, pieceOf, rangeHeaderFor, sliceHeld, spanOf, strongValidatorOf, } from '../cache/pieces.js';
 import { storedHeaderFields } from '../cache/validate.js';
 import { fromNetwork, putVariant, serveDecision, store, upstreamRequest, } from './cache-network.js';
-import { entryFor, MAX_PIECES_PER_ENTRY } from './cache-pieces.js';
+import { entryFor } from './cache-pieces.js';
 import { forwardResponse, headerMap, makeResponse, serveStored } from './cache-response.js';
 const ONLY_IF_CACHED = /(^|[\s,])only-if-cached($|[\s,;=])/i;
 /**
@@ -118,7 +118,7 @@ async function completeMissing(s, up, variants, match, want, missing) {
         completionProblem(piece, missing.start, missing.end, held.lengthBytes) !== undefined ||
         !piece.ok
         ? null
-        : combinePieces({ held, body: match.body, validator: strongValidatorOf(match.headers) }, { ...piece, body: body, validator: strongValidatorOf(headers) }, { maxPieces: MAX_PIECES_PER_ENTRY, maxBytes: s.maxEntryBytes });
+        : combinePieces({ held, body: match.body, validator: strongValidatorOf(match.headers) }, { ...piece, body: body, validator: strongValidatorOf(headers) }, { maxPieces: DEFAULT_MAX_PIECES_PER_ENTRY, maxBytes: s.maxEntryBytes });
     // Only the same strong validator combines (§3.4); then the span is held.
     if (combined?.kind !== 'combined' || missingOf(combined.held, want.start, want.end).kind !== 'held')
         return fromNetwork(s, up, 'partial', variants);

@@ -1,8 +1,6 @@
 // Partial responses in the private cache (RFC 9111 §3.3, §3.4): a 206 as a stored entry holding its
 // piece, combined with the variant's stored pieces when they share a strong validator (../cache/pieces.ts).
-import { combinePieces, DEFAULT_MAX_PIECES_PER_ENTRY, pieceFields, pieceOf, strongValidatorOf, } from '../cache/pieces.js';
-/** Pieces of one entry at most (after merging); held bytes stay within maxEntryBytes. */
-export const MAX_PIECES_PER_ENTRY = DEFAULT_MAX_PIECES_PER_ENTRY;
+import { combinePieces, pieceFields, pieceOf, strongValidatorOf, } from '../cache/pieces.js';
 /** Whether a stored response is a partial entry. */
 export function isPartial(r) {
     return r.partial !== undefined;

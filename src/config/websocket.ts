@@ -75,7 +75,8 @@ export const websocketEndpointSchema = z
             .number()
             .positive()
             .describe(
-              'Sustained messages per second per connection (token bucket refill; may be fractional).',
+              'Sustained messages per second per connection (token bucket refill; may be fractional). ' +
+                'A protocol ping counts as a message.',
             ),
           burst: z
             .number()

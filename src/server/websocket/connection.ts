@@ -11,14 +11,14 @@ import { CLOSE_CODES, type Client, type Endpoint, type WsState } from './types.j
  * Wraps the socket's emit so that a 'message' over the endpoint's rate never reaches a listener
  * (ours or a custom handler's): the first one over closes the connection with 1008 (RFC 6455
  * §7.4.1, policy violation) and later ones are dropped. Token bucket: `burst` at once, then
- * `messagesPerSec`.
+ * `messagesPerSec`. A Ping counts as a message: each costs the server a Pong (RFC 6455 §5.5.2).
  */
 function limitMessages(socket: WebSocket, policy: TokenBucketPolicy, nowMs: () => number): void {
   let state: BucketState | undefined;
   let over = false;
   const emit = socket.emit;
   socket.emit = function (this: WebSocket, event: string | symbol, ...args: unknown[]): boolean {
-    if (event === 'message') {
+    if (event === 'message' || event === 'ping') {
       if (over) return false;
       const r = takeToken(state, policy, nowMs());
       state = r.state;

@@ -14,6 +14,15 @@ import {
 // ws is loaded only when an endpoint is configured (it costs ~12 MB of RSS).
 const loadWs = (): typeof import('ws') => createRequire(import.meta.url)('ws') as typeof import('ws');
 
+/**
+ * RFC 6455 §5.5.2: every Ping is answered with a Pong. A peer that sends Pings and never reads the
+ * Pongs would queue them without end; past this many Pongs not yet written the connection is
+ * terminated (ws's default, pinned here so no upgrade of ws can silently lift it).
+ */
+export const MAX_PENDING_PONGS = 60;
+/** Fragments of one message (RFC 6455 §5.4): a message of a million 1-byte frames is refused. */
+export const MAX_FRAGMENTS = 16 * 1024;
+
 /** RFC 6455 §4.2.2 /subprotocol/: the first of ours (our preference order) that the client offered. */
 function protocolChooser(ours: readonly string[]): (offered: Set<string>) => string | false {
   return (offered) => {
@@ -42,9 +51,14 @@ export function buildEndpoints(
     const wss = new (loadWs().WebSocketServer)({
       noServer: true,
       clientTracking: false,
+      // Checked while inflating too (RFC 7692 §7.2.2): a compressed bomb is refused with 1009
+      // once the inflated bytes pass the bound, not after.
       maxPayload: config.maxPayloadBytes,
+      maxFragments: MAX_FRAGMENTS,
       perMessageDeflate: config.perMessageDeflate,
       handleProtocols: protocolChooser(config.subprotocols),
+      // ws >= 8.19 reads it; @types/ws does not name it yet.
+      ...{ maxPendingAutoPongs: MAX_PENDING_PONGS },
     });
     const rl = config.rateLimit;
     if (rl !== undefined && (!(rl.messagesPerSec > 0) || !Number.isInteger(rl.burst) || rl.burst < 1)) {

@@ -21,15 +21,17 @@ export interface CheckIo extends CommandIo {
 }
 
 const USAGE = `Usage: gatehouse check URL [--origin ORIGIN] [--method M] [--header 'Name: value']... [--jsonp NAME]
-                      [--json] [--no-color] [--timeout MS] [--insecure] [--ca FILE] [--allow-private]
+                      [--json] [--verbose] [--no-color] [--timeout MS] [--insecure] [--ca FILE] [--allow-private]
 Requests URL (following redirects), then sends probes to the final URL (conditional, range,
 content-coding, CORS and JSONP requests) and reports what it finds about redirects, protocol and TLS,
 caching, validators, content coding, CORS, JSONP and security headers, with the RFC section of each.
+URL without a scheme is taken as http:// (as curl does): check 127.0.0.1:8080 checks http://127.0.0.1:8080/.
   --origin ORIGIN   also send CORS requests (simple, a random origin, a preflight) from ORIGIN
   --method M        the method of the first request to the final URL (default GET)
   --header 'N: v'   send this header (repeatable); only to the origin of URL, never across a redirect
   --jsonp NAME      the JSONP callback parameter (callback, cb and jsonp are found in URL by themselves)
-  --json            print the report as one JSON object
+  --json            print the report as one JSON object (with what passed and every request sent)
+  --verbose         also list what passed (304s, ranges, compression, the asset probes)
   --no-color        no colour (also NO_COLOR=1; colour is only used on a terminal)
   --timeout MS      give up on each request after MS milliseconds (default 10000)
   --insecure        do not verify the certificate (still checked and reported)
@@ -46,8 +48,20 @@ interface Parsed {
   url: string;
   options: CheckOptions;
   json: boolean;
+  verbose: boolean;
   noColor: boolean;
   help: boolean;
+}
+
+/** `127.0.0.1:8080`, `localhost:3000/app`, `example.com`: no scheme given means http (as curl). */
+export function withDefaultScheme(arg: string): string {
+  if (arg === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(arg)) return arg;
+  const url = `http://${arg}`;
+  try {
+    return new URL(url).href;
+  } catch {
+    return arg;
+  }
 }
 
 function parseHeader(raw: string): [string, string] {
@@ -69,7 +83,7 @@ async function parse(args: string[], cwd: string): Promise<Parsed> {
   }
   const help = values.help === true;
   if (positionals.length > 1) throw new UsageError(`one URL, got: ${positionals.join(' ')}`);
-  const url = positionals[0] ?? '';
+  const url = withDefaultScheme(positionals[0] ?? '');
   if (url === '' && !help) throw new UsageError('expected a URL');
   const options: CheckOptions = {};
   if (typeof values.origin === 'string') options.origin = values.origin;
@@ -101,7 +115,8 @@ async function parse(args: string[], cwd: string): Promise<Parsed> {
       throw err;
     }
   }
-  return { url, options, json: values.json === true, noColor: values['no-color'] === true, help };
+  const json = values.json === true;
+  return { url, options, json, verbose: values.verbose === true, noColor: values['no-color'] === true, help };
 }
 
 /** Runs the command; resolves with the exit code. */
@@ -133,7 +148,7 @@ export async function checkCommand(args: string[], io: CheckIo): Promise<number>
     return EXIT_FAILURE;
   }
   const color = io.color === true && !p.noColor;
-  io.stdout.write(p.json ? renderJson(report) : renderText(report, { color }));
+  io.stdout.write(p.json ? renderJson(report) : renderText(report, { color, verbose: p.verbose }));
   const noFinal = noFinalResponse(recording);
   if (noFinal !== undefined) {
     io.stderr.write(`gatehouse check: no final response: ${forTerminal(noFinal)}\n`);
@@ -149,6 +164,7 @@ export const CHECK_FLAGS = {
   header: { type: 'string', multiple: true },
   jsonp: { type: 'string' },
   json: { type: 'boolean' },
+  verbose: { type: 'boolean' },
   'no-color': { type: 'boolean' },
   timeout: { type: 'string' },
   insecure: { type: 'boolean' },

@@ -34,7 +34,7 @@ export const HELP = `Usage: gatehouse [serve] [ROOT] [options]
        gatehouse cert --ca-path
        gatehouse trust [--uninstall] [--stores nss,system]
        gatehouse check URL [--origin ORIGIN] [--method M] [--header 'Name: value']... [--jsonp NAME]
-                       [--json] [--no-color] [--timeout MS] [--insecure] [--ca FILE] [--allow-private]
+                       [--json] [--verbose] [--no-color] [--timeout MS] [--insecure] [--ca FILE] [--allow-private]
 
 serve options:
   --root DIR        the folder to serve, in place of ROOT (default: the config's root, else .)

@@ -1,12 +1,12 @@
-// Which asset URLs the SPA probes request (issue 26 §1): a made-up hashed asset next to the page's real
-// assets, and the same-origin scripts and stylesheets the page references. Pure: the page's first bytes in,
+// Which asset URLs the SPA probes request: a made-up hashed asset next to the page's real assets, and
+// the same-origin scripts, stylesheets and fonts the page references. Pure: the page's first bytes in,
 // URLs out; live.ts sends them and the status checks judge the answers.
 import { mediaTypeOf } from './checks/caching.js';
 import { field } from './exchange.js';
 import type { AssetProbeKind, RecordedResponse } from './types.js';
 
-/** At most this many referenced scripts and stylesheets are requested. */
-export const MAX_REFERENCED_ASSETS = 4;
+/** At most this many referenced scripts, stylesheets and fonts are requested. */
+export const MAX_REFERENCED_ASSETS = 6;
 /** The made-up file name: hashed by the rule of src/http/hashed-name.ts, and never a real build's. */
 export const MADE_UP_ASSET = 'index-deadbeef.js';
 
@@ -18,20 +18,34 @@ function attribute(attrs: string, name: string): string | undefined {
   return m === null ? undefined : (m[1] ?? m[2] ?? m[3]);
 }
 
-/** The same-origin scripts and stylesheets in `html`, in document order, without repeats. */
+/**
+ * What a `<script>` or `<link>` start tag makes the browser load: a script (`src`, `modulepreload`,
+ * `preload as=script`), a stylesheet (`stylesheet`, `preload as=style`) or a font (`preload as=font`).
+ */
+function referenceOf(
+  tag: string,
+  attrs: string,
+): { kind: AssetProbeKind; ref: string | undefined } | undefined {
+  if (tag === 'script') return { kind: 'script', ref: attribute(attrs, 'src') };
+  const rel = attribute(attrs, 'rel')?.toLowerCase().split(/\s+/) ?? [];
+  const href = attribute(attrs, 'href');
+  if (rel.includes('stylesheet')) return { kind: 'stylesheet', ref: href };
+  if (rel.includes('modulepreload')) return { kind: 'script', ref: href };
+  if (!rel.includes('preload')) return undefined;
+  const as = attribute(attrs, 'as')?.toLowerCase();
+  const kind =
+    as === 'script' ? 'script' : as === 'style' ? 'stylesheet' : as === 'font' ? 'font' : undefined;
+  return kind === undefined ? undefined : { kind, ref: href };
+}
+
+/** The same-origin scripts, stylesheets and fonts in `html`, in document order, without repeats. */
 export function referencedAssets(html: string, base: URL): { kind: AssetProbeKind; url: URL }[] {
   const out: { kind: AssetProbeKind; url: URL }[] = [];
   const seen = new Set<string>();
   for (const m of html.matchAll(TAG)) {
-    const attrs = m[2] ?? '';
-    const isScript = m[1]!.toLowerCase() === 'script';
-    const rel = attribute(attrs, 'rel')?.toLowerCase().split(/\s+/) ?? [];
-    const ref = isScript
-      ? attribute(attrs, 'src')
-      : rel.includes('stylesheet')
-        ? attribute(attrs, 'href')
-        : undefined;
-    if (ref === undefined || ref.trim() === '') continue;
+    const found = referenceOf(m[1]!.toLowerCase(), m[2] ?? '');
+    const ref = found?.ref;
+    if (found === undefined || ref === undefined || ref.trim() === '') continue;
     let url: URL;
     try {
       url = new URL(ref.trim(), base);
@@ -42,7 +56,7 @@ export function referencedAssets(html: string, base: URL): { kind: AssetProbeKin
     // Cross-origin assets (a CDN) are another site's business; the user's headers never go there either.
     if (url.origin !== base.origin || seen.has(url.href)) continue;
     seen.add(url.href);
-    out.push({ kind: isScript ? 'script' : 'stylesheet', url });
+    out.push({ kind: found.kind, url });
   }
   return out;
 }

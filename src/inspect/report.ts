@@ -2,6 +2,7 @@
 // (DESIGN: { url, finalUrl, findings: [{ id, severity, message, evidence, rfc }], summary }) or as text.
 import { forTerminal, jsonForTerminal } from '../http/terminal.js';
 import { CHECKS } from './checks/index.js';
+import { passedChecks, probeRuns } from './checks/passed.js';
 import type { Area, Check, Finding, Recording, Report, Severity } from './types.js';
 
 export const AREAS: readonly Area[] = [
@@ -39,7 +40,18 @@ export function buildReport(rec: Recording, checks: readonly Check[] = CHECKS): 
     .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
     .map(({ f }) => f);
   const status = rec.probes.primary?.response?.status ?? null;
-  return { url: rec.url, finalUrl: rec.finalUrl, status, findings: ordered, summary: summarize(ordered) };
+  const passes = passedChecks(rec);
+  const passed = AREAS.flatMap((a) => passes.filter((p) => p.area === a));
+  const summary = summarize(ordered);
+  return {
+    url: rec.url,
+    finalUrl: rec.finalUrl,
+    status,
+    findings: ordered,
+    summary,
+    passed,
+    probes: probeRuns(rec),
+  };
 }
 
 export function summarize(findings: readonly Finding[]): Report['summary'] {
@@ -70,12 +82,14 @@ const COLORS: Readonly<Record<Severity, string>> = { error: '31', warning: '33',
 
 export interface TextOptions {
   color: boolean;
+  /** Also list what passed (`--verbose`), under each area after its findings. */
+  verbose?: boolean;
 }
 
 /**
  * The readable report: a heading per area that has findings, one line per finding (mark, message,
  * id), its evidence and RFC on an indented second line, and `N errors, N warnings, N infos` last
- * (singular for 1: `1 error, 1 warning, 1 info`).
+ * (singular for 1: `1 error, 1 warning, 1 info`). With `verbose`, each area's passes follow its findings.
  */
 export function renderText(report: Report, o: TextOptions = { color: false }): string {
   const paint = (code: string, s: string) => (o.color ? `\u001b[${code}m${s}\u001b[0m` : s);
@@ -84,7 +98,8 @@ export function renderText(report: Report, o: TextOptions = { color: false }): s
   out.push(`status ${report.status ?? 'none (no final response)'}`);
   for (const area of AREAS) {
     const inArea = report.findings.filter((f) => f.area === area);
-    if (inArea.length === 0) continue;
+    const passed = o.verbose === true ? report.passed.filter((p) => p.area === area) : [];
+    if (inArea.length === 0 && passed.length === 0) continue;
     inArea.sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity]);
     out.push('', paint('1', AREA_TITLES[area]));
     for (const f of inArea) {
@@ -94,6 +109,10 @@ export function renderText(report: Report, o: TextOptions = { color: false }): s
         .map(forTerminal)
         .join(' | ');
       if (second !== '') out.push(`        ${paint('2', second)}`);
+    }
+    for (const p of passed) {
+      out.push(`  ${paint('32', 'pass ')} ${forTerminal(p.message)} [${p.id}]`);
+      if (p.evidence !== '') out.push(`        ${paint('2', forTerminal(p.evidence))}`);
     }
   }
   const s = report.summary;

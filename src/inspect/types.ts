@@ -28,6 +28,26 @@ export interface Finding {
   rfc: string;
 }
 
+/** Something that went right (`gatehouse check --verbose`, the JSON report's `passed`). */
+export interface Pass {
+  /** Stable, `area.kebab-name`, e.g. `validators.inm-304`. */
+  id: string;
+  area: Area;
+  message: string;
+  evidence: string;
+}
+
+/** One request the check sent (the JSON report's `probes`). */
+export interface ProbeRun {
+  /** `hop-N` for the redirect chain (hop-1 is the URL given), the ProbeName, or `asset-<kind>`. */
+  name: string;
+  method: string;
+  url: string;
+  /** null when the request got no answer (`error` says why). */
+  status: number | null;
+  error?: string;
+}
+
 /** One field line as received; the name lower-cased. Repeated fields stay separate lines. */
 export type FieldLine = readonly [name: string, value: string];
 
@@ -153,12 +173,12 @@ export interface Recording {
 export type Check = (rec: Recording) => Finding[];
 
 /** Why an asset probe was sent: a made-up hashed name next to the page's assets, or a reference in the page. */
-export type AssetProbeKind = 'made-up' | 'script' | 'stylesheet';
+export type AssetProbeKind = 'made-up' | 'script' | 'stylesheet' | 'font';
 
 /**
  * The SPA asset probes (sent only when the primary answer is 2xx HTML): GETs of a made-up hashed asset
  * URL (`<dir of the page's first asset, else /assets/>index-deadbeef.js`, which should be 404) and of the
- * first same-origin scripts and stylesheets the page's first 4096 bytes reference.
+ * first same-origin scripts, stylesheets and fonts the page's first 4096 bytes reference.
  */
 export interface AssetProbe {
   kind: AssetProbeKind;
@@ -172,4 +192,8 @@ export interface Report {
   status: number | null;
   findings: Finding[];
   summary: { errors: number; warnings: number; infos: number };
+  /** What went right, in area order. */
+  passed: Pass[];
+  /** Every request sent, in order. */
+  probes: ProbeRun[];
 }

@@ -3,12 +3,13 @@
 // the last ones run the built CLI as a process (npm test builds first; alone: npm run build).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { brotliCompressSync } from 'node:zlib';
 import { checkCommand } from '../../src/cli/check.js';
 import { createServer } from '../../src/index.js';
 import { ensureDevCertificate } from '../../src/server/tls/dev-ca.js';
@@ -66,7 +67,7 @@ describe('gatehouse check: usage errors exit 2 naming the flag', () => {
     ['no URL', [], /expected a URL/],
     ['two URLs', ['http://a.example/', 'http://b.example/'], /one URL/],
     ['unknown flag', ['http://a.example/', '--colour'], /--colour/],
-    ['not a URL', ['a.example'], /not a URL/],
+    ['not a URL (with http:// put in front either)', ['a b.example'], /not a URL/],
     ['ftp URL', ['ftp://a.example/'], /only http:\/\/ and https:\/\//],
     ['credentials in the URL', ['http://u:p@a.example/'], /credentials in the URL/],
     ['--timeout 0', ['http://a.example/', '--timeout', '0'], /--timeout/],
@@ -118,7 +119,16 @@ describe('gatehouse check: exit codes and output', () => {
     // Exit code not asserted: the redirects area may judge the 301 -> 302 chain.
     const r = await run([site.url('/moved'), '--json']);
     const json = JSON.parse(r.out) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(json), ['url', 'finalUrl', 'status', 'findings', 'summary']);
+    // The DESIGN shape first; passed and probes are additions.
+    assert.deepEqual(Object.keys(json), [
+      'url',
+      'finalUrl',
+      'status',
+      'findings',
+      'summary',
+      'passed',
+      'probes',
+    ]);
     assert.equal(json.status, 200);
     assert.equal(json.finalUrl, site.url('/landing'));
     assert.deepEqual(Object.keys(json.summary as object), ['errors', 'warnings', 'infos']);
@@ -322,5 +332,80 @@ describe('gatehouse check: the built CLI', () => {
     assert.match(r.err, /expected a URL/);
     const help = await cli(['--help']);
     assert.match(help.out, /gatehouse check URL/);
+  });
+});
+
+describe('gatehouse check: a URL without a scheme, --verbose and the probes in --json', () => {
+  let siteDir = '';
+  let port = 0;
+  let close: () => Promise<void>;
+  before(async () => {
+    siteDir = mkdtempSync(join(tmpdir(), 'gatehouse-check-verbose-'));
+    const page = `<!doctype html><title>x</title><script type="module" src="/assets/app-3f2a9c1b.js"></script>${'<p>filler</p>'.repeat(100)}`;
+    writeFileSync(join(siteDir, 'index.html'), page);
+    // A precompressed sibling, so the br probe gets br whatever on-the-fly compression is doing.
+    writeFileSync(join(siteDir, 'index.html.br'), brotliCompressSync(page));
+    mkdirSync(join(siteDir, 'assets'));
+    writeFileSync(join(siteDir, 'assets/app-3f2a9c1b.js'), 'export {};\n');
+    const app = createServer({
+      root: siteDir,
+      listen: { host: '127.0.0.1', port: 0 },
+      log: { format: 'off' },
+    });
+    port = (await app.listen()).port;
+    close = () => app.close();
+  });
+  after(async () => {
+    await close();
+    rmSync(siteDir, { recursive: true, force: true });
+  });
+
+  it('127.0.0.1:PORT is checked as http://127.0.0.1:PORT/ (as curl)', async () => {
+    const r = await run([`127.0.0.1:${port}`]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, new RegExp(`^gatehouse check http://127\\.0\\.0\\.1:${port}/\\nstatus 200\\n`));
+  });
+
+  it('--verbose lists the 304s, the compression and the asset probes that passed', async () => {
+    const plain = await run([`127.0.0.1:${port}`]);
+    assert.doesNotMatch(plain.out, /\bpass\b/);
+    const r = await run([`127.0.0.1:${port}`, '--verbose']);
+    assert.equal(r.code, 0, r.err);
+    for (const id of [
+      'validators.inm-304',
+      'validators.ims-304',
+      'validators.range-206',
+      'coding.br',
+      'status.missing-asset-404',
+      'caching.hashed-asset-year',
+    ]) {
+      assert.match(r.out, new RegExp(`\\n {2}pass {2}.*\\[${id.replace('.', '\\.')}\\]\\n`), id);
+    }
+  });
+
+  it('--json lists every request sent, and what passed', async () => {
+    const r = await run([`127.0.0.1:${port}`, '--json']);
+    const json = JSON.parse(r.out) as {
+      probes: { name: string; method: string; url: string; status: number | null }[];
+      passed: { id: string }[];
+    };
+    const byName = new Map(json.probes.map((p) => [p.name, p]));
+    for (const name of [
+      'hop-1',
+      'primary',
+      'repeat',
+      'inm-match',
+      'ims',
+      'coding-br',
+      'range',
+      'asset-made-up',
+      'asset-script',
+    ]) {
+      assert.ok(byName.has(name), `${name} in ${[...byName.keys()].join(' ')}`);
+    }
+    assert.equal(byName.get('inm-match')!.status, 304);
+    assert.equal(byName.get('asset-made-up')!.status, 404);
+    assert.equal(byName.get('asset-script')!.url, `http://127.0.0.1:${port}/assets/app-3f2a9c1b.js`);
+    assert.ok(json.passed.some((p) => p.id === 'validators.inm-304'));
   });
 });

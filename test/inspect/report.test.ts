@@ -62,8 +62,9 @@ describe('renderJson: the DESIGN shape', () => {
       checkOf(f('cors', 'error', 'star')),
     ]);
     const json = JSON.parse(renderJson(report)) as Record<string, unknown>;
-    // Issue 26: the final status beside url/finalUrl; the DESIGN keys kept, in their order.
-    assert.deepEqual(Object.keys(json), ['url', 'finalUrl', 'status', 'findings', 'summary']);
+    // The final status beside url/finalUrl; the DESIGN keys kept, in their order; then what passed
+    // and every request sent.
+    assert.deepEqual(Object.keys(json), ['url', 'finalUrl', 'status', 'findings', 'summary', 'passed', 'probes']);
     assert.equal(json.status, 502);
     assert.deepEqual(json.findings, [
       {

@@ -22,7 +22,16 @@ import {
 import { parseHttpDate } from '../../http/dates.js';
 import { isHashedName } from '../../http/hashed-name.js';
 import { evidenceOf, field } from '../exchange.js';
-import type { Check, Exchange, FieldLine, Finding, RecordedResponse, Severity } from '../types.js';
+import type {
+  AssetProbe,
+  Check,
+  Exchange,
+  FieldLine,
+  Finding,
+  RecordedResponse,
+  Recording,
+  Severity,
+} from '../types.js';
 
 /** HTML fresh longer than this in any cache is an error: a deploy would not show for that long. */
 export const HTML_MAX_LIFETIME_SEC = 600;
@@ -140,8 +149,48 @@ export const checkCaching: Check = (rec) => {
   const res = x?.response;
   if (x === undefined || res === undefined) return [];
   const s = subjectOf(x, res, rec.nowMs, rec.finalUrl);
-  return [...explain(s), ...conflicts(s), ...resourceClasses(s)];
+  return [...explain(s), ...conflicts(s), ...resourceClasses(s), ...referencedAssetClasses(rec)];
 };
+
+/** A script or stylesheet with no hash in its name or query, fresh longer than this, keeps old code after a deploy. */
+export const UNVERSIONED_MAX_LIFETIME_SEC = 86_400;
+
+/**
+ * The scripts, stylesheets and fonts the page references (the asset probes), graded as their own
+ * resource class: a hashed one should be fresh for a year, an unversioned script or stylesheet should
+ * not outlive a deploy. Reported from the page, each naming the asset.
+ */
+function referencedAssetClasses(rec: Recording): Finding[] {
+  const out: Finding[] = [];
+  for (const a of rec.assets ?? []) {
+    const res = a.exchange.response;
+    if (a.kind === 'made-up' || res === undefined || res.status !== 200) continue;
+    const s = subjectOf(a.exchange, res, rec.nowMs, a.exchange.request.url);
+    const found = isHashedName(s.path) ? hashedAsset(s, lifetimeFor(s, 0)) : unversionedAsset(s, a.kind);
+    for (const f of found) {
+      out.push({
+        ...f,
+        message: `the page's ${a.kind} ${f.message}`,
+        evidence: `GET ${quoteValue(s.path)} -> 200; ${f.evidence}`,
+      });
+    }
+  }
+  return out;
+}
+
+function unversionedAsset(s: Subject, kind: AssetProbe['kind']): Finding[] {
+  // Fonts and images rarely change under one name; Gatehouse itself gives fonts a year.
+  if (kind !== 'script' && kind !== 'stylesheet') return [];
+  if (new URL(s.x.request.url).search !== '' || revalidatesAlways(s.cc)) return [];
+  const browser = lifetimeFor(s, 0);
+  const lifetimeSec =
+    EXPLICIT.has(browser.source) || browser.source === 'heuristic' ? browser.lifetimeSec : 0;
+  if (lifetimeSec <= UNVERSIONED_MAX_LIFETIME_SEC) return [];
+  const msg =
+    `${quoteValue(s.path)} has no content hash in its name or query, yet browsers keep it ${lifetimePhrase(browser)}:` +
+    ' after a deploy returning visitors run the old file with the new page; hash its name (or add ?v=) or send no-cache';
+  return [make('unversioned-asset-long-lifetime', 'warning', msg, ccEvidence(s), 'RFC 9111 §4.2.1')];
+}
 
 const REASONS: Record<NotStorableReason, string> = {
   'method-not-cacheable': 'the method is not GET or HEAD',
@@ -226,9 +275,9 @@ function lifetimePhrase(f: Freshness): string {
 function onExpiry(s: Subject): Finding {
   const h = s.res.headers;
   const parts: string[] = [];
-  if (hasDirective(s.cc, 'no-cache') && fieldNames(s.cc, 'no-cache') === null) {
-    parts.push('no-cache: every reuse is revalidated first');
-  }
+  const noCache = revalidatesAlways(s.cc);
+  // RFC 9111 §4.2.4, §5.2.2.4: no-cache forbids serving it stale, even when the origin is down.
+  if (noCache) parts.push('no-cache: every reuse is revalidated first, and it is never served stale');
   if (field(h, 'etag') !== undefined) parts.push('revalidation sends If-None-Match with the ETag');
   else if (field(h, 'last-modified') !== undefined) parts.push('revalidation sends If-Modified-Since');
   else parts.push('no ETag or Last-Modified: every revalidation downloads the whole body again');
@@ -238,10 +287,14 @@ function onExpiry(s: Subject): Finding {
     parts.push('proxy-revalidate: shared caches never serve it stale');
   }
   const swr = deltaSeconds(s.cc, 'stale-while-revalidate');
-  if (swr !== null) parts.push(`served up to ${formatSec(swr)} stale while it revalidates (RFC 5861)`);
   const sie = deltaSeconds(s.cc, 'stale-if-error');
-  if (sie !== null) parts.push(`served up to ${formatSec(sie)} stale when the origin fails (RFC 5861)`);
-  if (!hasDirective(s.cc, 'must-revalidate') && swr === null) {
+  if (noCache && (swr !== null || sie !== null)) {
+    parts.push('its stale-while-revalidate and stale-if-error have no effect beside no-cache');
+  } else {
+    if (swr !== null) parts.push(`served up to ${formatSec(swr)} stale while it revalidates (RFC 5861)`);
+    if (sie !== null) parts.push(`served up to ${formatSec(sie)} stale when the origin fails (RFC 5861)`);
+  }
+  if (!noCache && !hasDirective(s.cc, 'must-revalidate') && swr === null) {
     parts.push('otherwise served stale only when the origin cannot be reached');
   }
   const evidence = [ccEvidence(s), evidenceOf(h, 'etag'), evidenceOf(h, 'last-modified')].join('; ');

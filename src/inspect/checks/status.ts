@@ -48,6 +48,7 @@ const WHAT: Readonly<Record<AssetProbe['kind'], string>> = {
   'made-up': 'a made-up hashed asset URL (it should be 404)',
   script: 'a script the page references',
   stylesheet: 'a stylesheet the page references',
+  font: 'a font the page preloads',
 };
 
 const FALLBACK_FIX =

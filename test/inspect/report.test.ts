@@ -64,7 +64,15 @@ describe('renderJson: the DESIGN shape', () => {
     const json = JSON.parse(renderJson(report)) as Record<string, unknown>;
     // The final status beside url/finalUrl; the DESIGN keys kept, in their order; then what passed
     // and every request sent.
-    assert.deepEqual(Object.keys(json), ['url', 'finalUrl', 'status', 'findings', 'summary', 'passed', 'probes']);
+    assert.deepEqual(Object.keys(json), [
+      'url',
+      'finalUrl',
+      'status',
+      'findings',
+      'summary',
+      'passed',
+      'probes',
+    ]);
     assert.equal(json.status, 502);
     assert.deepEqual(json.findings, [
       {

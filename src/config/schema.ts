@@ -82,6 +82,21 @@ const staticSchema = z
       .describe('strong: content hash, identical on every replica; weak: W/"size-mtime".'),
     lastModified: z.boolean().default(true).describe('Send Last-Modified from the file mtime.'),
     index: z.array(z.string().min(1)).default(['index.html']).describe('Index files tried for a directory.'),
+    extensions: z
+      .array(z.string().regex(/^[A-Za-z0-9]{1,16}$/, 'an extension without its dot, e.g. html'))
+      .default([])
+      .describe(
+        "Extensions tried, in order, when no file or folder is at the path (serve-static's extensions, " +
+          "serve's cleanUrls): with ['html'], /about answers about.html. /about.html still answers too " +
+          '(no redirect; docs/static.md).',
+      ),
+    directoryListing: z
+      .boolean()
+      .default(false)
+      .describe(
+        'List a folder that has no index file (HTML, names escaped, no dotfiles, ETag and Last-Modified); ' +
+          'off: 404.',
+      ),
     dotfiles: z
       .enum(['ignore', 'allow'])
       .default('ignore')

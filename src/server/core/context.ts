@@ -74,6 +74,11 @@ export function setPassOn(req: IncomingMessage, next: PassOn): void {
   (req as WithPassOn)[PASS_ON] = next;
 }
 
+/** True when `req` came through a mounted handler whose app has a next middleware for it. */
+export function canPassOn(req: IncomingMessage): boolean {
+  return (req as WithPassOn)[PASS_ON] !== undefined;
+}
+
 /**
  * Hands `req` to the app's next middleware when it was mounted with one: true when it did (the
  * caller answers nothing), false when Gatehouse answers itself (createServer, or no `next`).

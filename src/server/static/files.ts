@@ -2,7 +2,7 @@
 // validators, precompressed and compressed variants, and small bodies cached in a
 // byte-bounded LRU. Entries (kept from a path's second request on) are trusted for `revalidateMs`, then checked.
 import type { Stats } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { basename, join, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, gzip, constants as zc } from 'node:zlib';
@@ -12,6 +12,7 @@ import { ContentHashes, hashBuffer, statFingerprint } from './content-hashes.js'
 import { readSized, realPath, statOrUndefined } from './disk.js';
 import { Doorkeeper } from './doorkeeper.js';
 import { isManifestName } from './hash-manifest.js';
+import { type ListingEntry, MAX_LISTED, renderListing } from './listing.js';
 import { mediaInfo } from './media.js';
 import { isInside, type PathResult, resolveFilePath } from './path.js';
 import type { CachePolicy, PolicyInput } from './policy.js';
@@ -26,6 +27,10 @@ export interface StaticOptions {
   etag: 'strong' | 'weak';
   lastModified: boolean;
   index: string[];
+  /** Extensions tried when nothing is at the path (`/about` -> `about.html`). */
+  extensions?: readonly string[];
+  /** A folder without an index file answers a listing instead of 404 (listing.ts). */
+  directoryListing?: boolean;
   dotfiles: 'ignore' | 'allow';
   followSymlinks: boolean;
   precompressed: boolean;
@@ -319,7 +324,10 @@ export class FileView {
       sizeBytes,
       watch,
     });
-    if (st === undefined || !(await this.contained(abs))) return missing([abs], [st]);
+    if (st === undefined || !(await this.contained(abs))) {
+      const alt = r.path === '/' ? undefined : await this.byExtension(r.path, abs, checkedAtMs);
+      return alt?.entry ?? missing([abs, ...(alt?.tried ?? [])], [st, ...(alt?.stats ?? [])]);
+    }
     if (st.isDirectory()) {
       if (!r.trailingSlash && r.path !== '/') {
         // RFC 9110 §15.4.2: a directory lives at the slash form; relative links then resolve.
@@ -340,11 +348,100 @@ export class FileView {
           return this.fileEntry(`${r.path === '/' ? '' : r.path}/${name}`, idx, ist, checkedAtMs, [abs]);
         }
       }
+      if (this.opts.directoryListing) return this.listingEntry(r.path, abs, st, checkedAtMs);
       // Adding an index file changes the directory's mtime, so the directory alone is watched.
       return missing([abs], [st]);
     }
     if (!st.isFile() || r.trailingSlash) return missing([abs], [st]);
     return this.fileEntry(r.path, abs, st, checkedAtMs, []);
+  }
+
+  /**
+   * static.extensions: `/about` answers `about.html` when nothing is at `/about` (a file or a folder
+   * there wins). The paths tried and their stats come back too: the missing entry watches them all.
+   */
+  private async byExtension(
+    path: string,
+    abs: string,
+    checkedAtMs: number,
+  ): Promise<{ entry?: Entry; tried: string[]; stats: (Stats | undefined)[] } | undefined> {
+    const exts = this.opts.extensions;
+    if (exts === undefined || exts.length === 0) return undefined;
+    const tried: string[] = [];
+    const stats: (Stats | undefined)[] = [];
+    for (const ext of exts) {
+      const alt = `${abs}.${ext}`;
+      // The hash manifests stay hidden however they are reached (dotfiles allowed, ext json).
+      if (isManifestName(basename(alt))) continue;
+      const ast = await statOrUndefined(alt);
+      tried.push(alt);
+      stats.push(ast);
+      if (ast?.isFile() && (await this.contained(alt))) {
+        // The bare path is watched too: a file or folder created there takes over.
+        return { entry: await this.fileEntry(`${path}.${ext}`, alt, ast, checkedAtMs, [abs]), tried, stats };
+      }
+    }
+    return { tried, stats };
+  }
+
+  /** static.directoryListing: a folder without an index file as an HTML page (listing.ts). */
+  private async listingEntry(path: string, abs: string, st: Stats, checkedAtMs: number): Promise<Entry> {
+    const entries: ListingEntry[] = [];
+    let more = 0;
+    for (const d of await readdir(abs, { withFileTypes: true })) {
+      // Never dotfiles or Gatehouse's own files, whatever static.dotfiles says.
+      if (d.name.startsWith('.') || isManifestName(d.name)) continue;
+      let folder = d.isDirectory();
+      if (d.isSymbolicLink()) {
+        const target = join(abs, d.name);
+        const tst = await statOrUndefined(target);
+        if (tst === undefined || !(await this.contained(target))) continue;
+        folder = tst.isDirectory();
+      } else if (!folder && !d.isFile()) continue;
+      if (entries.length < MAX_LISTED) entries.push({ name: d.name, folder });
+      else more++;
+    }
+    const dirPath = path === '/' ? '/' : `${path}/`;
+    const body = Buffer.from(renderListing(dirPath, entries, more));
+    const lastModifiedMs = this.opts.lastModified ? Math.floor(st.mtimeMs / 1000) * 1000 : undefined;
+    const policy = this.policyFor({ path: dirPath, mediaType: 'text/html' });
+    const contentType = 'text/html; charset=utf-8';
+    const tag = { etag: `"${hashBuffer(body)}"`, weakAlias: undefined };
+    const identity = this.makeVariant(
+      'identity',
+      abs,
+      body.length,
+      body,
+      tag,
+      contentType,
+      lastModifiedMs,
+      policy,
+      policy,
+      false,
+      undefined,
+    );
+    const resource: FileResource = {
+      kind: 'file',
+      path: dirPath,
+      absPath: abs,
+      contentType,
+      mediaType: 'text/html',
+      lastModifiedMs,
+      policy,
+      versionedPolicy: policy,
+      contentHash: undefined,
+      identity,
+      codings: [],
+      variants: new Map(),
+      // The folder's mtime moves when an entry is added, removed or renamed.
+      fingerprint: fp(st),
+    };
+    return {
+      resource,
+      checkedAtMs,
+      sizeBytes: FILE_ENTRY_BYTES + body.length + PATH_CHAR_BYTES * abs.length,
+      watch: [abs],
+    };
   }
 
   /** Symlinks leaving the root are refused unless followSymlinks. */

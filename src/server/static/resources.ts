@@ -3,8 +3,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { urlVersionMatches } from '../../http/asset-version.js';
 import { prefersHtml } from '../../http/negotiate.js';
-import { passOn } from '../core/context.js';
+import { canPassOn, passOn } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import { appendVary } from '../core/vary.js';
 import type { StaticContext } from './context.js';
 import { fail } from './fail.js';
 import type { FileResource, Resource } from './files.js';
@@ -46,7 +47,12 @@ export function serveResource(
         return;
       }
       if (!isNavigation(ctx, req, rawPath)) {
-        if (!passOn(req)) notFound(ctx, req, res, 'Accept');
+        if (canPassOn(req)) {
+          // RFC 9110 §12.5.5: a navigation to this URL gets the page, so whatever the app answers
+          // varies on Accept too (as the 404 standalone says).
+          appendVary(res, 'Accept');
+          passOn(req);
+        } else notFound(ctx, req, res, 'Accept');
         return;
       }
       const fallback = ctx.opts.spaFallback;

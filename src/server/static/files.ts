@@ -122,8 +122,11 @@ export interface FileResource {
 export type Resource =
   | FileResource
   | { readonly kind: 'redirect'; readonly location: string; readonly fingerprint: string }
-  | { readonly kind: 'missing'; readonly fingerprint: string }
+  /** No file answers the path; `onDisk`: something is there all the same (a folder without an index
+   *  page, a file asked for with a trailing slash, not a regular file). */
+  | { readonly kind: 'missing'; readonly fingerprint: string; readonly onDisk: boolean }
   | { readonly kind: 'bad'; readonly reason: string }
+  /** A dot segment, Gatehouse's own files, or a path whose real location is outside the root. */
   | { readonly kind: 'hidden' };
 
 interface Entry {
@@ -167,6 +170,8 @@ const PATH_CHAR_BYTES = 2;
 export { HASH_CHARS, hashFile, statFingerprint } from './content-hashes.js';
 
 const fp = statFingerprint;
+
+const HIDDEN: Resource = { kind: 'hidden' };
 
 function isHtml(mediaType: string): boolean {
   return mediaType === 'text/html' || mediaType === 'application/xhtml+xml';
@@ -306,20 +311,22 @@ export class FileView {
     const checkedAtMs = this.now();
     const r: PathResult = resolveFilePath(rawPath, this.opts.dotfiles === 'allow');
     if (r.kind !== 'ok') return { resource: r, checkedAtMs, sizeBytes: ENTRY_BYTES, watch: [] };
+    const hidden: Entry = { resource: HIDDEN, checkedAtMs, sizeBytes: ENTRY_BYTES, watch: [] };
     // The hash manifests (and their temp files) are never served, even with dotfiles allowed.
-    if (isManifestName(basename(r.path))) {
-      return { resource: { kind: 'hidden' }, checkedAtMs, sizeBytes: ENTRY_BYTES, watch: [] };
-    }
+    if (isManifestName(basename(r.path))) return hidden;
     const abs = r.path === '/' ? this.root : join(this.root, r.path);
     const st = await statOrUndefined(abs);
     const sizeBytes = ENTRY_BYTES + PATH_CHAR_BYTES * abs.length;
     const missing = (watch: string[], stats: (Stats | undefined)[]): Entry => ({
-      resource: { kind: 'missing', fingerprint: stats.map(fp).join('|') },
+      resource: { kind: 'missing', fingerprint: stats.map(fp).join('|'), onDisk: stats[0] !== undefined },
       checkedAtMs,
       sizeBytes,
       watch,
     });
-    if (st === undefined || !(await this.contained(abs))) return missing([abs], [st]);
+    if (st === undefined) return missing([abs], [st]);
+    // A symlink out of the root is refused, not missing: a mounted handler must not pass it on to a
+    // next middleware that follows it (Vite's static files, serve-static).
+    if (!(await this.contained(abs))) return hidden;
     if (st.isDirectory()) {
       if (!r.trailingSlash && r.path !== '/') {
         // RFC 9110 §15.4.2: a directory lives at the slash form; relative links then resolve.
@@ -336,7 +343,8 @@ export class FileView {
       for (const name of this.opts.index) {
         const idx = join(abs, name);
         const ist = await statOrUndefined(idx);
-        if (ist?.isFile() && (await this.contained(idx))) {
+        if (ist?.isFile()) {
+          if (!(await this.contained(idx))) return hidden;
           return this.fileEntry(`${r.path === '/' ? '' : r.path}/${name}`, idx, ist, checkedAtMs, [abs]);
         }
       }

@@ -172,6 +172,12 @@ export { HASH_CHARS, hashFile, statFingerprint } from './content-hashes.js';
 const fp = statFingerprint;
 
 const HIDDEN: Resource = { kind: 'hidden' };
+const hiddenEntry = (checkedAtMs: number): Entry => ({
+  resource: HIDDEN,
+  checkedAtMs,
+  sizeBytes: ENTRY_BYTES,
+  watch: [],
+});
 
 function isHtml(mediaType: string): boolean {
   return mediaType === 'text/html' || mediaType === 'application/xhtml+xml';
@@ -311,9 +317,8 @@ export class FileView {
     const checkedAtMs = this.now();
     const r: PathResult = resolveFilePath(rawPath, this.opts.dotfiles === 'allow');
     if (r.kind !== 'ok') return { resource: r, checkedAtMs, sizeBytes: ENTRY_BYTES, watch: [] };
-    const hidden: Entry = { resource: HIDDEN, checkedAtMs, sizeBytes: ENTRY_BYTES, watch: [] };
     // The hash manifests (and their temp files) are never served, even with dotfiles allowed.
-    if (isManifestName(basename(r.path))) return hidden;
+    if (isManifestName(basename(r.path))) return hiddenEntry(checkedAtMs);
     const abs = r.path === '/' ? this.root : join(this.root, r.path);
     const st = await statOrUndefined(abs);
     const sizeBytes = ENTRY_BYTES + PATH_CHAR_BYTES * abs.length;
@@ -326,7 +331,7 @@ export class FileView {
     if (st === undefined) return missing([abs], [st]);
     // A symlink out of the root is refused, not missing: a mounted handler must not pass it on to a
     // next middleware that follows it (Vite's static files, serve-static).
-    if (!(await this.contained(abs))) return hidden;
+    if (!(await this.contained(abs))) return hiddenEntry(checkedAtMs);
     if (st.isDirectory()) {
       if (!r.trailingSlash && r.path !== '/') {
         // RFC 9110 §15.4.2: a directory lives at the slash form; relative links then resolve.
@@ -344,7 +349,7 @@ export class FileView {
         const idx = join(abs, name);
         const ist = await statOrUndefined(idx);
         if (ist?.isFile()) {
-          if (!(await this.contained(idx))) return hidden;
+          if (!(await this.contained(idx))) return hiddenEntry(checkedAtMs);
           return this.fileEntry(`${r.path === '/' ? '' : r.path}/${name}`, idx, ist, checkedAtMs, [abs]);
         }
       }

@@ -204,7 +204,8 @@ function mountPreview(server: PreviewServer, h: GatehouseHandler, viteProxy: (ur
     req.url = inner;
     if (prefix !== '') withBase(res, prefix);
     // GET and HEAD are the build's: a missing file is Gatehouse's 404 (or the SPA page for a navigation),
-    // never Vite's index.html. Other methods that nothing here claims go on to Vite's middlewares.
+    // never Vite's index.html. Other methods go on to Vite's middlewares only where nothing is on disk:
+    // a file gets 405, a refused path (dotfile, symlink out of outDir, own files) 404.
     if (req.method === 'GET' || req.method === 'HEAD') h.handle(req, res as ServerResponse);
     else
       h.handle(req, res as ServerResponse, (err) => {
@@ -299,6 +300,9 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
         log.warn(`gatehouse: ${ignored.join(', ')}: Vite's preview server listens (preview.port/host/https)`);
       const h = createHandler(previewConfig(input, server.config), {
         ...(input.log === undefined ? { logger: viteLogger(log) } : {}),
+        // What is passed on reaches Vite's static files, which serve any method: an existing file asked
+        // for with another method is answered 405 here, as `gatehouse serve` answers it.
+        otherMethodsOnFiles: '405',
       });
       // Now, not in a returned post hook: ahead of Vite's proxy, compression, static files and fallback.
       mountPreview(server, h, viteProxyMatcher(server.config.preview.proxy));

@@ -272,6 +272,22 @@ describe('static server', () => {
       assert.equal(r.status, 204);
       assert.equal(r.headers.allow, 'GET, HEAD, OPTIONS');
     });
+    // The path is resolved before the method is looked at: what GET may not see, no method may.
+    const refused: [string, string, number][] = [
+      ['dotfile', '/.env', 404],
+      ['encoded dotfile', '/%2eenv', 404],
+      ['symlink leaving the root', '/link-out.txt', 404],
+      ['encoded slash', '/a%2fb.txt', 400],
+    ];
+    for (const [name, path, status] of refused)
+      for (const method of ['POST', 'OPTIONS', 'PROPFIND']) {
+        it(`${method} to a refused path (${name}) -> ${status}, not 405`, async () => {
+          const r = await get(s.url, path, { method, headers: { accept: 'application/json' } });
+          assert.equal(r.status, status);
+          assert.equal(r.headers.allow, undefined);
+          assert.doesNotMatch(r.text, /SECRET/);
+        });
+      }
   });
 
   describe('paths', () => {

@@ -39,6 +39,13 @@ export interface GatehouseDeps {
    * the app's `next`; false answers it with Gatehouse's own 404/405, as serve-static's option of that name.
    */
   fallthrough?: boolean;
+  /**
+   * Mounted handlers: what a method other than GET/HEAD gets on a path where a file or folder is.
+   * 'pass-on' (the default) hands it to the app's `next`, as serve-static does; '405' answers 405 with
+   * Allow, for an app whose next middleware serves the same folder to any method (Vite's preview).
+   * A path the files refuse (a dotfile, a symlink out of the root) is never passed on.
+   */
+  otherMethodsOnFiles?: 'pass-on' | '405';
 }
 
 /** The pipeline and the parts behind it (one per createGatehouse / createHandler call). */
@@ -71,6 +78,7 @@ export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host
     onError: (err, req: IncomingMessage) =>
       logger.error({ err, method: req.method, url: req.url }, 'request failed'),
     onWarning: (message) => logger.warn(message),
+    otherMethodsOnFiles: deps.otherMethodsOnFiles,
   });
   const redis = createRedisPool(options.redis, logger);
   const ctx: StepContext = { logger, clientAddress: createClientAddress(options.trustProxy), redis };

@@ -127,8 +127,11 @@ export interface FileResource {
 export type Resource =
   | FileResource
   | { readonly kind: 'redirect'; readonly location: string; readonly fingerprint: string }
-  | { readonly kind: 'missing'; readonly fingerprint: string }
+  /** No file answers the path; `onDisk`: something is there all the same (a folder without an index
+   *  page, a file asked for with a trailing slash, not a regular file). */
+  | { readonly kind: 'missing'; readonly fingerprint: string; readonly onDisk: boolean }
   | { readonly kind: 'bad'; readonly reason: string }
+  /** A dot segment, Gatehouse's own files, or a path whose real location is outside the root. */
   | { readonly kind: 'hidden' };
 
 interface Entry {
@@ -172,6 +175,14 @@ const PATH_CHAR_BYTES = 2;
 export { HASH_CHARS, hashFile, statFingerprint } from './content-hashes.js';
 
 const fp = statFingerprint;
+
+const HIDDEN: Resource = { kind: 'hidden' };
+const hiddenEntry = (checkedAtMs: number): Entry => ({
+  resource: HIDDEN,
+  checkedAtMs,
+  sizeBytes: ENTRY_BYTES,
+  watch: [],
+});
 
 function isHtml(mediaType: string): boolean {
   return mediaType === 'text/html' || mediaType === 'application/xhtml+xml';
@@ -312,22 +323,23 @@ export class FileView {
     const r: PathResult = resolveFilePath(rawPath, this.opts.dotfiles === 'allow');
     if (r.kind !== 'ok') return { resource: r, checkedAtMs, sizeBytes: ENTRY_BYTES, watch: [] };
     // The hash manifests (and their temp files) are never served, even with dotfiles allowed.
-    if (isManifestName(basename(r.path))) {
-      return { resource: { kind: 'hidden' }, checkedAtMs, sizeBytes: ENTRY_BYTES, watch: [] };
-    }
+    if (isManifestName(basename(r.path))) return hiddenEntry(checkedAtMs);
     const abs = r.path === '/' ? this.root : join(this.root, r.path);
     const st = await statOrUndefined(abs);
     const sizeBytes = ENTRY_BYTES + PATH_CHAR_BYTES * abs.length;
     const missing = (watch: string[], stats: (Stats | undefined)[]): Entry => ({
-      resource: { kind: 'missing', fingerprint: stats.map(fp).join('|') },
+      resource: { kind: 'missing', fingerprint: stats.map(fp).join('|'), onDisk: stats[0] !== undefined },
       checkedAtMs,
       sizeBytes,
       watch,
     });
-    if (st === undefined || !(await this.contained(abs))) {
+    if (st === undefined) {
       const alt = r.path === '/' ? undefined : await this.byExtension(r.path, abs, checkedAtMs);
       return alt?.entry ?? missing([abs, ...(alt?.tried ?? [])], [st, ...(alt?.stats ?? [])]);
     }
+    // A symlink out of the root is refused, not missing: a mounted handler must not pass it on to a
+    // next middleware that follows it (Vite's static files, serve-static).
+    if (!(await this.contained(abs))) return hiddenEntry(checkedAtMs);
     if (st.isDirectory()) {
       if (!r.trailingSlash && r.path !== '/') {
         // RFC 9110 §15.4.2: a directory lives at the slash form; relative links then resolve.
@@ -344,7 +356,8 @@ export class FileView {
       for (const name of this.opts.index) {
         const idx = join(abs, name);
         const ist = await statOrUndefined(idx);
-        if (ist?.isFile() && (await this.contained(idx))) {
+        if (ist?.isFile()) {
+          if (!(await this.contained(idx))) return hiddenEntry(checkedAtMs);
           return this.fileEntry(`${r.path === '/' ? '' : r.path}/${name}`, idx, ist, checkedAtMs, [abs]);
         }
       }

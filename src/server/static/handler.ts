@@ -9,8 +9,9 @@ import { ERRORS, sendError } from '../core/errors.js';
 import { makeExpires, type StaticContext } from './context.js';
 import { createEarlyHints } from './early-hints.js';
 import { fail } from './fail.js';
-import type { StaticOptions } from './files.js';
+import type { Resource, StaticOptions } from './files.js';
 import { FileView } from './files.js';
+import { otherMethodAnswer } from './methods.js';
 import { targetPath } from './path.js';
 import type { CacheRule } from './policy.js';
 import { compilePolicy } from './policy.js';
@@ -31,6 +32,12 @@ export function createStaticHandler(o: {
   onError?: (err: unknown, req: IncomingMessage) => void;
   /** Hash manifests ignored or not writable, background hashes failed (files.ts). */
   onWarning?: (message: string) => void;
+  /**
+   * Mounted (a request has somewhere to be passed on): what a method other than GET/HEAD gets where
+   * something is on disk. 'pass-on' (the default): the app's next middleware, as serve-static; '405':
+   * answered here, for an app whose next middleware is a static server of the same folder (Vite's preview).
+   */
+  otherMethodsOnFiles?: 'pass-on' | '405';
 }): StaticHandler {
   const opts = o.static;
   const now = o.nowMs ?? Date.now;
@@ -53,18 +60,55 @@ export function createStaticHandler(o: {
     earlyHints: createEarlyHints(files, opts, onError),
   };
 
+  const passOnFiles = o.otherMethodsOnFiles !== '405';
+
+  /** The answer to a method the files do not support: 204 for OPTIONS, else 405 (RFC 9110 §15.5.6). */
+  const notAllowed = (req: IncomingMessage, res: ServerResponse, method: string): void => {
+    if (method === 'OPTIONS') {
+      // RFC 9110 §9.3.7: the methods the resource supports, in Allow.
+      res.writeHead(204, { Allow: ALLOW });
+      res.end();
+      return;
+    }
+    // RFC 9110 §15.5.6: 405 lists the methods the resource supports.
+    sendError(req, res, ERRORS.methodNotAllowed, `${method} is not allowed here.`, { Allow: ALLOW });
+  };
+
+  /**
+   * Methods other than GET/HEAD: the path is resolved first, so that what the files refuse (a dot
+   * segment, Gatehouse's own files, a symlink out of the root, a bad target) is refused for every method
+   * and never passed on to a mounted app, whose next middleware may serve it.
+   */
+  const otherMethod = (req: IncomingMessage, res: ServerResponse, method: string): void => {
+    const rawPath = targetPath(req.url!);
+    // `OPTIONS *` (RFC 9110 §9.3.7) asks about the server, not a path.
+    if (rawPath === null) {
+      if (!passOn(req)) notAllowed(req, res, method);
+      return;
+    }
+    const decide = (r: Resource) => {
+      switch (otherMethodAnswer(r, passOnFiles)) {
+        case 'refuse':
+          serveResource(ctx, req, res, r, rawPath);
+          return;
+        case 'not-allowed':
+          notAllowed(req, res, method);
+          return;
+        case 'pass-on':
+          // Mounted in an app (createHandler): its own routes may answer other methods.
+          if (!passOn(req)) notAllowed(req, res, method);
+          return;
+      }
+    };
+    const cached = files.peek(rawPath);
+    if (cached !== undefined) decide(cached);
+    else files.get(rawPath).then(decide, (err) => fail(ctx, req, res, err));
+  };
+
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const method = req.method;
     if (method !== 'GET' && method !== 'HEAD') {
-      // Mounted in an app (createHandler): its own routes may answer other methods.
-      if (passOn(req)) return;
-      if (method === 'OPTIONS') {
-        res.writeHead(204, { Allow: ALLOW });
-        res.end();
-        return;
-      }
-      // RFC 9110 §15.5.6: 405 lists the methods the resource supports.
-      sendError(req, res, ERRORS.methodNotAllowed, `${method} is not allowed here.`, { Allow: ALLOW });
+      otherMethod(req, res, method!);
       return;
     }
     const rawPath = targetPath(req.url!);

@@ -7,7 +7,7 @@ export { createGatehouse, type Gatehouse, type GatehouseDeps } from './app/gateh
 export { createHandler, type GatehouseHandler } from './core/handler.js';
 export type { CacheRule, ServerOptions } from './core/options.js';
 export { createLogger } from './ops/log.js';
-export { type Reply, type ReplyHeaders, reply } from './routes/reply.js';
+export { type FileReply, type Reply, type ReplyHeaders, reply } from './routes/reply.js';
 export type { Route } from './routes/routes.js';
 export { AssetPathError, type AssetUrlServer, assetUrl } from './static/asset-url.js';
 export { createStaticHandler } from './static/handler.js';

@@ -35,12 +35,58 @@ export class Reply {
 }
 
 /**
+ * A route answer that is a file of the static root, served as the static handler serves it: its
+ * validators, cache policy, 304/412, ranges, content codings and HEAD. Made by `reply.file()`.
+ */
+export class FileReply {
+  /** The file's path under the root, `/`-separated, not percent-encoded (`/reports/a b.pdf`). */
+  readonly path: string;
+  readonly headers: ReplyHeaders | undefined;
+  private constructor(path: string, headers: ReplyHeaders | undefined) {
+    this.path = path;
+    this.headers = headers;
+    Object.freeze(this);
+  }
+  /** @internal use reply.file(). */
+  static of(path: string, headers: ReplyHeaders | undefined): FileReply {
+    if (typeof path !== 'string' || path === '')
+      throw new TypeError('reply.file(): the path must be a string');
+    return new FileReply(path.startsWith('/') ? path : `/${path}`, headers);
+  }
+
+  /**
+   * The path as a request target's path, each segment percent-encoded; null when a segment is `.` or
+   * `..`: a path built from a request's parameter (`/files/${name}`) never leaves the folder it names.
+   */
+  rawPath(): string | null {
+    const segments = this.path.split('/');
+    if (segments.some((s) => s === '.' || s === '..')) return null;
+    return segments.map(encodeURIComponent).join('/');
+  }
+}
+
+/**
  * A route answer: `return reply(201, item, { location: `/api/items/${item.id}` })`. Status 200-599
  * (else a TypeError here); the body is sent as JSON (none for `undefined`; 204, 205 and 304 take
  * none); `location` is resolved against the request URL.
+ *
+ * `reply.file(path, headers?)`: the file at `path` under the static root, with everything the static
+ * handler gives a file (GET and HEAD; a path that is not a file of the root is 404). `headers` add
+ * fields the file does not set itself (`Content-Disposition`); they never replace its own.
  */
-export function reply(status: number, body?: unknown, headers?: ReplyHeaders): Reply {
-  return Reply.of(status, body, headers);
+export const reply: {
+  (status: number, body?: unknown, headers?: ReplyHeaders): Reply;
+  file(path: string, headers?: ReplyHeaders): FileReply;
+} = Object.assign(
+  (status: number, body?: unknown, headers?: ReplyHeaders) => Reply.of(status, body, headers),
+  {
+    file: (path: string, headers?: ReplyHeaders) => FileReply.of(path, headers),
+  },
+);
+
+/** A file reply's extra headers, validated as a reply's are; a string names the problem. */
+export function fileReplyHeaders(r: FileReply): Map<string, string | string[]> | string {
+  return replyHeaders(r.headers);
 }
 
 export type AnswerHeaders = Record<string, string | string[]>;

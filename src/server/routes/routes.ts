@@ -13,7 +13,7 @@ import { writeHeadMerged } from '../core/vary.js';
 import { targetPath } from '../static/path.js';
 import { compileJsonp, type JsonpOptions, queryOf } from '../steps/jsonp.js';
 import type { LimitsOptions } from '../steps/limits.js';
-import { planAnswer } from './reply.js';
+import { FileReply, fileReplyHeaders, planAnswer } from './reply.js';
 
 /** Not in the shared catalogue yet (RFC 9110 §15.5.16). */
 export const UNSUPPORTED_MEDIA_TYPE: ErrorEntry = {
@@ -236,6 +236,8 @@ export function createRoutes(
   jsonpOptions: JsonpOptions | undefined,
   limits: Pick<LimitsOptions, 'maxBodyBytes'>,
   _ctx: StepContext,
+  /** Serves a file of the static root (reply.file): the static handler's serveFileAt. */
+  serveFileAt?: (req: IncomingMessage, res: ServerResponse, rawPath: string) => void,
 ): Step | undefined {
   if (routes.length === 0) return undefined;
   const compiled = routes.map(compileRoute);
@@ -250,6 +252,10 @@ export function createRoutes(
     value: unknown,
   ): boolean => {
     if (res.writableEnded || res.destroyed) return true;
+    if (value instanceof FileReply) {
+      sendFile(req, res, route, value);
+      return true;
+    }
     const plan = planAnswer(value, { cacheControl: route.cacheControl, callback, target: req.url! });
     if (plan.kind === 'invalid') {
       throw new RouteAnswerError(`route ${req.method} ${route.pattern}: ${plan.reason}`);
@@ -259,6 +265,24 @@ export function createRoutes(
     // HEAD: the same status and headers, no content (RFC 9110 §9.3.2).
     res.end(req.method === 'HEAD' ? undefined : plan.body);
     return true;
+  };
+
+  const sendFile = (req: IncomingMessage, res: ServerResponse, route: CompiledRoute, file: FileReply) => {
+    const where = `route ${req.method} ${route.pattern}`;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      throw new RouteAnswerError(`${where}: reply.file() answers GET and HEAD only`);
+    }
+    const headers = fileReplyHeaders(file);
+    if (typeof headers === 'string') throw new RouteAnswerError(`${where}: ${headers}`);
+    if (serveFileAt === undefined) throw new RouteAnswerError(`${where}: reply.file() needs the static root`);
+    const rawPath = file.rawPath();
+    if (rawPath === null) {
+      sendError(req, res, ERRORS.notFound, 'No file at this path.');
+      return;
+    }
+    // Set before the file's own fields, which win over them (writeHead).
+    for (const [name, value] of headers) res.setHeader(name, value);
+    serveFileAt(req, res, rawPath);
   };
 
   return (req, res) => {

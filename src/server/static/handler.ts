@@ -16,12 +16,15 @@ import { targetPath } from './path.js';
 import type { CacheRule } from './policy.js';
 import { compilePolicy } from './policy.js';
 import { serveResource } from './resources.js';
+import { serveFile } from './respond.js';
 
 const ALLOW = 'GET, HEAD, OPTIONS';
 
 export interface StaticHandler {
   (req: IncomingMessage, res: ServerResponse): void;
   readonly files: FileView;
+  /** The file at a raw path of the root, as a route's answer (reply.file): 404 when no file is there. */
+  readonly serveFileAt: (req: IncomingMessage, res: ServerResponse, rawPath: string) => void;
 }
 
 export function createStaticHandler(o: {
@@ -126,5 +129,15 @@ export function createStaticHandler(o: {
       (err) => fail(ctx, req, res, err),
     );
   };
-  return Object.assign(handler, { files });
+  const serveFileAt = (req: IncomingMessage, res: ServerResponse, rawPath: string): void => {
+    const go = (r: Resource) => {
+      // A route asked for a file: a folder, a hidden or a missing path is not one.
+      if (r.kind === 'file') serveFile(ctx, req, res, r, rawPath, 200);
+      else sendError(req, res, ERRORS.notFound, 'No file at this path.');
+    };
+    const cached = files.peek(rawPath);
+    if (cached !== undefined) go(cached);
+    else files.get(rawPath).then(go, (err) => fail(ctx, req, res, err));
+  };
+  return Object.assign(handler, { files, serveFileAt });
 }

@@ -79,7 +79,10 @@ export function buildSteps(
         parts.staticHandler.files,
       ),
     ),
-    tag('route', createRoutes(parts.routes, options.jsonp, options.limits, ctx)),
+    tag(
+      'route',
+      createRoutes(parts.routes, options.jsonp, options.limits, ctx, parts.staticHandler.serveFileAt),
+    ),
     tag('jsonp', createJsonp(options.jsonp, parts.staticHandler.files, ctx)),
     tag('proxy', parts.proxy.step),
   ].filter((s): s is Step => s !== undefined);

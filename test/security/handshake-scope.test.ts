@@ -1,0 +1,351 @@
+// Attack: WebSocket handshakes outside the mount. Gatehouse mounted under /static in a real Express 5,
+// Fastify 5, Koa 3 or Hono app must take only the handshakes below /static (with /static stripped, as the
+// app's router strips it from requests) and leave every other one to the app's own 'upgrade' listener,
+// untouched: no Gatehouse endpoint answering at the app's /ws, no proxy route tunnelling the app's own
+// /internal* or / handshakes to its upstream. Real `ws` clients, a real `ws` server in the app, and real
+// upstream WebSocket servers that count the handshakes they receive.
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { serve } from '@hono/node-server';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import Koa from 'koa';
+import { WebSocket, WebSocketServer } from 'ws';
+import { gatehouse as expressGatehouse } from '../../src/adapters/express.js';
+import gatehouseFastify from '../../src/adapters/fastify.js';
+import { gatehouse as honoGatehouse } from '../../src/adapters/hono.js';
+import { gatehouse as koaGatehouse } from '../../src/adapters/koa.js';
+import type { GatehouseConfigInput } from '../../src/config/schema.js';
+import type { Logger } from '../../src/server/ops/log.js';
+import { get, makeSite, removeSite } from '../helpers/http.js';
+import { WAIT_DEADLINE_MS } from '../helpers/wait.js';
+
+const listen = (server: Server) =>
+  new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    ),
+  );
+/** Every socket `server` accepted, upgraded or not (server.close() waits for those too). */
+const accepted = new WeakMap<Server, Set<Socket>>();
+function track(server: Server): void {
+  const sockets = new Set<Socket>();
+  accepted.set(server, sockets);
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+}
+/** Closes `server`, destroying what is still open: a handshake left hanging fails its test, not the file. */
+const closeServer = (server: Server) =>
+  new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+    for (const s of accepted.get(server) ?? []) s.destroy();
+  });
+
+/** What a handshake got: a WebSocket (and the first message back), an HTTP answer, or an error. */
+type Outcome = { open: string } | { status: number; body: string } | { error: string };
+
+/**
+ * Opens a WebSocket to `path`, sends "ping" and closes after the first message. A handshake nobody
+ * answers fails after the shared deadline (it only turns a hang into a failure).
+ */
+function attempt(base: string, path: string): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${base.replace('http', 'ws')}${path}`, { handshakeTimeout: WAIT_DEADLINE_MS });
+    ws.once('open', () => ws.send('ping'));
+    ws.once('message', (d) => {
+      resolve({ open: String(d) });
+      ws.close();
+    });
+    ws.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        body += c;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', (e) => resolve({ error: e.message }));
+    });
+    ws.once('error', (e) => resolve({ error: e.message }));
+  });
+}
+
+/** A real upstream WebSocket server that counts the handshakes it receives and names the target. */
+interface Upstream {
+  url: string;
+  seen: string[];
+  close(): Promise<void>;
+}
+async function upstream(name: string): Promise<Upstream> {
+  const seen: string[] = [];
+  const wss = new WebSocketServer({ noServer: true });
+  const server = createServer((_req, res) => {
+    res.writeHead(404).end();
+  });
+  server.on('upgrade', (req, socket, head) => {
+    seen.push(req.url!);
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      ws.on('message', (m) => ws.send(`${name} ${req.url}: ${String(m)}`)),
+    );
+  });
+  const url = await listen(server);
+  return {
+    url,
+    seen,
+    close: async () => {
+      for (const c of wss.clients) c.terminate();
+      await closeServer(server);
+    },
+  };
+}
+
+/**
+ * The app's own 'upgrade' listener, as an app with its own WebSockets has one: it completes every
+ * handshake outside /static itself with `ws` (which fails on a socket someone else wrote to, read from or
+ * destroyed) and records it.
+ */
+function appWebSockets(server: Pick<Server, 'on'>): { seen: string[]; close(): void } {
+  const seen: string[] = [];
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = req.url!;
+    if (url === '/static' || url.startsWith('/static/') || url.startsWith('/static?')) return;
+    seen.push(url);
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      ws.on('message', (m) => ws.send(`app ${url}: ${String(m)}`)),
+    );
+  });
+  return {
+    seen,
+    close: () => {
+      for (const c of wss.clients) c.terminate();
+    },
+  };
+}
+
+/** Gatehouse under /static in one framework's app; the app's own WebSockets listen after it. */
+interface App {
+  base: string;
+  server: Server;
+  close(): Promise<void>;
+}
+type Mount = (config: GatehouseConfigInput, withAppListener: boolean) => Promise<App>;
+
+/** The app's answer to what it is passed (and to the handshakes read again as requests). */
+const APP_404 = (url: string) => `app http ${url}`;
+
+const MOUNTS: Record<'express' | 'fastify' | 'koa' | 'hono', Mount> = {
+  async express(config, withAppListener) {
+    const gh = expressGatehouse(config);
+    const app = express();
+    app.use('/static', gh);
+    app.use((req, res) => {
+      res.status(404).type('text/plain').send(APP_404(req.originalUrl));
+    });
+    const server = gh.attach(createServer(app), { mountPath: '/static' });
+    track(server);
+    const own = withAppListener ? appWebSockets(server) : undefined;
+    const base = await listen(server);
+    return {
+      base,
+      server,
+      close: async () => {
+        own?.close();
+        await closeServer(server);
+        await gh.close();
+      },
+    };
+  },
+  async fastify(config, withAppListener) {
+    const app = Fastify({ logger: false });
+    await app.register(gatehouseFastify, { ...config, prefix: '/static' });
+    app.setNotFoundHandler((req, reply) => {
+      reply.code(404).type('text/plain').send(APP_404(req.url));
+    });
+    track(app.server);
+    const own = withAppListener ? appWebSockets(app.server) : undefined;
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return {
+      base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+      server: app.server,
+      close: async () => {
+        own?.close();
+        app.server.closeAllConnections();
+        for (const sock of accepted.get(app.server) ?? []) sock.destroy();
+        await app.close();
+      },
+    };
+  },
+  async koa(config, withAppListener) {
+    const gh = koaGatehouse(config);
+    const app = new Koa();
+    // A mount as koa-mount makes it: ctx.path (and so req.url) without the prefix below it.
+    app.use(async (ctx, next) => {
+      const prev = ctx.path;
+      if (prev !== '/static' && !prev.startsWith('/static/')) return next();
+      ctx.path = prev.slice('/static'.length) || '/';
+      try {
+        await gh(ctx, async () => {
+          ctx.path = prev;
+          await next();
+        });
+      } finally {
+        ctx.path = prev;
+      }
+    });
+    app.use((ctx) => {
+      ctx.status = 404;
+      ctx.type = 'text/plain';
+      ctx.body = APP_404(ctx.url);
+    });
+    const server = gh.attach(createServer(app.callback()), { mountPath: '/static' });
+    track(server);
+    const own = withAppListener ? appWebSockets(server) : undefined;
+    const base = await listen(server);
+    return {
+      base,
+      server,
+      close: async () => {
+        own?.close();
+        await closeServer(server);
+        await gh.close();
+      },
+    };
+  },
+  async hono(config, withAppListener) {
+    const gh = honoGatehouse(config, { mountPath: '/static' });
+    const app = new Hono();
+    app.use(gh);
+    app.notFound((c) => c.text(APP_404(new URL(c.req.url).pathname), 404));
+    let server: Server | undefined;
+    const port = new Promise<number>((resolve) => {
+      server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
+        resolve(info.port),
+      ) as Server;
+    });
+    const s = server as unknown as Server;
+    track(s);
+    gh.attach(s);
+    const own = withAppListener ? appWebSockets(s) : undefined;
+    const base = `http://127.0.0.1:${await port}`;
+    return {
+      base,
+      server: s,
+      close: async () => {
+        own?.close();
+        await closeServer(s);
+        await gh.close();
+      },
+    };
+  },
+};
+
+for (const [name, mount] of Object.entries(MOUNTS)) {
+  describe(`handshakes through ${name}, Gatehouse mounted under /static`, () => {
+    let dir: string;
+    let internal: Upstream;
+    let everything: Upstream;
+
+    before(async () => {
+      dir = makeSite({ 'notes.txt': 'hello from the folder' });
+      internal = await upstream('internal');
+      everything = await upstream('root');
+    });
+    after(async () => {
+      await internal.close();
+      await everything.close();
+      removeSite(dir);
+    });
+
+    /** An echo endpoint at /ws, a proxy route /internal and a proxy route / (every other path). */
+    const config = (): GatehouseConfigInput => ({
+      root: dir,
+      log: { format: 'off' },
+      websocket: [{ path: '/ws', mode: 'echo' }],
+      proxy: [
+        { prefix: '/internal', upstream: internal.url },
+        { prefix: '/', upstream: everything.url },
+      ],
+    });
+
+    it(`attack: handshake outside the mount (${name}): the app's own /ws, /internal* and / handshakes reach the app's listener untouched, none is tunnelled`, async () => {
+      const app = await mount(config(), true);
+      try {
+        // The app's own WebSockets, Gatehouse's listener registered before the app's.
+        const own = ['/ws', '/internal', '/internal/chat?room=1', '/chat', '/statics/ws', '/'];
+        for (const path of own)
+          assert.deepEqual(await attempt(app.base, path), { open: `app ${path}: ping` }, path);
+        // Gatehouse's, below the mount and seen without it.
+        assert.deepEqual(await attempt(app.base, '/static/ws'), { open: 'ping' });
+        assert.deepEqual(await attempt(app.base, '/static/internal/chat?room=1'), {
+          open: 'internal /chat?room=1: ping',
+        });
+        assert.deepEqual(await attempt(app.base, '/static/chat'), { open: 'root /chat: ping' });
+        assert.deepEqual(await attempt(app.base, '/static'), { open: 'root /: ping' });
+        // What reached each upstream (the route's prefix stripped, stripPrefix's default): only the
+        // handshakes below the mount.
+        assert.deepEqual(internal.seen, ['/chat?room=1']);
+        assert.deepEqual(everything.seen, ['/chat', '/']);
+      } finally {
+        await app.close();
+        internal.seen.length = 0;
+        everything.seen.length = 0;
+      }
+    });
+
+    it(`attack: handshake outside the mount (${name}) with Gatehouse the only 'upgrade' listener: read as a plain request by the app, as Node does with no listener`, async () => {
+      const app = await mount(
+        { root: dir, log: { format: 'off' }, websocket: [{ path: '/ws', mode: 'echo' }] },
+        false,
+      );
+      try {
+        // Outside the mount: the app's own answer, with the whole path, Upgrade ignored (RFC 9110 §7.8).
+        assert.deepEqual(await attempt(app.base, '/ws'), { status: 404, body: APP_404('/ws') });
+        // Inside it, a path with no endpoint: served as a request by Gatehouse (the file, Upgrade ignored).
+        assert.deepEqual(await attempt(app.base, '/static/notes.txt'), {
+          status: 200,
+          body: 'hello from the folder',
+        });
+        assert.deepEqual(await attempt(app.base, '/static/ws'), { open: 'ping' });
+        // The connection the ignored Upgrade came on still serves requests.
+        assert.equal((await get(app.base, '/static/notes.txt')).status, 200);
+      } finally {
+        await app.close();
+      }
+    });
+  });
+}
+
+describe('gatehouse-http/express: the mount path given to attach() and the one Express routes at', () => {
+  it('warns once when attach() was given another mount path than req.baseUrl', async () => {
+    const warnings: string[] = [];
+    const logger: Logger = {
+      info() {},
+      warn: (_o, m) => warnings.push(String(m)),
+      error() {},
+      isLevelEnabled: () => true,
+    };
+    const dir = makeSite({ 'notes.txt': 'hello' });
+    const gh = expressGatehouse({ root: dir, log: { format: 'off' } }, { logger });
+    const app = express();
+    app.use('/static', gh);
+    const server = gh.attach(createServer(app));
+    const base = await listen(server);
+    try {
+      assert.equal((await get(base, '/static/notes.txt')).status, 200);
+      assert.equal((await get(base, '/static/notes.txt')).status, 200);
+      assert.equal(warnings.length, 1);
+      assert.match(warnings[0]!, /mounted at "\/static".*attach\(server, \{ mountPath: "\/static" \}\)/);
+    } finally {
+      await closeServer(server);
+      await gh.close();
+      removeSite(dir);
+    }
+  });
+});

@@ -349,3 +349,48 @@ describe('gatehouse-http/express: the mount path given to attach() and the one E
     }
   });
 });
+
+describe('two Gatehouse mounts on one server (the Fastify plugin registered under two prefixes)', () => {
+  it('each takes the handshakes below its own prefix; an Upgrade neither takes is read again once, by the app', async () => {
+    const dir = makeSite({ 'a.txt': 'from a' });
+    const app = Fastify({ logger: false });
+    track(app.server);
+    const hits: string[] = [];
+    app.addHook('onRequest', async (req) => {
+      hits.push(req.url);
+    });
+    for (const prefix of ['/a', '/b'])
+      await app.register(gatehouseFastify, {
+        root: dir,
+        log: { format: 'off' },
+        prefix,
+        websocket: [{ path: '/ws', mode: prefix === '/a' ? 'echo' : 'broadcast' }],
+      });
+    app.setNotFoundHandler((req, reply) => {
+      reply.code(404).type('text/plain').send(APP_404(req.url));
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    try {
+      assert.equal(app.server.listenerCount('upgrade'), 2);
+      assert.deepEqual(await attempt(base, '/a/ws'), { open: 'ping' });
+      // The broadcast endpoint at /b/ws: the sender does not get its own message back, so only the
+      // handshake is checked here.
+      const b = new WebSocket(`${base.replace('http', 'ws')}/b/ws`);
+      await new Promise<void>((resolve, reject) => {
+        b.once('open', () => resolve());
+        b.once('error', reject);
+      });
+      b.close();
+      hits.length = 0;
+      assert.deepEqual(await attempt(base, '/c/ws'), { status: 404, body: APP_404('/c/ws') });
+      assert.deepEqual(await attempt(base, '/a/a.txt'), { status: 200, body: 'from a' });
+      // Each read again exactly once (two would be two requests, or a garbled connection).
+      assert.deepEqual(hits, ['/c/ws', '/a/a.txt']);
+    } finally {
+      for (const s of accepted.get(app.server) ?? []) s.destroy();
+      await app.close();
+      removeSite(dir);
+    }
+  });
+});

@@ -20,6 +20,7 @@ import gatehouseFastify from '../../src/adapters/fastify.js';
 import { gatehouse as honoGatehouse } from '../../src/adapters/hono.js';
 import { gatehouse as koaGatehouse } from '../../src/adapters/koa.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
+import { belowMount, normalMount } from '../../src/server/core/entry.js';
 import type { Logger } from '../../src/server/ops/log.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 import { WAIT_DEADLINE_MS } from '../helpers/wait.js';
@@ -133,6 +134,8 @@ function appWebSockets(server: Pick<Server, 'on'>): { seen: string[]; close(): v
 interface App {
   base: string;
   server: Server;
+  /** The handshakes the app's own listener completed (none without it). */
+  appSeen: readonly string[];
   close(): Promise<void>;
 }
 type Mount = (config: GatehouseConfigInput, withAppListener: boolean) => Promise<App>;
@@ -155,6 +158,7 @@ const MOUNTS: Record<'express' | 'fastify' | 'koa' | 'hono', Mount> = {
     return {
       base,
       server,
+      appSeen: own?.seen ?? [],
       close: async () => {
         own?.close();
         await closeServer(server);
@@ -174,6 +178,7 @@ const MOUNTS: Record<'express' | 'fastify' | 'koa' | 'hono', Mount> = {
     return {
       base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
       server: app.server,
+      appSeen: own?.seen ?? [],
       close: async () => {
         own?.close();
         app.server.closeAllConnections();
@@ -211,6 +216,7 @@ const MOUNTS: Record<'express' | 'fastify' | 'koa' | 'hono', Mount> = {
     return {
       base,
       server,
+      appSeen: own?.seen ?? [],
       close: async () => {
         own?.close();
         await closeServer(server);
@@ -237,6 +243,7 @@ const MOUNTS: Record<'express' | 'fastify' | 'koa' | 'hono', Mount> = {
     return {
       base,
       server: s,
+      appSeen: own?.seen ?? [],
       close: async () => {
         own?.close();
         await closeServer(s);
@@ -292,6 +299,8 @@ for (const [name, mount] of Object.entries(MOUNTS)) {
         // handshakes below the mount.
         assert.deepEqual(internal.seen, ['/chat?room=1']);
         assert.deepEqual(everything.seen, ['/chat', '/']);
+        // And what reached the app's own listener: each of its handshakes once, none of Gatehouse's.
+        assert.deepEqual(app.appSeen, own);
       } finally {
         await app.close();
         internal.seen.length = 0;
@@ -392,5 +401,32 @@ describe('two Gatehouse mounts on one server (the Fastify plugin registered unde
       await app.close();
       removeSite(dir);
     }
+  });
+});
+
+describe('belowMount / normalMount: the mount a mounted handler scopes requests and handshakes to', () => {
+  const cases: [url: string, mount: string, inner: string | undefined][] = [
+    ['/ws', '', '/ws'],
+    ['/static/ws', '/static', '/ws'],
+    ['/static', '/static', '/'],
+    ['/static?x=1', '/static', '/?x=1'],
+    ['/static/', '/static', '/'],
+    ['/statics/ws', '/static', undefined],
+    ['/ws', '/static', undefined],
+    ['/Static/ws', '/static', undefined],
+    ['/%73tatic/ws', '/static', undefined],
+    ['http://a/static/ws', '/static', undefined],
+    ['/static/../ws', '/static', '/../ws'],
+  ];
+  for (const [url, mount, inner] of cases)
+    it(`${url} under "${mount}" -> ${inner ?? 'outside'}`, () => assert.equal(belowMount(url, mount), inner));
+  it('normalises a mount path and refuses what is not a path', () => {
+    assert.equal(normalMount(undefined), '');
+    assert.equal(normalMount(''), '');
+    assert.equal(normalMount('/'), '');
+    assert.equal(normalMount('/static/'), '/static');
+    assert.equal(normalMount('/a/b'), '/a/b');
+    for (const bad of ['static', '/a?b', '/a#b', '/a b', 'http://x/a'])
+      assert.throws(() => normalMount(bad), TypeError, bad);
   });
 });

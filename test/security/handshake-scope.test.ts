@@ -14,11 +14,13 @@ import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import Koa from 'koa';
+import { preview } from 'vite';
 import { WebSocket, WebSocketServer } from 'ws';
 import { gatehouse as expressGatehouse } from '../../src/adapters/express.js';
 import gatehouseFastify from '../../src/adapters/fastify.js';
 import { gatehouse as honoGatehouse } from '../../src/adapters/hono.js';
 import { gatehouse as koaGatehouse } from '../../src/adapters/koa.js';
+import { gatehouse as viteGatehouse } from '../../src/adapters/vite.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import { belowMount, normalMount } from '../../src/server/core/entry.js';
 import type { Logger } from '../../src/server/ops/log.js';
@@ -399,6 +401,47 @@ describe('two Gatehouse mounts on one server (the Fastify plugin registered unde
     } finally {
       for (const s of accepted.get(app.server) ?? []) s.destroy();
       await app.close();
+      removeSite(dir);
+    }
+  });
+});
+
+describe("handshakes through vite preview, Gatehouse at Vite's base /app/ beside Vite's own WebSocket proxy", () => {
+  it("attack: handshake outside the mount (vite): Vite's proxied /app/vws handshakes reach Vite's proxy untouched, none is tunnelled by Gatehouse's proxy route /", async () => {
+    const dir = makeSite({ 'dist/index.html': '<!doctype html><title>vite app</title>' });
+    const ours = await upstream('gatehouse-upstream');
+    const vites = await upstream('vite-upstream');
+    const at = await preview({
+      root: dir,
+      configFile: false,
+      logLevel: 'silent',
+      base: '/app/',
+      preview: {
+        host: '127.0.0.1',
+        port: 0,
+        proxy: { '/app/vws': { target: vites.url, ws: true } },
+      },
+      plugins: [
+        viteGatehouse({
+          log: { format: 'off' },
+          websocket: [{ path: '/ws', mode: 'echo' }],
+          proxy: [{ prefix: '/', upstream: ours.url }],
+        }),
+      ],
+    });
+    const server = at.httpServer as Server;
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      assert.deepEqual(await attempt(base, '/app/ws'), { open: 'ping' });
+      assert.deepEqual(await attempt(base, '/app/chat'), { open: 'gatehouse-upstream /chat: ping' });
+      assert.deepEqual(await attempt(base, '/app/vws/x'), { open: 'vite-upstream /app/vws/x: ping' });
+      // What reached each upstream: Gatehouse's route only its own path, Vite's proxy only its own.
+      assert.deepEqual(ours.seen, ['/chat']);
+      assert.deepEqual(vites.seen, ['/app/vws/x']);
+    } finally {
+      await at.close();
+      await ours.close();
+      await vites.close();
       removeSite(dir);
     }
   });

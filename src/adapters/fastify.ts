@@ -3,11 +3,12 @@
 // and response, in an onRequest hook: what Gatehouse answers never reaches Fastify's routing (as with
 // @fastify/middie), what it passes on (a path with no file, a method the static files do not answer)
 // goes on to Fastify's routes untouched, body unread. Fastify's logger is Gatehouse's; its server's
-// handshakes go to Gatehouse; fastify.close() closes Gatehouse's parts.
+// WebSocket handshakes under the prefix go to Gatehouse; fastify.close() closes Gatehouse's parts.
 import type { Server } from 'node:http';
 import type { FastifyPluginCallback } from 'fastify';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { createHandler, type GatehouseDeps, type GatehouseHandler } from '../node.js';
+import { belowMount, normalMount } from '../server/core/entry.js';
 import type { Logger } from '../server/ops/log.js';
 
 export type { GatehouseConfigInput, GatehouseDeps } from '../node.js';
@@ -20,13 +21,6 @@ export type GatehouseFastifyOptions = GatehouseConfigInput & {
   readonly deps?: Omit<GatehouseDeps, 'logger'>;
 };
 
-/** True when `path` is `prefix` or below it (segment-wise: `/static` covers `/static/a`, not `/statics`). */
-function under(url: string, prefix: string): boolean {
-  if (!url.startsWith(prefix)) return false;
-  const c = url.charCodeAt(prefix.length);
-  return Number.isNaN(c) || c === 0x2f || c === 0x3f;
-}
-
 const gatehousePlugin: FastifyPluginCallback<GatehouseFastifyOptions> = (fastify, opts, done) => {
   const { prefix: rawPrefix, deps, ...config } = opts;
   const log = fastify.log as unknown as Partial<Logger> & Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -38,35 +32,37 @@ const gatehousePlugin: FastifyPluginCallback<GatehouseFastifyOptions> = (fastify
     isLevelEnabled: (level) => (typeof log.isLevelEnabled === 'function' ? log.isLevelEnabled(level) : false),
   };
   let h: ReturnType<typeof createHandler>;
+  let prefix: string;
   try {
+    prefix = normalMount(rawPrefix);
     h = createHandler(config, { ...deps, logger });
   } catch (err) {
     done(err as Error);
     return;
   }
-  const prefix = rawPrefix?.replace(/\/+$/, '');
   fastify.addHook('onRequest', (request, reply, next) => {
     const raw = request.raw;
     const url = raw.url ?? '/';
-    if (!prefix) {
+    if (prefix === '') {
       h.handle(raw, reply.raw, (err) => next(err as Error | undefined));
-      return;
-    }
-    if (!under(url, prefix)) {
-      next();
       return;
     }
     // Served from the root at the prefix (as @fastify/static's prefix, Express's mount path); what is
     // passed on gets its whole path back.
-    const rest = url.slice(prefix.length);
-    raw.url = rest === '' || rest.charCodeAt(0) === 0x3f ? `/${rest}` : rest;
+    const inner = belowMount(url, prefix);
+    if (inner === undefined) {
+      next();
+      return;
+    }
+    raw.url = inner;
     h.handle(raw, reply.raw, (err) => {
       raw.url = url;
       next(err as Error | undefined);
     });
   });
-  // HTTP/1.1 handshakes (an HTTP/2 Fastify server has no 'upgrade' event).
-  (fastify.server as unknown as Server).on('upgrade', h.upgrade);
+  // HTTP/1.1 handshakes (an HTTP/2 Fastify server has no 'upgrade' event), under the same prefix and
+  // stripped alike; the others are left to the server's other 'upgrade' listeners.
+  (fastify.server as unknown as Server).on('upgrade', h.upgradeAt(prefix));
   // fastify.gatehouse: the handler's members (options, logger, static for assetUrl, ready, close); the
   // first plugin's when several are registered under different prefixes.
   if (!fastify.hasDecorator('gatehouse')) fastify.decorate('gatehouse', h);

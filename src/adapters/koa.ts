@@ -7,6 +7,7 @@ import { createHandler, type GatehouseDeps } from '../node.js';
 import { type HandlerMembers, handleOrPass, withMembers } from './shared.js';
 
 export type { GatehouseConfigInput, GatehouseDeps, GatehouseHandler } from '../node.js';
+export type { AttachOptions } from './shared.js';
 
 /** What the middleware uses of Koa's context (structural: koa is an optional peer). */
 interface KoaContext {

@@ -3,23 +3,43 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { GatehouseHandler } from '../node.js';
 
-/** The handler's members an adapter's middleware carries, and `attach`. */
-export interface HandlerMembers extends Omit<GatehouseHandler, 'handle'> {
-  /** Listens to `server`'s 'upgrade' events (WebSocket endpoints, proxied handshakes); returns it. */
-  attach<S extends Pick<Server, 'on'>>(server: S): S;
+/** Where the middleware is mounted, for the handshakes `attach` hands to Gatehouse. */
+export interface AttachOptions {
+  /**
+   * The path the app mounts the middleware at (`app.use('/static', gh)`: '/static'; an Express sub-app's
+   * `app.mountpath`). Only handshakes at or below it reach Gatehouse, with it stripped, as the app's
+   * router strips it from requests. Default: the root (every path).
+   */
+  readonly mountPath?: string;
 }
 
-/** `middleware` with the handler's members. */
-export function withMembers<F extends object>(middleware: F, h: GatehouseHandler): F & HandlerMembers {
+/** The handler's members an adapter's middleware carries, and `attach`. */
+export interface HandlerMembers extends Omit<GatehouseHandler, 'handle'> {
+  /**
+   * Listens to `server`'s 'upgrade' events (WebSocket endpoints, proxied handshakes) at the mount path;
+   * returns `server`. Handshakes outside the mount, and those Gatehouse has no endpoint or proxy route
+   * for, are left to the server's other 'upgrade' listeners, untouched.
+   */
+  attach<S extends Pick<Server, 'on'>>(server: S, options?: AttachOptions): S;
+}
+
+/** `middleware` with the handler's members; `defaultMount`: attach's mountPath when none is given. */
+export function withMembers<F extends object>(
+  middleware: F,
+  h: GatehouseHandler,
+  defaultMount?: string,
+): F & HandlerMembers {
   return Object.assign(middleware, {
     upgrade: h.upgrade,
+    upgradeAt: h.upgradeAt,
     ready: h.ready,
     close: h.close,
     options: h.options,
     logger: h.logger,
     static: h.static,
-    attach<S extends Pick<Server, 'on'>>(server: S): S {
-      server.on('upgrade', h.upgrade);
+    attach<S extends Pick<Server, 'on'>>(server: S, options: AttachOptions = {}): S {
+      const mountPath = options.mountPath ?? defaultMount;
+      server.on('upgrade', mountPath === undefined ? h.upgrade : h.upgradeAt(mountPath));
       return server;
     },
   });

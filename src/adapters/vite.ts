@@ -214,12 +214,11 @@ function mountPreview(server: PreviewServer, h: GatehouseHandler, viteProxy: (ur
       });
   };
   server.middlewares.use(middleware);
-  // Handshakes for Gatehouse's WebSocket endpoints and proxy, with the same paths; Vite's proxy keeps its own.
+  // Handshakes for Gatehouse's WebSocket endpoints and proxy, at the base and below it as requests are;
+  // the rest (Vite's proxy's among them) are left to Vite's own 'upgrade' listeners, untouched.
+  const atBase = h.upgradeAt(prefix);
   server.httpServer.on('upgrade', (req: IncomingMessage, socket, head) => {
-    const inner = inside(req.url ?? '/');
-    if (inner === undefined) return;
-    req.url = inner;
-    h.upgrade(req, socket, head);
+    if (!viteProxy(req.url ?? '/')) atBase(req, socket, head);
   });
   server.httpServer.once('close', () => void h.close());
 }

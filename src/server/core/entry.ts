@@ -9,6 +9,11 @@
 // - Any other Upgrade (h2c, TLS/1.0, websocket to a path without a tunnel) is ignored (RFC 9110
 //   §7.8): its head, minus Upgrade, and the bytes already read are fed back to the HTTP server's
 //   connection handling, which parses it again (body included) and emits an ordinary 'request'.
+// - A handler mounted in an app's server (createHandler, the adapters) owns only the handshakes below its
+//   mount that it has a tunnel for. Any other Upgrade is the app's: while the server has another
+//   'upgrade' listener, the socket is left untouched (nothing written, read or destroyed); when
+//   Gatehouse's listeners are the only ones, the request is read again as above, which is what Node
+//   does with an Upgrade when no 'upgrade' listener exists.
 import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -52,16 +57,52 @@ export interface EntryOptions {
   readonly checkTarget?: ((req: IncomingMessage) => EntryRefusal | undefined) | undefined;
 }
 
+/** A server's 'upgrade' listener. */
+export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
 export interface Entry {
   /** The server's 'request' listener. */
   readonly onRequest: (req: IncomingMessage, res: ServerResponse) => void;
   /** The server's 'upgrade' listener. */
-  readonly onUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  readonly onUpgrade: UpgradeListener;
+  /**
+   * The 'upgrade' listener of a handler mounted at `mount` ('' for the root; a path such as '/static',
+   * no trailing slash): it takes the WebSocket handshakes below the mount that a tunnel owns, with the
+   * mount stripped from req.url, as the app's router strips it from requests.
+   */
+  readonly upgradeAt: (mount: string) => UpgradeListener;
   /** Draining: responses carry Connection: close. */
   readonly setClosing: () => void;
 }
 
 const guarded = new WeakSet<Duplex>();
+/** Every 'upgrade' listener a mounted handler made, whichever handler (several may share a server). */
+const mountedListeners = new WeakSet<(...args: never[]) => unknown>();
+/** Handshakes a mounted handler's listener took: no other Gatehouse listener touches them. */
+const claimed = new WeakSet<IncomingMessage>();
+
+/**
+ * `url` below `mount` ('' is the root), the mount stripped; undefined outside it. Segment-wise:
+ * '/static' covers '/static', '/static/a' and '/static?q', never '/statics'.
+ */
+export function belowMount(url: string, mount: string): string | undefined {
+  if (mount === '') return url;
+  if (!url.startsWith(mount)) return undefined;
+  const c = url.charCodeAt(mount.length);
+  if (Number.isNaN(c) || c === 0x3f) return `/${url.slice(mount.length)}`;
+  return c === 0x2f ? url.slice(mount.length) : undefined;
+}
+
+/**
+ * A mount path as given to an adapter ('/static', '/static/', '/', '' or undefined) in the form
+ * belowMount takes: '' for the root, else no trailing slash. Throws on anything but an origin-form path.
+ */
+export function normalMount(mountPath: string | undefined): string {
+  if (mountPath === undefined || mountPath === '') return '';
+  if (!mountPath.startsWith('/') || /[?#\s]/.test(mountPath))
+    throw new TypeError(`mountPath must be a path such as "/static", not ${JSON.stringify(mountPath)}`);
+  return mountPath.replace(/\/+$/, '');
+}
 function destroyOnError(this: Duplex): void {
   this.destroy();
 }
@@ -194,7 +235,14 @@ export function createEntry(o: EntryOptions, server?: Pick<Server, 'emit'>): Ent
     run(req, res);
   };
 
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+  /** Takes a handshake's socket: the gate steps, then the tunnel (`handshake`), or read again as a request. */
+  const take = (
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    handshake: boolean,
+    url: string,
+  ): void => {
     // Node's own error listener left with the parser: a reset must not crash the process. Once per
     // socket: a keep-alive connection may ignore many Upgrades in a row.
     if (!guarded.has(socket)) {
@@ -205,15 +253,14 @@ export function createEntry(o: EntryOptions, server?: Pick<Server, 'emit'>): Ent
     // happens next (re-parsed, or the first frames of a tunnel).
     const unparsed = takeUnparsed(socket);
     if (unparsed !== undefined) head = head.length === 0 ? unparsed : Buffer.concat([head, unparsed]);
-    // A WebSocket handshake for a path with a tunnel; the tunnel is chosen again after the steps.
-    const handshake = offersWebSocket(req.headers.upgrade) && o.tunnels.some((t) => t.owns(req));
     whenSocketFree(socket, () => {
       if (socket.destroyed) return;
       if (!handshake) {
-        // RFC 9110 §7.8: a server MAY ignore Upgrade. Parse the request again without it.
+        // RFC 9110 §7.8: a server MAY ignore Upgrade. Parse the request again without it, with the
+        // target the client sent.
         const again = headWithoutUpgrade({
           method: req.method!,
-          url: req.url!,
+          url,
           httpVersion: req.httpVersion,
           rawHeaders: req.rawHeaders,
         });
@@ -233,9 +280,51 @@ export function createEntry(o: EntryOptions, server?: Pick<Server, 'emit'>): Ent
     });
   };
 
+  /** A WebSocket handshake for a path with a tunnel (chosen again after the steps). */
+  const owned = (req: IncomingMessage): boolean =>
+    offersWebSocket(req.headers.upgrade) && o.tunnels.some((t) => t.owns(req));
+
+  /** The listener of the server Gatehouse owns (createGatehouse): every Upgrade is its to answer. */
+  const onUpgrade: UpgradeListener = (req, socket, head) => take(req, socket, head, owned(req), req.url!);
+
+  const upgradeAt = (mount: string): UpgradeListener => {
+    const listener: UpgradeListener = (req, socket, head) => {
+      if (claimed.has(req)) return;
+      const url = req.url!;
+      const inner = belowMount(url, mount);
+      if (inner !== undefined) {
+        req.url = inner;
+        const ours = owned(req);
+        req.url = url;
+        if (ours) {
+          claimed.add(req);
+          // The server's other 'upgrade' listeners run after this one, on the same request: they see
+          // it as it came (and leave it, by its path); the mount is stripped once they have run.
+          process.nextTick(() => {
+            req.url = inner;
+            take(req, socket, head, true, url);
+          });
+          return;
+        }
+      }
+      // Not ours: the app's. Node leaves an Upgrade to the 'upgrade' listeners once there is one, so
+      // Gatehouse stands in for Node only where no listener but its own (or one wrapping it) exists.
+      const owner = (socket as { server?: Pick<Server, 'listeners'> }).server;
+      if (owner === undefined) return;
+      const all = owner.listeners('upgrade');
+      const sole =
+        all.length === 1 ||
+        (all.every((l) => mountedListeners.has(l as UpgradeListener)) && all[all.length - 1] === listener);
+      if (sole) take(req, socket, head, false, url);
+    };
+    mountedListeners.add(listener);
+    return listener;
+  };
+
   return {
     onRequest: (req, res) => enter(req, res, requests),
     onUpgrade,
+    upgradeAt,
     setClosing: () => {
       closing = true;
     },

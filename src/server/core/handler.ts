@@ -23,7 +23,7 @@ import {
 } from '../websocket/index.js';
 import { closeParts } from './close-parts.js';
 import { type PassOn, type StepContext, setPassOn } from './context.js';
-import { createEntry, type Entry } from './entry.js';
+import { createEntry, type Entry, normalMount, type UpgradeListener } from './entry.js';
 import { ERRORS, sendError } from './errors.js';
 import type { ServerOptions } from './options.js';
 import { refuseBadHead } from './request-head.js';
@@ -152,8 +152,17 @@ export interface GatehouseHandler {
    * files do not answer (POST to the app's own routes). Without `next` those get the 404/405.
    */
   handle(req: IncomingMessage, res: ServerResponse, next?: PassOn): void;
-  /** The server's 'upgrade' listener: WebSocket endpoints and proxied handshakes, after the steps. */
+  /**
+   * The server's 'upgrade' listener: WebSocket endpoints and proxied handshakes, after the steps.
+   * Any other Upgrade is left to the server's other 'upgrade' listeners, untouched; with none, it is read
+   * again as an ordinary request (RFC 9110 §7.8), as Node reads it when nothing listens.
+   */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /**
+   * The same listener for a handler mounted at `mountPath` ('/static'): it takes only handshakes below
+   * the mount, and sees them with the mount stripped, as the app's router strips it from requests.
+   */
+  upgradeAt(mountPath: string): UpgradeListener;
   /** Opens the proxy's cache stores (a store that cannot open rejects, as at `serve`). */
   ready(): Promise<void>;
   /** Answers with Connection: close from now on, then closes the endpoints, the proxy and Redis. */
@@ -200,7 +209,8 @@ export function createHandler(options: ServerOptions, deps: GatehouseDeps = {}):
       if (open) entry.onRequest(req, res);
       else void opened.then(() => enter(req, res));
     },
-    upgrade: entry.onUpgrade,
+    upgrade: entry.upgradeAt(''),
+    upgradeAt: (mountPath) => entry.upgradeAt(normalMount(mountPath)),
     ready: async () => {
       await opened;
       if (failed !== undefined) throw failed;

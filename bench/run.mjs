@@ -166,10 +166,13 @@ async function checkScenario(server, handle, scenario) {
     const res = await probeServer({ path, headers: c.headers });
     const problems = [];
     if (res.status !== expect.status) problems.push(`status ${res.status}, expected ${expect.status}`);
-    else if (res.bodyLength !== expect.bodyLength) {
+    else if (expect.bodyLength !== undefined && res.bodyLength !== expect.bodyLength) {
       problems.push(`body ${res.bodyLength} bytes, expected ${expect.bodyLength}`);
     }
-    const missing = headerProblems(server.expectHeaders, res);
+    const missing = [
+      ...headerProblems(server.expectHeaders, res),
+      ...(server.reference ? [] : headerProblems(scenario.expectHeaders, res)),
+    ];
     const notHit = scenario.expectCacheHit ? headerProblems(server.hitHeaders, res) : [];
     if (problems.length) Object.assign(c, { state: 'wrong status', detail: problems.join(', ') });
     else if (missing.length) Object.assign(c, { state: 'wrong headers', detail: missing.join(', ') });

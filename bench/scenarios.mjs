@@ -1,5 +1,5 @@
-// Benchmark scenarios. Each: { name, group, title, path, pathFor?, expect: { status, bodyLength },
-// headers?(ctx), expectCacheHit? } where headers() may ask the server under test for something first (e.g.
+// Benchmark scenarios. Each: { name, group, title, path, pathFor?, expect: { status, bodyLength (undefined:
+// any) }, expectHeaders?, headers?(ctx), expectCacheHit? } where headers() may ask the server under test for something first (e.g.
 // the ETag it gives /index.html) and throws to mark the scenario as not runnable for that server. A scenario
 // runs only on the servers whose `groups` include its group, all at `path` except those named in `pathFor`
 // ({ server name: path }, for a baseline that serves the same answer from elsewhere). `expectCacheHit`: one
@@ -34,6 +34,8 @@ export const groups = [
     title: 'Static 1 KB through the framework adapters vs their own static modules',
     subject: 'gatehouse',
   },
+  // The on-the-fly compressed variant once made (kept in memory): a brotli hit, against the baseline build.
+  { name: 'coding', title: 'On-the-fly compression: the kept br variant of a 150 KB script', subject: 'gatehouse' },
   {
     name: 'ws-flood',
     title: `Static 1 KB latency, quiet vs a flood of WebSocket messages (${FLOOD.clients} clients) on /ws`,
@@ -71,6 +73,26 @@ export const scenarios = [
     title: `GET ${FIXTURE.large.path} -> 200, 150 KB identity`,
     path: FIXTURE.large.path,
     expect: { status: 200, bodyLength: FIXTURE.large.size },
+  },
+  {
+    name: 'br-150k',
+    group: 'coding',
+    title: `GET ${FIXTURE.large.path} + Accept-Encoding: br -> 200, the kept brotli variant`,
+    path: FIXTURE.large.path,
+    // Any length: the variant's size is the compressor's; the answer must be br-coded.
+    expect: { status: 200, bodyLength: undefined },
+    expectHeaders: { 'content-encoding': 'br' },
+    async headers({ probe }) {
+      const h = { 'Accept-Encoding': 'br' };
+      // The variant is made once the file is kept (from its second request) and may be made in the
+      // background: ask until the answer is br-coded, so every timed request is a hit on it.
+      for (let i = 0; i < 200; i++) {
+        const res = await probe({ path: FIXTURE.large.path, headers: h });
+        if (res.headers['content-encoding'] === 'br') return h;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`GET ${FIXTURE.large.path} never answered br-coded`);
+    },
   },
   {
     name: 'adapters-1k',

@@ -98,7 +98,7 @@ export function define(build) {
     // The baseline twin only in the static group: in policy and cache plain gatehouse is the reference
     // for the cost of a layer, whose own twins (gatehouse-cors-baseline, ...) give the regression ratio.
     // In adapters it is the subject: the adapters' ratios to it are their cost over standalone.
-    groups: build.suffix ? ['static'] : ['static', 'policy', 'cache', 'adapters'],
+    groups: build.suffix ? ['static', 'coding'] : ['static', 'policy', 'cache', 'adapters', 'coding'],
     baselineOf: build.suffix ? 'gatehouse' : undefined,
     unavailable: unavailableFor(build),
     start: (dir) => startGatehouse({ build, root: dir }),

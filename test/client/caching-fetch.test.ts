@@ -38,6 +38,8 @@ function validated(headers: Record<string, string>, notModified: Record<string, 
 
 let o: Origin;
 let failNext = 0;
+/** Ends the body of the last `/held` response; the origin holds it until the test says so. */
+let releaseHeld: () => void = () => {};
 const routes: Record<string, (req: IncomingMessage, res: ServerResponse, n: number) => void> = {
   '/fresh': route({ 'cache-control': 'max-age=60' }),
   '/vary': (req, res, n) => {
@@ -83,6 +85,11 @@ const routes: Record<string, (req: IncomingMessage, res: ServerResponse, n: numb
     res.write(`body ${n} `);
     setTimeout(() => res.end('end'), 50);
   },
+  '/held': (_req, res, n) => {
+    res.writeHead(200, { date: httpDate(clockMs), 'cache-control': 'max-age=60' });
+    res.write(`body ${n} `);
+    releaseHeld = () => res.end('end');
+  },
   '/slow': (_req, res, n) => {
     setImmediate(() => route({ 'cache-control': 'max-age=60' })(_req, res, n));
   },
@@ -110,9 +117,30 @@ beforeEach(() => {
   clockMs = T0;
   o.seen.length = 0;
   failNext = 0;
+  releaseHeld = () => {};
 });
 
 const cs = (r: Response) => r.headers.get('cache-status');
+
+/**
+ * Reads `bytes` bytes (or to the end) and returns them as text, filling each chunk with '!' once
+ * decoded: a reader may reuse the buffers it is handed.
+ */
+async function readOverwriting(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  bytes = Infinity,
+): Promise<string> {
+  const dec = new TextDecoder();
+  let text = '';
+  for (let n = 0; n < bytes; ) {
+    const r = await reader.read();
+    if (r.done) break;
+    n += r.value.byteLength;
+    text += dec.decode(r.value, { stream: true });
+    r.value.fill(0x21);
+  }
+  return text;
+}
 
 describe('createCachingFetch: hits, misses, Cache-Status, Age, Date', () => {
   it('a fresh response: miss then hit; Age from the clock; Date not rewritten; one origin request', async () => {
@@ -143,6 +171,36 @@ describe('createCachingFetch: hits, misses, Cache-Status, Age, Date', () => {
     bytes.fill(0); // a caller scribbling on what it got does not reach the stored copy
     assert.equal(await x.text(), 'body 1');
     assert.equal(await y.text(), 'body 1');
+  });
+
+  it('a reader that overwrites each chunk it is handed, before the body ends -> a later hit still returns what the origin sent', async () => {
+    const f = createCachingFetch({ now });
+    const reader = (await f(`${o.url}/held`)).body!.getReader();
+    // The origin holds the end back, so the stored copy is assembled after the chunk is overwritten.
+    const seen = await readOverwriting(reader, 7);
+    releaseHeld();
+    assert.equal(seen + (await readOverwriting(reader)), 'body 1 end');
+    const hit = await f(`${o.url}/held`);
+    assert.equal(cs(hit), 'gatehouse-client; hit');
+    assert.equal(await hit.text(), 'body 1 end');
+    assert.equal(o.count('/held'), 1);
+  });
+
+  it('a collapsed reader that overwrites the copy so far it is handed -> neither the first reader nor a later hit sees it', async () => {
+    const f = createCachingFetch({ now });
+    const a = (await f(`${o.url}/held`)).body!.getReader();
+    assert.equal(await readOverwriting(a, 7), 'body 1 ');
+    const second = await f(`${o.url}/held`);
+    assert.match(cs(second)!, /collapsed$/);
+    const b = second.body!.getReader();
+    assert.equal(await readOverwriting(b, 7), 'body 1 ');
+    releaseHeld();
+    assert.equal(await readOverwriting(b), 'end');
+    assert.equal(await readOverwriting(a), 'end');
+    const hit = await f(`${o.url}/held`);
+    assert.equal(cs(hit), 'gatehouse-client; hit');
+    assert.equal(await hit.text(), 'body 1 end');
+    assert.equal(o.count('/held'), 1);
   });
 
   it('fragment ignored in the key: /fresh#a then /fresh#b -> one origin request', async () => {

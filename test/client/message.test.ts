@@ -196,3 +196,90 @@ describe('postTo', () => {
     });
   }
 });
+
+// Whether an origin is opaque is decided by its URL's scheme (URL standard, "origin"), not read from
+// URL#origin: engines disagree there. Node answers "null" for every opaque case, so a guard that took
+// URL#origin would pass in Node; Chromium answers "file://" for file: URLs (as
+// test/browser/postmessage.test.ts shows), and such a guard then lists file:// as if it were a site.
+// Each row runs under Node's URL and under a URL that answers #origin as Chromium does; the guard's
+// answer must not change.
+describe('the opaque-origin rule is the scheme, not URL#origin', () => {
+  /** Node's URL with #origin as Chromium serialises it: a file: URL (or a blob: of one) is "file://". */
+  class ChromiumOriginURL extends URL {
+    override get origin(): string {
+      const inner = this.protocol === 'blob:' ? this.pathname : this.href;
+      return /^file:/i.test(inner) ? 'file://' : super.origin;
+    }
+  }
+  function underURL<T>(impl: typeof URL, run: () => T): T {
+    const node = globalThis.URL;
+    globalThis.URL = impl;
+    try {
+      return run();
+    } finally {
+      globalThis.URL = node;
+    }
+  }
+  /** What the guard makes of `x`: the origin it listens for (and posts to), or the error's text. */
+  function guardOf(x: string): { listens: string; posts: string } {
+    const w = windowDouble();
+    const r = { calls: [] as unknown[][] };
+    let listens = 'TypeError';
+    try {
+      const got: string[] = [];
+      onMessageFrom(x, (_d, ev) => got.push(ev.origin), { target: w.target });
+      // Which origin is accepted: the tuple one the row expects, or file:// as Chromium spells it.
+      for (const o of ['https://app.example', 'file://', 'null']) w.post(o, 1);
+      listens = got.join(' ');
+    } catch (e) {
+      if (!(e instanceof TypeError)) throw e;
+    }
+    let posts = 'TypeError';
+    try {
+      postTo({ postMessage: (...a: unknown[]) => void r.calls.push(a) }, 'secret', x);
+      posts = String(r.calls[0]?.[1]);
+    } catch (e) {
+      if (!(e instanceof TypeError)) throw e;
+    }
+    return { listens, posts };
+  }
+  const rows: [string, string, string, { listens: string; posts: string }][] = [
+    // name, value, Chromium's URL#origin for it, what the guard does (both engines)
+    ['file: document', 'file:///tmp/x.html', 'file://', { listens: 'TypeError', posts: 'TypeError' }],
+    ["'file://' itself", 'file://', 'file://', { listens: 'TypeError', posts: 'TypeError' }],
+    [
+      'file: with a host',
+      'file://host/share/x.html',
+      'file://',
+      { listens: 'TypeError', posts: 'TypeError' },
+    ],
+    ['blob: of a file: URL', 'blob:file:///tmp/x', 'file://', { listens: 'TypeError', posts: 'TypeError' }],
+    ['data: URL', 'data:text/html,hi', 'null', { listens: 'TypeError', posts: 'TypeError' }],
+    [
+      'https URL (a tuple origin)',
+      'https://App.Example:443/x',
+      'https://app.example',
+      { listens: 'https://app.example', posts: 'https://app.example' },
+    ],
+    [
+      'blob: of an https URL',
+      'blob:https://app.example/0b5e',
+      'https://app.example',
+      { listens: 'https://app.example', posts: 'https://app.example' },
+    ],
+  ];
+  for (const [name, value, chromiumOrigin, guard] of rows) {
+    it(`${name}: Node's URL#origin ${JSON.stringify(new URL(value).origin)}, Chromium's ${JSON.stringify(chromiumOrigin)} -> the guard ${guard.listens === 'TypeError' ? 'refuses it' : `uses ${guard.listens}`} under both`, () => {
+      assert.equal(
+        underURL(ChromiumOriginURL, () => new URL(value).origin),
+        chromiumOrigin,
+      );
+      assert.deepEqual(guardOf(value), guard, "under Node's URL");
+      assert.deepEqual(
+        underURL(ChromiumOriginURL, () => guardOf(value)),
+        guard,
+        "under Chromium's URL#origin",
+      );
+    });
+  }
+});

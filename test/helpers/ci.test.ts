@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { isCI, needsBinary } from './ci.js';
+import { isCI, needs, needsBinary } from './ci.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-ci-helper-'));
@@ -30,6 +30,18 @@ describe('isCI', () => {
     it(`CI=${value === undefined ? '(unset)' : JSON.stringify(value)} -> ${expected}`, () => {
       assert.equal(isCI(value === undefined ? {} : { CI: value }), expected);
     });
+  }
+});
+
+describe('needs', () => {
+  const cases: [string, boolean, Record<string, string>, { skip: string | false }][] = [
+    ['available, off CI: runs', true, {}, { skip: false }],
+    ['available, CI=1: runs', true, { CI: '1' }, { skip: false }],
+    ['missing, off CI: skipped with the reason', false, {}, { skip: 'no /proc/self/mem' }],
+    ['missing, CI=true: runs (and fails on its own)', false, { CI: 'true' }, { skip: false }],
+  ];
+  for (const [name, available, env, expected] of cases) {
+    it(name, () => assert.deepEqual(needs(available, 'no /proc/self/mem', env), expected));
   }
 });
 

@@ -139,4 +139,29 @@ describe('renderText', () => {
     assert.doesNotMatch(text, /\u001b|\r/);
     assert.match(text, /server: \\x1b\[2J\\x1b\[31mpwned\\x0d\\x0afake: line/);
   });
+
+  // A bidi override reorders what follows (`evil\u202Egpj.js` reads as `eviljs.jpg`, UAX #9 §2) and
+  // U+2028 ends a line on some terminals: neither may reach the terminal raw from a finding's message.
+  it('attack: bidi overrides, isolates and U+2028/U+2029 in a finding message -> each a \\u escape, one line', () => {
+    const hostile = buildReport(recording(), [
+      checkOf({
+        ...f('caching', 'warning', 'name'),
+        message: 'evil\u202egpj.js\u2028fake: line \u2066x\u2069 \u202a\u202b\u202c\u202d\u2029end',
+        evidence: 'x-name: a\u202eb\u2028c',
+      }),
+    ]);
+    const lines = renderText(hostile, { color: false }).split('\n');
+    const at = lines.indexOf('Caching');
+    assert.equal(
+      lines[at + 1],
+      '  WARN  evil\\u202egpj.js\\u2028fake: line \\u2066x\\u2069 \\u202a\\u202b\\u202c\\u202d\\u2029end [caching.name]',
+    );
+    assert.equal(lines[at + 2], '        x-name: a\\u202eb\\u2028c | RFC 9111 §4.2.1');
+    assert.doesNotMatch(lines.join('\n'), /[\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+    // The JSON report escapes them too (RFC 8259 §7) and still parses to the same message.
+    const json = renderJson(hostile);
+    assert.doesNotMatch(json, /[\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+    const parsed = JSON.parse(json) as { findings: Finding[] };
+    assert.equal(parsed.findings[0]?.message, hostile.findings[0]?.message);
+  });
 });

@@ -4,11 +4,19 @@
 // an answer on a connection that still looked ready. Every Redis feature is on (the cache store with
 // its subscription, shared rate limits, WebSocket fan-out with a room), each has talked to Redis, and
 // close() must finish within shutdownTimeoutMs (asserted with a 2x margin: the machine is shared).
+// Two layers bound it, and each is tested alone on a mocked setTimeout, since either one hides the
+// other's absence in the tests above: the connection's QUIT wait (at most 0.5 s, docs/policy.md) and
+// the shutdown deadline, at which Redis is dropped whatever is still closing.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, describe, it, mock } from 'node:test';
+import { closeParts } from '../../src/server/core/close-parts.js';
+import { createProxy, type ProxyDeps } from '../../src/server/proxy/handler.js';
+import type { RedisConnection } from '../../src/server/redis/connection.js';
+import { createRedisPool, type RedisPool } from '../../src/server/redis/pool.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { memoryLogger } from '../helpers/log.js';
 import { type Origin, origin, text } from '../helpers/origin.js';
 import { GATEHOUSE_BIN, startCli } from '../helpers/page-server.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
@@ -158,4 +166,96 @@ describe('shutdown with Redis in trouble', () => {
     await restarted;
     assert.ok(tookMs < 2 * SHUTDOWN_TIMEOUT_MS, `close took ${Math.round(tookMs)} ms`);
   });
+});
+
+/** What docs/policy.md promises: a QUIT waits at most 0.5 s; the parts get at least 1 s. */
+const QUIT_BOUND_MS = 500;
+const PARTS_GRACE_MS = 1000;
+
+/** One turn of the event loop (setImmediate is not mocked): promise chains and socket writes run. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Both sockets of `c` (commands and the subscriber) destroyed: nothing keeps the process alive. */
+const dropped = (c: RedisConnection) =>
+  c.client.stream?.destroyed === true && c.subscriber().stream?.destroyed === true;
+
+describe('shutdown with Redis hung (SIGSTOP): each layer alone', () => {
+  const cleanups: (() => unknown)[] = [];
+  after(async () => {
+    mock.timers.reset();
+    for (const c of cleanups.reverse()) await c();
+  });
+  /** A pool with its command and subscriber connections ready, then Redis paused and setTimeout mocked. */
+  async function hungPool(): Promise<{ pool: RedisPool; conn: RedisConnection }> {
+    const redis = await startRedis();
+    cleanups.push(() => redis.close());
+    const pool = createRedisPool({ url: redis.url, keyPrefix: 'gh-test:' }, memoryLogger());
+    cleanups.push(() => pool.disconnect());
+    const conn = pool.get();
+    await conn.subscriber().subscribe(conn.key('chan'));
+    await waitUntil('both connections ready', () => conn.isUp() && conn.subscriber().status === 'ready');
+    redis.pause();
+    cleanups.push(() => redis.resume());
+    mock.timers.enable({ apis: ['setTimeout'] });
+    return { pool, conn };
+  }
+
+  it('attack: Redis hung, its connections closed with no shutdown deadline around them -> QUIT waits 0.5 s, then both sockets are dropped', async () => {
+    const { pool, conn } = await hungPool();
+    try {
+      let closed = false;
+      void pool.close().then(() => {
+        closed = true;
+      });
+      await turn();
+      assert.equal(closed, false, 'QUIT is sent and waited for');
+      assert.equal(dropped(conn), false);
+      mock.timers.tick(QUIT_BOUND_MS);
+      await turn();
+      assert.equal(closed, true, 'close() finished once the QUIT wait ran out, Redis still hung');
+      assert.equal(dropped(conn), true, 'both sockets dropped');
+    } finally {
+      mock.timers.reset();
+    }
+  });
+
+  // At the deadline a part may still be closing: Redis's close not started yet (a part before it is
+  // hung), or its QUIT still waiting. Either way Redis is dropped, and close resolves.
+  for (const [name, parts, wsDoneAtMs] of [
+    ['a part before Redis never finishes closing', ['websocket', 'redis'], undefined],
+    ['Redis still waiting for its QUIT', ['redis'], PARTS_GRACE_MS - QUIT_BOUND_MS / 2],
+  ] as const) {
+    it(`attack: Redis hung, the shutdown deadline passes with ${name} -> Redis is dropped at the deadline`, async () => {
+      const { pool, conn } = await hungPool();
+      try {
+        const logger = memoryLogger();
+        // No proxy routes: the deps are never read.
+        const p = { proxy: createProxy([], {} as ProxyDeps), redis: pool, logger };
+        let wsDone = () => {};
+        const wsClosed = new Promise<void>((resolve) => {
+          wsDone = resolve;
+        });
+        let closed = false;
+        // The deadline already passed: the parts get PARTS_GRACE_MS.
+        void closeParts(p, wsClosed, performance.now()).then(() => {
+          closed = true;
+        });
+        await turn();
+        if (wsDoneAtMs !== undefined) {
+          mock.timers.tick(wsDoneAtMs);
+          wsDone();
+          await turn();
+          assert.equal(dropped(conn), false, "Redis's close started: QUIT sent and waited for");
+        }
+        mock.timers.tick(PARTS_GRACE_MS - (wsDoneAtMs ?? 0));
+        await turn();
+        assert.equal(closed, true, 'closeParts resolved at the deadline');
+        assert.equal(dropped(conn), true, 'Redis dropped at the deadline');
+        const late = logger.lines.find((l) => l.msg.startsWith('shutdown: still closing at the deadline'));
+        assert.deepEqual(late?.obj.parts, parts, logger.text());
+      } finally {
+        mock.timers.reset();
+      }
+    });
+  }
 });

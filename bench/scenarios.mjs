@@ -35,7 +35,11 @@ export const groups = [
     subject: 'gatehouse',
   },
   // The on-the-fly compressed variant once made (kept in memory): a brotli hit, against the baseline build.
-  { name: 'coding', title: 'On-the-fly compression: the kept br variant of a 150 KB script', subject: 'gatehouse' },
+  {
+    name: 'coding',
+    title: 'On-the-fly compression: the kept br variant of a 150 KB script',
+    subject: 'gatehouse',
+  },
   {
     name: 'ws-flood',
     title: `Static 1 KB latency, quiet vs a flood of WebSocket messages (${FLOOD.clients} clients) on /ws`,

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import tls from 'node:tls';
 import * as x509 from '@peculiar/x509';
 import { parseServeFlags, UsageError } from '../../src/cli/main.js';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
-import { devCaPaths, ensureDevCa, ensureDevCertificate } from '../../src/server/tls/dev-ca.js';
+import { DevCaError, devCaPaths, ensureDevCa, ensureDevCertificate } from '../../src/server/tls/dev-ca.js';
 import { devNameProblem, devNameWarning, normalizeDevName } from '../../src/server/tls/dev-names.js';
 
 const base = mkdtempSync(join(tmpdir(), 'gatehouse-devca-names-'));
@@ -181,6 +181,16 @@ describe('the development leaf with names', () => {
       ['ip', '::1'],
     ]);
     assert.equal(dropped.created.ca || added.created.ca || same.created.ca, false, 'one CA throughout');
+  });
+
+  it('a bad name given to ensureDevCertificate directly (options built by hand) -> DevCaError, nothing made', async () => {
+    const dataDir = tempDir();
+    await assert.rejects(
+      ensureDevCertificate({ dataDir, names: ['ok.test', 'bad name'] }),
+      (err: Error) =>
+        err instanceof DevCaError && /tls\.names: not a host name.*: bad name/.test(err.message),
+    );
+    assert.equal(existsSync(devCaPaths(dataDir).caCert), false);
   });
 
   it('gatehouse trust (ensureDevCa) leaves a leaf made for more names as it is', async () => {

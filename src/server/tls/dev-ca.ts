@@ -5,7 +5,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { chmod, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir, hostname, userInfo } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { normalizeDevName } from './dev-names.js';
+import { devNameProblem, normalizeDevName } from './dev-names.js';
 import { type IssuedPem, issueCertificate } from './x509.js';
 
 const DAY_MS = 86_400_000;
@@ -259,6 +259,11 @@ async function loadLeafFacts(p: DevCaPaths, ca: IssuedPem, nowMs: number, hosts:
  * processes at once.
  */
 export async function ensureDevCertificate(o: EnsureDevOptions = {}): Promise<DevCertificate> {
+  // The config checks the names; options built by hand are checked here, before anything is signed.
+  for (const name of o.names ?? []) {
+    const problem = devNameProblem(name);
+    if (problem !== undefined) throw new DevCaError(`tls.names: ${problem}: ${name}`);
+  }
   const nowMs = o.nowMs ?? Date.now();
   const log = o.log ?? (() => {});
   const p = devCaPaths(o.dataDir ?? devDataDir());

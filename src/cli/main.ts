@@ -8,6 +8,7 @@ import { isToken } from '../http/lists.js';
 import { forTerminal, forTerminalLines } from '../http/terminal.js';
 import { createGatehouse } from '../server/app/gatehouse.js';
 import { createLogger, dropWriteErrors } from '../server/ops/log.js';
+import { devNameProblem, devNameWarning } from '../server/tls/dev-names.js';
 import { WebSocketConfigError } from '../server/websocket/index.js';
 
 export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
@@ -32,7 +33,7 @@ export const HELP = `Usage: gatehouse [serve] [ROOT] [options]
        gatehouse sw-manifest DIR [--out FILE] [--include GLOB]... [--exclude GLOB]...
        gatehouse cert TARGET [--ca FILE] [--servername NAME] [--warn-days N] [--json] [--timeout-ms N]
        gatehouse cert --ca-path
-       gatehouse trust [--uninstall] [--stores nss,system]
+       gatehouse trust [--uninstall] [--dry-run] [--stores nss,system]
        gatehouse check URL [--origin ORIGIN] [--method M] [--header 'Name: value']... [--jsonp NAME]
                        [--json] [--verbose] [--no-color] [--timeout MS] [--insecure] [--ca FILE] [--allow-private]
 
@@ -54,6 +55,8 @@ serve options:
   --jsonp           answer ?callback= on .json files with JSONP
   --https           HTTPS with a certificate from the local development CA (made once; it prints
                     how to trust it); gatehouse cert --ca-path prints where the CA is
+  --name NAME       with --https: the certificate names NAME too (repeatable), besides localhost,
+                    127.0.0.1 and ::1: a host name (myapp.test), *.NAME or an IPv4/IPv6 address
   --tls-cert FILE --tls-key FILE
                     HTTPS (HTTP/2 and HTTP/1.1) with this certificate chain and key; SIGHUP or a
                     change of either file reloads them
@@ -70,7 +73,7 @@ check audits a site's redirects, TLS, caching, validators, coding, CORS, JSONP a
 with the RFC section of each finding; exit 1 on any error, for CI (gatehouse check --help).
 cert checks a server's certificate or a PEM file: trusted, in date, names the host (gatehouse cert --help).
 trust installs the development CA of --https into the browsers' NSS databases and the system store
-(gatehouse trust --help); --uninstall removes it.
+(gatehouse trust --help); --uninstall removes it; --dry-run lists what it would change.
 sw-manifest writes the precache list of a build folder for gatehouse-http/sw (gatehouse sw-manifest --help).
 `;
 
@@ -99,6 +102,7 @@ export const SERVE_FLAGS = {
   'cors-credentials': { type: 'boolean' },
   jsonp: { type: 'boolean' },
   https: { type: 'boolean' },
+  name: { type: 'string', multiple: true },
   'tls-cert': { type: 'string' },
   'tls-key': { type: 'string' },
   'http-port': { type: 'string' },
@@ -154,6 +158,16 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
   if (cors !== undefined) overrides.cors = { ...overrides.cors, ...cors } as GatehouseConfigInput['cors'];
   if (values.jsonp) overrides.jsonp = { paths: ['/**/*.json'] };
   if (values.https) overrides.tls = { dev: true };
+  if (values.name !== undefined) {
+    const names = values.name as string[];
+    for (const n of names) {
+      const problem = devNameProblem(n);
+      if (problem !== undefined) throw new UsageError(`--name: ${problem}: ${n}`);
+    }
+    if (!values.https)
+      throw new UsageError('--name: only with --https (names on the development certificate)');
+    overrides.tls = { dev: true, names };
+  }
   if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined))
     throw new UsageError('--tls-cert and --tls-key go together');
   if (values['tls-cert'] !== undefined) {
@@ -220,14 +234,22 @@ function announce(config: GatehouseConfig, configFile: string | undefined): void
 }
 
 /** serve --https: makes the dev CA and leaf now (idempotent) so the trust lines come before listening. */
-async function announceDevCa(): Promise<void> {
-  const { devTrustInstructions, ensureDevCertificate } = await import('../server/tls/dev-ca.js');
-  const dev = await ensureDevCertificate();
+async function announceDevCa(names: readonly string[]): Promise<void> {
+  const { devLeafHosts, devTrustInstructions, ensureDevCertificate } = await import(
+    '../server/tls/dev-ca.js'
+  );
+  const dev = await ensureDevCertificate({ names });
   process.stdout.write(
     dev.created.ca
       ? `${forTerminalLines(devTrustInstructions(dev.caCertPath))}\n`
       : `HTTPS with the development CA ${forTerminal(dev.caCertPath)} (how to trust it: README, "Local development CA")\n`,
   );
+  if (names.length > 0)
+    process.stdout.write(`${forTerminal(`the certificate names ${devLeafHosts(names).join(', ')}`)}\n`);
+  for (const n of names) {
+    const w = devNameWarning(n);
+    if (w !== undefined) process.stderr.write(`gatehouse: warning: ${forTerminal(w)}\n`);
+  }
 }
 
 async function serve(args: string[]): Promise<number> {
@@ -240,7 +262,7 @@ async function serve(args: string[]): Promise<number> {
   }
   const slot = workerSlot();
   if (slot === undefined) announce(config, file);
-  if (slot === undefined && config.tls?.dev === true) await announceDevCa();
+  if (slot === undefined && config.tls?.dev === true) await announceDevCa(config.tls.names);
   const count = workerCount(config.workers);
   if (slot === undefined && count > 1) {
     const { primaryMetrics } = await import('../server/ops/metrics-cluster.js');

@@ -30,8 +30,12 @@ export const healthSchema = z
       .describe('Liveness answers 503 when the event loop was blocked longer than this in the last second.'),
     requireRedis: z
       .boolean()
-      .default(false)
-      .describe('Readiness answers 503 while the top-level Redis is down (needs redis.url).'),
+      .optional()
+      .describe(
+        'true: readiness answers 503 while the top-level Redis is down (needs redis.url). ' +
+          'Unset: 503 until a configured redis.url has been reached once (a mistyped URL or a Redis not ' +
+          'up yet keeps the instance out of the pool); later outages keep it serving. false: Redis is ignored.',
+      ),
   })
   .describe('Health endpoints for load balancers; answered before auth and rate limits, never logged.');
 

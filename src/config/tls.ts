@@ -2,6 +2,7 @@
 // to the config file (load.ts resolves them); checks that need the files happen when the server starts.
 import { z } from 'zod';
 import { blockedForHttp2, DEFAULT_CIPHERS, isTls13Suite, knownCipher } from '../server/tls/ciphers.js';
+import { devNameProblem } from '../server/tls/dev-names.js';
 import {
   SECRET_MAX_BYTES,
   SECRET_MIN_BYTES,
@@ -122,6 +123,20 @@ export const tlsSchema = z
       .boolean()
       .default(false)
       .describe('Use the local development CA (gatehouse serve --https): a leaf for localhost.'),
+    names: z
+      .array(
+        z.string().superRefine((name, ctx) => {
+          const problem = devNameProblem(name);
+          if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `${problem}: ${name}` });
+        }),
+      )
+      .max(100)
+      .default([])
+      .describe(
+        'With dev: more names on the development certificate besides localhost, 127.0.0.1 and ::1 ' +
+          '(serve --https --name N): DNS names, "*.name" (one label), IPv4 and IPv6 addresses. ' +
+          'The certificate is reissued when the list changes.',
+      ),
     http2: z.boolean().default(true).describe('Offer HTTP/2 by ALPN (h2); HTTP/1.1 is always offered.'),
     watch: z.boolean().default(true).describe('Reload when the certificate or key files change.'),
     sessionTickets: sessionTicketsSchema.prefault({}),
@@ -136,6 +151,12 @@ export const tlsSchema = z
       ctx.addIssue({ code: 'custom', message: 'cert/key, acme and dev exclude each other' });
     if ((t.cert === undefined) !== (t.key === undefined))
       ctx.addIssue({ code: 'custom', message: 'cert and key go together' });
+    if (t.names.length > 0 && !t.dev)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['names'],
+        message: 'only with dev: true (serve --https): they are names on the development certificate',
+      });
     cipherIssues(t, ctx);
   })
   .describe('HTTPS on the main listener: HTTP/2 and HTTP/1.1 (ALPN), SIGHUP reloads certificates.');

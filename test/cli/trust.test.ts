@@ -3,7 +3,17 @@
 // never touches the machine's own trust. Chromium's side: test/browser/trust.test.ts.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -165,5 +175,92 @@ describe('gatehouse trust: the command', () => {
     const r = await run(['--stores', 'nss'], t);
     assert.equal(r.code, 0, r.out + r.err);
     assert.match(r.out, /installing the development CA .*ca\.pem\n {2}nss .*\.pki\/nssdb: installed\n/);
+  });
+});
+
+/** Every file and folder under `dirs`: path -> mode, size, mtime and a hash of the bytes. */
+function snapshot(...dirs: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (p: string) => {
+    if (!existsSync(p)) return out.set(p, 'absent');
+    const st = statSync(p);
+    if (st.isDirectory()) {
+      out.set(p, `dir ${st.mode.toString(8)} ${st.mtimeMs}`);
+      for (const e of readdirSync(p)) walk(join(p, e));
+    } else {
+      const hash = createHash('sha256').update(readFileSync(p)).digest('hex');
+      out.set(p, `file ${st.mode.toString(8)} ${st.size} ${st.mtimeMs} ${hash}`);
+    }
+  };
+  for (const d of dirs) walk(d);
+  return out;
+}
+
+describe('gatehouse trust --dry-run: lists the stores and files, changes nothing', () => {
+  async function run(args: string[], t: ReturnType<typeof fresh>, system: SystemStore) {
+    let out = '';
+    let err = '';
+    const code = await trustCommand(args, {
+      cwd: t.dir,
+      home: t.home,
+      dataDir: t.dataDir,
+      system,
+      stdout: { write: (s: string) => (out += s) },
+      stderr: { write: (s: string) => (err += s) },
+    });
+    return { code, out, err };
+  }
+
+  it('install, reinstall and --uninstall, each dry: every database and the system file named, none touched', async () => {
+    const t = fresh();
+    const store = systemStore(join(t.dir, 'system'));
+    const chromium = join(t.home, '.pki', 'nssdb');
+    const firefox = join(t.home, '.mozilla', 'firefox', 'abcd.default-release');
+    mkdirSync(firefox, { recursive: true });
+    assert.equal(spawnSync('certutil', ['-N', '-d', `sql:${firefox}`, '--empty-password']).status, 0);
+    const watched = [t.home, t.dataDir, join(t.dir, 'system')];
+
+    // Nothing made yet: no CA, no Chromium database.
+    let before = snapshot(...watched);
+    const dry = await run(['--dry-run'], t, store);
+    assert.equal(dry.code, 0, dry.out + dry.err);
+    assert.deepEqual(snapshot(...watched), before, 'a dry run changes no file');
+    assert.equal(existsSync(t.dataDir), false, 'no CA is made');
+    assert.equal(existsSync(chromium), false, "Chromium's database is not created");
+    assert.match(dry.out, /^dry run: nothing is changed\n/);
+    assert.match(dry.out, /would install the development CA .*ca\.pem \(made first: it does not exist yet\)/);
+    assert.match(dry.out, new RegExp(`nss ${chromium}: would install \\(create the database, then add`));
+    assert.match(dry.out, new RegExp(`nss ${firefox}: would install \\(add "Gatehouse development CA`));
+    assert.match(
+      dry.out,
+      new RegExp(
+        `system ${store.dir}/gatehouse-development-ca-\\S+\\.crt: would install \\(copy the CA there, then run update-ca-certificates`,
+      ),
+    );
+    assert.doesNotMatch(dry.out, /restart the browser/);
+
+    // Installed for real; a dry run again sees it there, and a dry --uninstall would remove each.
+    const real = await run([], t, store);
+    assert.equal(real.code, 0, real.out + real.err);
+    const fileName = /system (\S+\.crt): installed/.exec(real.out)?.[1];
+    assert.ok(fileName !== undefined && existsSync(fileName), real.out);
+    before = snapshot(...watched);
+    const again = await run(['--dry-run'], t, store);
+    assert.equal(again.code, 0, again.out + again.err);
+    assert.match(again.out, new RegExp(`nss ${chromium}: already installed`));
+    assert.match(again.out, new RegExp(`nss ${firefox}: already installed`));
+    assert.match(again.out, new RegExp(`system ${fileName}: already installed`));
+    const dryRemove = await run(['--uninstall', '--dry-run'], t, store);
+    assert.equal(dryRemove.code, 0, dryRemove.out + dryRemove.err);
+    assert.match(dryRemove.out, /would remove the development CA .*ca\.pem\n/);
+    assert.match(dryRemove.out, new RegExp(`nss ${chromium}: would remove`));
+    assert.match(dryRemove.out, new RegExp(`nss ${firefox}: would remove`));
+    assert.match(
+      dryRemove.out,
+      new RegExp(`system ${fileName}: would remove \\(delete it, then run update-ca-certificates`),
+    );
+    assert.deepEqual(snapshot(...watched), before, 'dry runs change no file');
+    assert.match(nicknames(chromium), /Gatehouse development CA/, 'still trusted');
+    assert.match(nicknames(firefox), /Gatehouse development CA/, 'still trusted');
   });
 });

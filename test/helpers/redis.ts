@@ -46,7 +46,8 @@ export async function startRedis(): Promise<TestRedis> {
   }
 }
 
-async function startRedisOn(port: number): Promise<TestRedis> {
+/** A redis-server on `port` (for a test that points Gatehouse at the port before anything listens). */
+export async function startRedisOn(port: number): Promise<TestRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-redis-'));
   let child: ChildProcess | undefined;
   const launch = () =>

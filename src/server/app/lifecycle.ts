@@ -116,7 +116,7 @@ async function loadCertificates(p: ServerParts): Promise<void> {
   }
   if (p.options.tls?.dev === true) {
     const { ensureDevCertificate } = await import('../tls/dev-ca.js');
-    const dev = await ensureDevCertificate().catch((err: Error) => {
+    const dev = await ensureDevCertificate({ names: p.options.tls.names }).catch((err: Error) => {
       throw tlsStartError(`the development certificate could not be made: ${err.message}`);
     });
     tls.setDefault({ cert: dev.certPem, key: dev.keyPem }, dev.caCertPath);

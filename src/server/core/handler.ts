@@ -81,6 +81,9 @@ export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host
     otherMethodsOnFiles: deps.otherMethodsOnFiles,
   });
   const redis = createRedisPool(options.redis, logger);
+  // A configured Redis is connected at start, whatever uses it and whenever: one that cannot be
+  // reached is reported now, not at the first request that needs it.
+  if (options.redis !== undefined) redis.get();
   const ctx: StepContext = { logger, clientAddress: createClientAddress(options.trustProxy), redis };
   const proxy = createProxy(options.proxy, {
     ctx,
@@ -96,7 +99,7 @@ export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host
     logger,
   });
   // Off unless configured: then no step, no hook, no timer (ops/health.ts, ops/metrics.ts).
-  const health = createHealth(options.health, ctx);
+  const health = createHealth(options.health, ctx, options.redis !== undefined);
   const metrics = createMetrics(options.metrics, ctx, {
     cacheRoutes: options.proxy.flatMap((r) =>
       r.cache?.enabled ? [{ prefix: r.prefix, store: r.cache.store ?? 'memory' }] : [],

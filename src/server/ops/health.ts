@@ -13,8 +13,12 @@ export interface HealthOptions {
   readyPath: string;
   /** Liveness is 503 when the event loop was blocked longer than this within the last second. */
   maxEventLoopDelayMs: number;
-  /** Readiness is 503 while the top-level Redis is down. */
-  requireRedis: boolean;
+  /**
+   * true: readiness is 503 while the top-level Redis is down. Unset: 503 until the top-level Redis
+   * (when configured) has been reached once, so an instance whose Redis is mistyped or not up yet does
+   * not join the pool; later outages keep it serving (the features fall back). false: never.
+   */
+  requireRedis?: boolean | undefined;
 }
 
 export type Probe = 'live' | 'ready';
@@ -24,7 +28,7 @@ export interface HealthState {
   eventLoopDelayMs: number;
   maxEventLoopDelayMs: number;
   draining: boolean;
-  /** undefined: no store is required. */
+  /** undefined: no store is required. false: a required store is down (or not reached yet). */
   redisUp: boolean | undefined;
 }
 
@@ -59,7 +63,11 @@ const pathOf = (url: string): string => {
 };
 
 /** Undefined when `health` is not configured: no step, no timer. */
-export function createHealth(o: HealthOptions | undefined, ctx: StepContext): Health | undefined {
+export function createHealth(
+  o: HealthOptions | undefined,
+  ctx: StepContext,
+  redisConfigured = false,
+): Health | undefined {
   if (o === undefined) return undefined;
   // Samples the loop every 10 ms; the worst delay of the last full second is kept.
   const h = monitorEventLoopDelay({ resolution: 10 });
@@ -72,14 +80,29 @@ export function createHealth(o: HealthOptions | undefined, ctx: StepContext): He
   timer.unref();
   let draining = false;
   let redis: RedisConnection | undefined;
-  if (o.requireRedis) redis = ctx.redis?.get();
+  /** undefined: readiness does not look at Redis. */
+  let mode: 'always' | 'until-reached' | undefined;
+  if (o.requireRedis === true) mode = 'always';
+  else if (o.requireRedis === undefined && redisConfigured) mode = 'until-reached';
+  let reached = false;
+  if (mode !== undefined) {
+    redis = ctx.redis?.get();
+    redis?.onStateChange((up) => {
+      if (up) reached = true;
+    });
+  }
+  const redisUp = (): boolean | undefined => {
+    if (mode === undefined) return undefined;
+    if (redis?.isUp() === true) reached = true;
+    return mode === 'always' ? (redis?.isUp() ?? false) : reached;
+  };
   const answer = (probe: Probe, req: IncomingMessage, res: ServerResponse): true => {
     quietAccessLog(res);
     const d = decideHealth(probe, {
       eventLoopDelayMs: Math.max(lastSecondMaxMs, h.max / 1e6),
       maxEventLoopDelayMs: o.maxEventLoopDelayMs,
       draining,
-      redisUp: o.requireRedis ? (redis?.isUp() ?? false) : undefined,
+      redisUp: redisUp(),
     });
     if (d.kind === 'unavailable') {
       sendError(req, res, ERRORS.serviceUnavailable, d.reason, NO_STORE);

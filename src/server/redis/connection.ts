@@ -1,8 +1,9 @@
 // The Redis connection features share (issue 17), on ioredis (loaded only when a feature uses Redis).
 // Commands fail at once while Redis is unreachable (no offline queue), so every caller has its own
 // fallback (a cache miss, the rate limit's failOpen, local-only fan-out); the client reconnects on
-// its own. An outage is logged once when it starts and once when it ends, never per request; the
-// end of a connection we close (the server shutting down) is not an outage and is not logged.
+// its own. An outage is logged once when it starts and once when it ends, never per request, and so
+// is a Redis unreachable from the start; the end of a connection we close (the server shutting down)
+// is not an outage and is not logged.
 import { createRequire } from 'node:module';
 import type { RedisOptions as IoRedisOptions, Redis as RedisClient } from 'ioredis';
 import type { Logger } from '../ops/log.js';
@@ -60,16 +61,30 @@ export function connectRedis(o: RedisOptions & { logger: Logger }): RedisConnect
   let sub: RedisClient | undefined;
   let up = false;
   let everUp = false;
+  /** The first connect failed and was logged: its success is logged too. */
+  let downAtStart = false;
   /** close() or disconnect() was called: the connection ends on purpose, which is no outage. */
   let closing = false;
   const listeners = new Set<(up: boolean) => void>();
   const where = redactedUrl(o.url);
   const set = (next: boolean, reason?: string) => {
-    if (next === up) return;
+    if (next === up) {
+      // The first state is already "down": a failed first connect (a typo, a Redis not started yet)
+      // changes nothing, so it is reported here, once, naming the URL and the error.
+      if (!next && !everUp && !downAtStart && !closing) {
+        downAtStart = true;
+        o.logger.warn(
+          { redis: where, reason },
+          `redis: unreachable at start: ${where} (${reason}); features fall back until it is reachable`,
+        );
+      }
+      return;
+    }
     up = next;
     if (closing) return;
     if (next) {
       if (everUp) o.logger.info({ redis: where }, 'redis: reachable again');
+      else if (downAtStart) o.logger.info({ redis: where }, `redis: reachable: ${where}`);
       everUp = true;
     } else {
       o.logger.warn({ redis: where, reason }, 'redis: unreachable; features fall back until it returns');

@@ -1,13 +1,15 @@
 // The local development CA behind `gatehouse serve --https` (like mkcert): a CA made once under the
-// user's data directory, and a localhost leaf it signs, renewed when near expiry. Issue 15 §5.
+// user's data directory, and a leaf it signs for localhost and the names the user lists (`--name`),
+// renewed when near expiry or when the list changes.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { chmod, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir, hostname, userInfo } from 'node:os';
 import { isAbsolute, join } from 'node:path';
+import { devNameProblem, normalizeDevName } from './dev-names.js';
 import { type IssuedPem, issueCertificate } from './x509.js';
 
 const DAY_MS = 86_400_000;
-/** CA lifetime: 10 years (mkcert's choice); it only ever signs localhost leaves. */
+/** CA lifetime: 10 years (mkcert's choice); it only ever signs development leaves. */
 export const DEV_CA_LIFETIME_MS = 3650 * DAY_MS;
 /** Leaf lifetime: browsers refuse server certificates valid for longer than 398 days. */
 export const DEV_LEAF_LIFETIME_MS = 397 * DAY_MS;
@@ -17,6 +19,22 @@ export const DEV_LEAF_RENEW_BEFORE_MS = 30 * DAY_MS;
 const BACKDATE_MS = 3_600_000;
 /** The names on the development leaf. */
 export const DEV_LEAF_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '::1'];
+
+/** The leaf's names: the defaults, then the user's (`tls.names`), normalized, each once. */
+export function devLeafHosts(names: readonly string[] = []): string[] {
+  return [...new Set([...DEV_LEAF_HOSTS, ...names].map(normalizeDevName))];
+}
+
+/** The DNS names and IP addresses of a certificate's subjectAltName, normalized as devLeafHosts's. */
+export function sanHosts(cert: X509Certificate): string[] {
+  const san = cert.subjectAltName;
+  if (san === undefined) return [];
+  return san.split(', ').map((entry) => {
+    if (entry.startsWith('DNS:')) return normalizeDevName(entry.slice(4));
+    if (entry.startsWith('IP Address:')) return normalizeDevName(entry.slice(11));
+    return entry; // another kind of name: never one we ask for, so the leaf is reissued
+  });
+}
 /** A lock older than this is from a process that hung or died holding it (making keys takes ms). */
 const STALE_LOCK_MS = 10_000;
 const LOCK_WAIT_MS = 30_000;
@@ -75,6 +93,8 @@ export interface DevLeafFacts {
   leafKeyMatches: boolean;
   ca: X509Certificate;
   nowMs: number;
+  /** The names the leaf must carry, exactly (devLeafHosts); default the three of DEV_LEAF_HOSTS. */
+  hosts?: readonly string[];
 }
 
 export function devLeafAction(f: DevLeafFacts): DevLeafAction {
@@ -91,11 +111,12 @@ export function devLeafAction(f: DevLeafFacts): DevLeafAction {
   if (leftMs < DEV_LEAF_RENEW_BEFORE_MS) {
     return { kind: 'reissue', reason: `the leaf expires in ${Math.ceil(leftMs / DAY_MS)} days` };
   }
-  const hostsOk =
-    leaf.checkHost('localhost', { wildcards: false }) === 'localhost' &&
-    leaf.checkIP('127.0.0.1') !== undefined &&
-    leaf.checkIP('::1') !== undefined;
-  if (!hostsOk) return { kind: 'reissue', reason: 'the leaf does not name localhost, 127.0.0.1 and ::1' };
+  // The same set of names, in any order: a name added to or dropped from the list makes a new leaf.
+  const want = f.hosts ?? DEV_LEAF_HOSTS;
+  const have = new Set(sanHosts(leaf));
+  if (have.size !== want.length || !want.every((h) => have.has(h))) {
+    return { kind: 'reissue', reason: `the leaf does not name exactly ${want.join(', ')}` };
+  }
   return { kind: 'keep' };
 }
 
@@ -108,6 +129,8 @@ export interface DevCertificate {
 
 export interface EnsureDevOptions {
   dataDir?: string;
+  /** Names and addresses on the leaf besides localhost, 127.0.0.1 and ::1 (checked: dev-names.ts). */
+  names?: readonly string[];
   nowMs?: number;
   log?: (line: string) => void;
 }
@@ -213,7 +236,7 @@ export async function existingDevCaPath(dataDir?: string): Promise<string | unde
   return (await readIfExists(p.caCert)) === undefined ? undefined : p.caCert;
 }
 
-async function loadLeafFacts(p: DevCaPaths, ca: IssuedPem, nowMs: number) {
+async function loadLeafFacts(p: DevCaPaths, ca: IssuedPem, nowMs: number, hosts: readonly string[]) {
   const certPem = await readIfExists(p.leafCert);
   const keyPem = await readIfExists(p.leafKey);
   let leaf: X509Certificate | undefined;
@@ -226,37 +249,30 @@ async function loadLeafFacts(p: DevCaPaths, ca: IssuedPem, nowMs: number) {
   } catch {
     leaf = undefined;
   }
-  const action = devLeafAction({ leaf, leafKeyMatches, ca: new X509Certificate(ca.certPem), nowMs });
+  const action = devLeafAction({ leaf, leafKeyMatches, ca: new X509Certificate(ca.certPem), nowMs, hosts });
   return { action, certPem: certPem ?? '', keyPem: keyPem ?? '' };
 }
 
 /**
- * Makes (once) the development CA and (when missing, near expiry or not chained to the CA) the
- * localhost leaf; returns the leaf and the CA's path. Safe to call from several processes at once.
+ * Makes (once) the development CA and (when missing, near expiry, not chained to the CA or naming
+ * other hosts than asked) the leaf; returns the leaf and the CA's path. Safe to call from several
+ * processes at once.
  */
 export async function ensureDevCertificate(o: EnsureDevOptions = {}): Promise<DevCertificate> {
+  // The config checks the names; options built by hand are checked here, before anything is signed.
+  for (const name of o.names ?? []) {
+    const problem = devNameProblem(name);
+    if (problem !== undefined) throw new DevCaError(`tls.names: ${problem}: ${name}`);
+  }
   const nowMs = o.nowMs ?? Date.now();
   const log = o.log ?? (() => {});
   const p = devCaPaths(o.dataDir ?? devDataDir());
   await mkdir(p.dir, { recursive: true, mode: 0o700 });
   await chmod(p.dir, 0o700);
   return withLock(p.lock, async () => {
-    let ca = await loadCa(p, nowMs);
-    const createdCa = ca === undefined;
-    if (ca === undefined) {
-      ca = await issueCertificate({
-        commonName: caName(),
-        isCa: true,
-        pathLength: 0,
-        notBefore: new Date(nowMs - BACKDATE_MS),
-        notAfter: new Date(nowMs + DEV_CA_LIFETIME_MS),
-      });
-      // Key first: a CA certificate on disk always has its key beside it.
-      await writeAtomic(p.caKey, ca.keyPem, 0o600);
-      await writeAtomic(p.caCert, ca.certPem, 0o644);
-      log(`created the development CA ${p.caCert}`);
-    }
-    const stored = await loadLeafFacts(p, ca, nowMs);
+    const { ca, createdCa } = await loadOrMakeCa(p, nowMs, log);
+    const hosts = devLeafHosts(o.names);
+    const stored = await loadLeafFacts(p, ca, nowMs, hosts);
     if (stored.action.kind === 'keep') {
       return {
         caCertPath: p.caCert,
@@ -268,7 +284,7 @@ export async function ensureDevCertificate(o: EnsureDevOptions = {}): Promise<De
     const notBefore = nowMs - BACKDATE_MS;
     const leaf = await issueCertificate({
       commonName: 'localhost',
-      hosts: DEV_LEAF_HOSTS,
+      hosts,
       issuer: ca,
       notBefore: new Date(notBefore),
       notAfter: new Date(notBefore + DEV_LEAF_LIFETIME_MS),
@@ -282,6 +298,44 @@ export async function ensureDevCertificate(o: EnsureDevOptions = {}): Promise<De
       keyPem: leaf.keyPem,
       created: { ca: createdCa, leaf: true },
     };
+  });
+}
+
+/** The stored CA, or a new one written to disk; call under the lock. */
+async function loadOrMakeCa(
+  p: DevCaPaths,
+  nowMs: number,
+  log: (line: string) => void,
+): Promise<{ ca: IssuedPem; createdCa: boolean }> {
+  const stored = await loadCa(p, nowMs);
+  if (stored !== undefined) return { ca: stored, createdCa: false };
+  const ca = await issueCertificate({
+    commonName: caName(),
+    isCa: true,
+    pathLength: 0,
+    notBefore: new Date(nowMs - BACKDATE_MS),
+    notAfter: new Date(nowMs + DEV_CA_LIFETIME_MS),
+  });
+  // Key first: a CA certificate on disk always has its key beside it.
+  await writeAtomic(p.caKey, ca.keyPem, 0o600);
+  await writeAtomic(p.caCert, ca.certPem, 0o644);
+  log(`created the development CA ${p.caCert}`);
+  return { ca, createdCa: true };
+}
+
+/**
+ * Makes (once) the development CA only, leaving the leaf as it is: `gatehouse trust` needs the CA,
+ * and must not reissue a leaf that `serve --https --name ...` made for more names.
+ */
+export async function ensureDevCa(
+  o: Pick<EnsureDevOptions, 'dataDir' | 'nowMs'> = {},
+): Promise<{ caCertPath: string; created: boolean }> {
+  const p = devCaPaths(o.dataDir ?? devDataDir());
+  await mkdir(p.dir, { recursive: true, mode: 0o700 });
+  await chmod(p.dir, 0o700);
+  return withLock(p.lock, async () => {
+    const { createdCa } = await loadOrMakeCa(p, o.nowMs ?? Date.now(), () => {});
+    return { caCertPath: p.caCert, created: createdCa };
   });
 }
 

@@ -2,7 +2,7 @@
 // and Polka: `app.use(gatehouse(config))`. What no step, route, proxy or file claims goes to `next()`
 // untouched; `attach(server, { mountPath })` hands the server's WebSocket handshakes at the mount path
 // to Gatehouse and leaves the others to the app.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { createHandler, type GatehouseDeps } from '../node.js';
 import { normalMount } from '../server/core/entry.js';
@@ -18,28 +18,77 @@ export interface GatehouseMiddleware extends HandlerMembers {
 
 export function gatehouse(config: GatehouseConfigInput = {}, deps: GatehouseDeps = {}): GatehouseMiddleware {
   const h = createHandler(config, deps);
-  /** The mount path attach() was given; checked once against the one Express routes requests at. */
-  let attachedAt: string | undefined;
+  /**
+   * The mount path handshakes are taken at, checked once against the one Express routes requests at:
+   * what attach() was given, or what it finds in the app's router (undefined: nothing to check).
+   */
+  let handshakesAt: (() => string | undefined) | undefined;
   const middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => {
-    if (attachedAt !== undefined) {
+    if (handshakesAt !== undefined) {
+      const at = handshakesAt();
+      handshakesAt = undefined;
       // Express's req.baseUrl: the path the app mounted this middleware at (nested routers included).
       const base = (req as { baseUrl?: unknown }).baseUrl;
-      if (typeof base === 'string' && base !== attachedAt)
+      if (typeof base === 'string' && base !== (at ?? ''))
         h.logger.warn(
-          { mountPath: attachedAt, baseUrl: base },
-          `gatehouse-http/express is mounted at "${base}" but attach() was given mountPath "${attachedAt}": WebSocket handshakes are taken at "${attachedAt || '/'}"; pass attach(server, { mountPath: "${base}" })`,
+          { mountPath: at ?? '', baseUrl: base },
+          `gatehouse-http/express is mounted at "${base}" but WebSocket handshakes are taken at "${at || '/'}"; pass attach(server, { mountPath: "${base}" })`,
         );
-      attachedAt = undefined;
     }
     h.handle(req, res, next);
   };
   const m = withMembers(middleware, h);
   const attach = m.attach;
   m.attach = (server, options = {}) => {
-    attachedAt = normalMount(options.mountPath);
-    return attach(server, options);
+    if (options.mountPath !== undefined) {
+      const at = normalMount(options.mountPath);
+      handshakesAt = () => at;
+      return attach(server, options);
+    }
+    // No mountPath given: the path the app mounted this middleware at, read from the app's router
+    // (Express 5) at the first handshake, when app.use has run.
+    const find = () => {
+      const apps = (server as Partial<Pick<Server, 'listeners'>>).listeners?.('request') ?? [];
+      const found = findExpressMount(apps, middleware);
+      return found === undefined ? undefined : normalMount(found);
+    };
+    handshakesAt = find;
+    server.on('upgrade', h.upgradeAt(find));
+    return server;
   };
   return m;
+}
+
+/**
+ * Where `fn` is mounted in one of `apps` (the server's request listeners): the joined `app.use(path)` and
+ * `router.use(path)` paths of Express 5's router (a Layer keeps its `rawPath`), through nested routers.
+ * Undefined when not found there (Express 4, a sub-app, a pattern path): then `attach(server, { mountPath })`.
+ */
+export function findExpressMount(apps: readonly unknown[], fn: unknown): string | undefined {
+  for (const app of apps) {
+    const found = mountIn((app as { router?: unknown }).router, fn, 0);
+    if (found !== undefined) return found === '' ? '/' : found;
+  }
+  return undefined;
+}
+
+interface LayerLike {
+  rawPath?: unknown;
+  handle?: unknown;
+  route?: unknown;
+}
+
+function mountIn(router: unknown, fn: unknown, depth: number): string | undefined {
+  const stack = (router as { stack?: unknown } | undefined)?.stack;
+  if (!Array.isArray(stack) || depth > 8) return undefined;
+  for (const layer of stack as LayerLike[]) {
+    if (typeof layer.rawPath !== 'string' || layer.route !== undefined) continue;
+    const here = layer.rawPath.replace(/\/+$/, '');
+    if (layer.handle === fn) return here;
+    const inner = mountIn(layer.handle, fn, depth + 1);
+    if (inner !== undefined) return here + inner;
+  }
+  return undefined;
 }
 
 export default gatehouse;

@@ -16,7 +16,7 @@ import { Hono } from 'hono';
 import Koa from 'koa';
 import { preview } from 'vite';
 import { WebSocket, WebSocketServer } from 'ws';
-import { gatehouse as expressGatehouse } from '../../src/adapters/express.js';
+import { gatehouse as expressGatehouse, findExpressMount } from '../../src/adapters/express.js';
 import gatehouseFastify from '../../src/adapters/fastify.js';
 import { gatehouse as honoGatehouse } from '../../src/adapters/hono.js';
 import { gatehouse as koaGatehouse } from '../../src/adapters/koa.js';
@@ -145,15 +145,21 @@ type Mount = (config: GatehouseConfigInput, withAppListener: boolean) => Promise
 /** The app's answer to what it is passed (and to the handshakes read again as requests). */
 const APP_404 = (url: string) => `app http ${url}`;
 
-const MOUNTS: Record<'express' | 'fastify' | 'koa' | 'hono', Mount> = {
-  async express(config, withAppListener) {
+/** Express with `app.use('/static', gh)` (or through a Router) and `gh.attach(server)`, no mountPath: the
+ *  mount is read from Express's router. */
+function expressMount(throughRouter: boolean): Mount {
+  return async (config, withAppListener) => {
     const gh = expressGatehouse(config);
     const app = express();
-    app.use('/static', gh);
+    if (throughRouter) {
+      const router = express.Router();
+      router.use('/static', gh);
+      app.use(router);
+    } else app.use('/static', gh);
     app.use((req, res) => {
       res.status(404).type('text/plain').send(APP_404(req.originalUrl));
     });
-    const server = gh.attach(createServer(app), { mountPath: '/static' });
+    const server = gh.attach(createServer(app));
     track(server);
     const own = withAppListener ? appWebSockets(server) : undefined;
     const base = await listen(server);
@@ -167,93 +173,121 @@ const MOUNTS: Record<'express' | 'fastify' | 'koa' | 'hono', Mount> = {
         await gh.close();
       },
     };
-  },
-  async fastify(config, withAppListener) {
-    const app = Fastify({ logger: false });
-    await app.register(gatehouseFastify, { ...config, prefix: '/static' });
-    app.setNotFoundHandler((req, reply) => {
-      reply.code(404).type('text/plain').send(APP_404(req.url));
-    });
-    track(app.server);
-    const own = withAppListener ? appWebSockets(app.server) : undefined;
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    return {
-      base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
-      server: app.server,
-      appSeen: own?.seen ?? [],
-      close: async () => {
-        own?.close();
-        app.server.closeAllConnections();
-        for (const sock of accepted.get(app.server) ?? []) sock.destroy();
-        await app.close();
-      },
-    };
-  },
-  async koa(config, withAppListener) {
-    const gh = koaGatehouse(config);
-    const app = new Koa();
-    // A mount as koa-mount makes it: ctx.path (and so req.url) without the prefix below it.
-    app.use(async (ctx, next) => {
-      const prev = ctx.path;
-      if (prev !== '/static' && !prev.startsWith('/static/')) return next();
-      ctx.path = prev.slice('/static'.length) || '/';
-      try {
-        await gh(ctx, async () => {
+  };
+}
+
+const MOUNTS: Record<'express' | 'express-router' | 'express-explicit' | 'fastify' | 'koa' | 'hono', Mount> =
+  {
+    express: expressMount(false),
+    'express-router': expressMount(true),
+    async 'express-explicit'(config, withAppListener) {
+      const gh = expressGatehouse(config);
+      const app = express();
+      app.use('/static', gh);
+      app.use((req, res) => {
+        res.status(404).type('text/plain').send(APP_404(req.originalUrl));
+      });
+      const server = gh.attach(createServer(app), { mountPath: '/static' });
+      track(server);
+      const own = withAppListener ? appWebSockets(server) : undefined;
+      const base = await listen(server);
+      return {
+        base,
+        server,
+        appSeen: own?.seen ?? [],
+        close: async () => {
+          own?.close();
+          await closeServer(server);
+          await gh.close();
+        },
+      };
+    },
+    async fastify(config, withAppListener) {
+      const app = Fastify({ logger: false });
+      await app.register(gatehouseFastify, { ...config, prefix: '/static' });
+      app.setNotFoundHandler((req, reply) => {
+        reply.code(404).type('text/plain').send(APP_404(req.url));
+      });
+      track(app.server);
+      const own = withAppListener ? appWebSockets(app.server) : undefined;
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      return {
+        base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+        server: app.server,
+        appSeen: own?.seen ?? [],
+        close: async () => {
+          own?.close();
+          app.server.closeAllConnections();
+          for (const sock of accepted.get(app.server) ?? []) sock.destroy();
+          await app.close();
+        },
+      };
+    },
+    async koa(config, withAppListener) {
+      const gh = koaGatehouse(config);
+      const app = new Koa();
+      // A mount as koa-mount makes it: ctx.path (and so req.url) without the prefix below it.
+      app.use(async (ctx, next) => {
+        const prev = ctx.path;
+        if (prev !== '/static' && !prev.startsWith('/static/')) return next();
+        ctx.path = prev.slice('/static'.length) || '/';
+        try {
+          await gh(ctx, async () => {
+            ctx.path = prev;
+            await next();
+          });
+        } finally {
           ctx.path = prev;
-          await next();
-        });
-      } finally {
-        ctx.path = prev;
-      }
-    });
-    app.use((ctx) => {
-      ctx.status = 404;
-      ctx.type = 'text/plain';
-      ctx.body = APP_404(ctx.url);
-    });
-    const server = gh.attach(createServer(app.callback()), { mountPath: '/static' });
-    track(server);
-    const own = withAppListener ? appWebSockets(server) : undefined;
-    const base = await listen(server);
-    return {
-      base,
-      server,
-      appSeen: own?.seen ?? [],
-      close: async () => {
-        own?.close();
-        await closeServer(server);
-        await gh.close();
-      },
-    };
-  },
-  async hono(config, withAppListener) {
-    const gh = honoGatehouse(config, { mountPath: '/static' });
-    const app = new Hono();
-    app.use(gh);
-    app.notFound((c) => c.text(APP_404(new URL(c.req.url).pathname), 404));
-    let server: Server | undefined;
-    const port = new Promise<number>((resolve) => {
-      server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
-        resolve(info.port),
-      ) as Server;
-    });
-    const s = server as unknown as Server;
-    track(s);
-    gh.attach(s);
-    const own = withAppListener ? appWebSockets(s) : undefined;
-    const base = `http://127.0.0.1:${await port}`;
-    return {
-      base,
-      server: s,
-      appSeen: own?.seen ?? [],
-      close: async () => {
-        own?.close();
-        await closeServer(s);
-        await gh.close();
-      },
-    };
-  },
-};
+        }
+      });
+      app.use((ctx) => {
+        ctx.status = 404;
+        ctx.type = 'text/plain';
+        ctx.body = APP_404(ctx.url);
+      });
+      const server = gh.attach(createServer(app.callback()), { mountPath: '/static' });
+      track(server);
+      const own = withAppListener ? appWebSockets(server) : undefined;
+      const base = await listen(server);
+      return {
+        base,
+        server,
+        appSeen: own?.seen ?? [],
+        close: async () => {
+          own?.close();
+          await closeServer(server);
+          await gh.close();
+        },
+      };
+    },
+    async hono(config, withAppListener) {
+      const gh = honoGatehouse(config, { mountPath: '/static' });
+      const app = new Hono();
+      app.use(gh);
+      app.notFound((c) => c.text(APP_404(new URL(c.req.url).pathname), 404));
+      let server: Server | undefined;
+      const port = new Promise<number>((resolve) => {
+        server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
+          resolve(info.port),
+        ) as Server;
+      });
+      const s = server as unknown as Server;
+      track(s);
+      gh.attach(s);
+      const own = withAppListener ? appWebSockets(s) : undefined;
+      const base = `http://127.0.0.1:${await port}`;
+      return {
+        base,
+        server: s,
+        appSeen: own?.seen ?? [],
+        close: async () => {
+          own?.close();
+          await closeServer(s);
+          await gh.close();
+        },
+      };
+    },
+  };
 
 for (const [name, mount] of Object.entries(MOUNTS)) {
   describe(`handshakes through ${name}, Gatehouse mounted under /static`, () => {
@@ -334,7 +368,7 @@ for (const [name, mount] of Object.entries(MOUNTS)) {
 }
 
 describe('gatehouse-http/express: the mount path given to attach() and the one Express routes at', () => {
-  it('warns once when attach() was given another mount path than req.baseUrl', async () => {
+  it('warns once when attach() was given another mount path than req.baseUrl; none when it was found', async () => {
     const warnings: string[] = [];
     const logger: Logger = {
       info() {},
@@ -346,13 +380,51 @@ describe('gatehouse-http/express: the mount path given to attach() and the one E
     const gh = expressGatehouse({ root: dir, log: { format: 'off' } }, { logger });
     const app = express();
     app.use('/static', gh);
-    const server = gh.attach(createServer(app));
+    const server = gh.attach(createServer(app), { mountPath: '/assets' });
     const base = await listen(server);
     try {
       assert.equal((await get(base, '/static/notes.txt')).status, 200);
       assert.equal((await get(base, '/static/notes.txt')).status, 200);
       assert.equal(warnings.length, 1);
-      assert.match(warnings[0]!, /mounted at "\/static".*attach\(server, \{ mountPath: "\/static" \}\)/);
+      assert.match(
+        warnings[0]!,
+        /mounted at "\/static" but .* taken at "\/assets".*attach\(server, \{ mountPath: "\/static" \}\)/,
+      );
+    } finally {
+      await closeServer(server);
+      await gh.close();
+      removeSite(dir);
+    }
+  });
+});
+
+describe('gatehouse-http/express: attach(server) with no mountPath finds the mount', () => {
+  it('app.use("/static", gh): no warning, and handshakes are taken below /static only', async () => {
+    const warnings: string[] = [];
+    const logger: Logger = {
+      info() {},
+      warn: (_o, m) => warnings.push(String(m)),
+      error() {},
+      isLevelEnabled: () => true,
+    };
+    const dir = makeSite({ 'notes.txt': 'hello' });
+    const gh = expressGatehouse(
+      { root: dir, log: { format: 'off' }, websocket: [{ path: '/ws', mode: 'echo' }] },
+      { logger },
+    );
+    const app = express();
+    app.use('/static', gh);
+    app.use((req, res) => {
+      res.status(404).type('text/plain').send(APP_404(req.originalUrl));
+    });
+    const server = gh.attach(createServer(app));
+    track(server);
+    const base = await listen(server);
+    try {
+      assert.equal((await get(base, '/static/notes.txt')).status, 200);
+      assert.deepEqual(warnings, []);
+      assert.deepEqual(await attempt(base, '/static/ws'), { open: 'ping' });
+      assert.deepEqual(await attempt(base, '/ws'), { status: 404, body: APP_404('/ws') });
     } finally {
       await closeServer(server);
       await gh.close();
@@ -471,5 +543,21 @@ describe('belowMount / normalMount: the mount a mounted handler scopes requests 
     assert.equal(normalMount('/a/b'), '/a/b');
     for (const bad of ['static', '/a?b', '/a#b', '/a b', 'http://x/a'])
       assert.throws(() => normalMount(bad), TypeError, bad);
+  });
+});
+
+describe('findExpressMount: the path Express 5 mounted a middleware at', () => {
+  it('app.use(path), through nested routers, the root, and not found', () => {
+    const fn = () => {};
+    const app = express();
+    const inner = express.Router();
+    inner.use('/assets/', fn);
+    app.use('/v1', inner);
+    assert.equal(findExpressMount([app], fn), '/v1/assets');
+    const root = express();
+    root.use(fn);
+    assert.equal(findExpressMount([root], fn), '/');
+    assert.equal(findExpressMount([express()], fn), undefined);
+    assert.equal(findExpressMount([() => {}], fn), undefined);
   });
 });

@@ -70,7 +70,8 @@ export interface Entry {
    * no trailing slash): it takes the WebSocket handshakes below the mount that a tunnel owns, with the
    * mount stripped from req.url, as the app's router strips it from requests.
    */
-  readonly upgradeAt: (mount: string) => UpgradeListener;
+  /** The listener for a handler mounted at `mount`, or at what `mount()` finds once the app has mounted it. */
+  readonly upgradeAt: (mount: string | (() => string | undefined)) => UpgradeListener;
   /** Draining: responses carry Connection: close. */
   readonly setClosing: () => void;
 }
@@ -287,11 +288,17 @@ export function createEntry(o: EntryOptions, server?: Pick<Server, 'emit'>): Ent
   /** The listener of the server Gatehouse owns (createGatehouse): every Upgrade is its to answer. */
   const onUpgrade: UpgradeListener = (req, socket, head) => take(req, socket, head, owned(req), req.url!);
 
-  const upgradeAt = (mount: string): UpgradeListener => {
+  const upgradeAt = (mountOrFind: string | (() => string | undefined)): UpgradeListener => {
+    // A mount found from the app (an adapter's finder) is looked for at each handshake until found.
+    let known = typeof mountOrFind === 'string' ? mountOrFind : undefined;
     const listener: UpgradeListener = (req, socket, head) => {
       if (claimed.has(req)) return;
       const url = req.url!;
-      const inner = belowMount(url, mount);
+      if (known === undefined && typeof mountOrFind === 'function') {
+        const found = mountOrFind();
+        if (found !== undefined) known = normalMount(found);
+      }
+      const inner = belowMount(url, known ?? '');
       if (inner !== undefined) {
         req.url = inner;
         const ours = owned(req);

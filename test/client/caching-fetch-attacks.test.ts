@@ -1,8 +1,14 @@
 // Attacks on the caching fetch: invalidation across origins, prototype keys from the network, and
 // memory exhaustion through large bodies. Real origins on 127.0.0.1, port 0.
 import assert from 'node:assert/strict';
+import { createServer as createHttpServer, type IncomingMessage, type RequestListener } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
+import { Duplex } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { Agent } from 'undici';
 import { type CachedVariants, type CacheTier, createCachingFetch } from '../../src/client/index.js';
+import { testPki } from '../helpers/certs.js';
 import { type Origin, origin } from '../helpers/origin.js';
 import { WAIT_DEADLINE_MS } from '../helpers/wait.js';
 
@@ -203,6 +209,131 @@ describe('caching fetch attacks: stored redirects (Fetch §4.4 HTTP-redirect fet
     for (let n = 21; n > 0; n--) await storeRedirect(f, `/chain?n=${n}`);
     assert.equal(await (await f(`${home.url}/chain?n=20`)).text(), 'end');
     await assert.rejects(f(`${home.url}/chain?n=21`), /more than 20 redirects/);
+  });
+});
+
+// Two origins on one host and port: the first byte of a connection picks TLS (a handshake record,
+// content type 22, RFC 8446 §5.1) or plain HTTP. https://127.0.0.1:P and http://127.0.0.1:P have the
+// same host ("127.0.0.1:P") and differ only in scheme, which makes them two origins (RFC 6454 §4).
+describe('caching fetch attacks: a stored redirect that changes only the scheme', () => {
+  const secrets = {
+    authorization: 'Bearer s3cret',
+    cookie: 'sid=s3cret',
+    'proxy-authorization': 'Basic eDp5',
+  };
+  /** Requests that reached the server, with the scheme they came over. */
+  const seen: { scheme: 'http' | 'https'; url: string; headers: IncomingMessage['headers'] }[] = [];
+  let port = 0;
+  let front: ReturnType<typeof createNetServer>;
+  let dispatcher: Agent;
+  const sockets = new Set<Socket>();
+
+  before(async () => {
+    const routes = (scheme: 'http' | 'https'): RequestListener => {
+      return (req, res) => {
+        seen.push({ scheme, url: req.url!, headers: req.headers });
+        const other = scheme === 'https' ? 'http' : 'https';
+        if (req.url === '/switch' || req.url === '/stay') {
+          const to = req.url === '/switch' ? other : scheme;
+          res.writeHead(301, {
+            location: `${to}://127.0.0.1:${port}/landing`,
+            'cache-control': 'max-age=600',
+          });
+          res.end();
+          return;
+        }
+        res.writeHead(200, { 'cache-control': 'no-store' });
+        res.end(`${scheme} ${req.url}`);
+      };
+    };
+    const pki = await testPki();
+    const plain = createHttpServer(routes('http'));
+    const secure = createHttpsServer({ cert: pki.chain, key: pki.leaf.keyPem }, routes('https'));
+    front = createNetServer((socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+      socket.once('data', (first) => {
+        socket.pause();
+        // A stream in front of the socket: the servers read the first bytes from it again (a TLS
+        // server would otherwise read the socket's handle directly, past them).
+        const stream = new Duplex({
+          read: () => void socket.resume(),
+          write: (chunk, _enc, done) => void socket.write(chunk, done),
+          final: (done) => void socket.end(done),
+          destroy: (err, done) => {
+            socket.destroy();
+            done(err);
+          },
+        });
+        stream.push(first);
+        socket.on('data', (c) => {
+          if (!stream.push(c)) socket.pause();
+        });
+        socket.on('end', () => stream.push(null));
+        socket.on('close', () => stream.destroy());
+        socket.on('error', (err) => stream.destroy(err));
+        (first[0] === 22 ? secure : plain).emit('connection', stream);
+      });
+    });
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+    port = (front.address() as AddressInfo).port;
+    dispatcher = new Agent({ connect: { ca: pki.root.certPem } });
+  });
+  after(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((r) => front.close(r));
+    await dispatcher.close();
+  });
+
+  /** The caching fetch over a transport that trusts the test CA. */
+  const cachingFetch = () =>
+    createCachingFetch({
+      fetch: (input: RequestInfo | URL, init?: RequestInit) =>
+        fetch(input, { ...init, dispatcher } as RequestInit),
+    });
+
+  for (const [from, to] of [
+    ['https', 'http'],
+    ['http', 'https'],
+  ] as const) {
+    it(`attack: stored 301 from ${from}://127.0.0.1:P to ${to}://127.0.0.1:P (same host and port) followed with Authorization, Cookie, Proxy-Authorization -> none reach it`, async () => {
+      const f = cachingFetch();
+      const url = `${from}://127.0.0.1:${port}/switch`;
+      const stored = await f(url, { redirect: 'manual' });
+      assert.equal(stored.status, 301);
+      await stored.arrayBuffer();
+      const before = seen.length;
+      const r = await f(url, { headers: secrets });
+      assert.equal(await r.text(), `${to} /landing`);
+      assert.equal(r.redirected, true);
+      const got = seen.slice(before);
+      // The 301 came from storage; the next hop reached the server over the other scheme, bare.
+      assert.deepEqual(
+        got.map((q) => `${q.scheme} ${q.url}`),
+        [`${to} /landing`],
+      );
+      assert.deepEqual(
+        Object.keys(secrets).filter((k) => got[0]!.headers[k] !== undefined),
+        [],
+      );
+    });
+  }
+
+  it('stored 301 from https://127.0.0.1:P to https://127.0.0.1:P (same origin) -> the credentials are kept: the transport carries them', async () => {
+    const f = cachingFetch();
+    const url = `https://127.0.0.1:${port}/stay`;
+    await (await f(url, { redirect: 'manual' })).arrayBuffer();
+    const before = seen.length;
+    assert.equal(await (await f(url, { headers: secrets })).text(), 'https /landing');
+    const got = seen.slice(before);
+    assert.deepEqual(
+      got.map((q) => `${q.scheme} ${q.url}`),
+      ['https /landing'],
+    );
+    assert.deepEqual(
+      Object.keys(secrets).filter((k) => got[0]!.headers[k] !== undefined),
+      Object.keys(secrets),
+    );
   });
 });
 

@@ -33,6 +33,28 @@ const cases: [string, Partial<typeof base>, RedirectStep][] = [
     { location: 'http://127.0.0.1:2000/to' },
     follow('http://127.0.0.1:2000/to', 'GET', false, creds),
   ],
+  // Fetch §4.4 step 13 compares origins (scheme, host, port), not hosts: a hop that changes only the
+  // scheme goes to another origin, whatever the host and port.
+  [
+    'https -> http, same host (another origin) -> credentials dropped',
+    { currentUrl: 'https://a.test/from', location: 'http://a.test/to' },
+    follow('http://a.test/to', 'GET', false, creds),
+  ],
+  [
+    'http -> https, same host (another origin) -> credentials dropped',
+    { currentUrl: 'http://a.test/from', location: 'https://a.test/to' },
+    follow('https://a.test/to', 'GET', false, creds),
+  ],
+  [
+    'https -> http, same host and explicit port (another origin) -> credentials dropped',
+    { currentUrl: 'https://a.test:8443/from', location: 'http://a.test:8443/to' },
+    follow('http://a.test:8443/to', 'GET', false, creds),
+  ],
+  [
+    'https -> https, same host, default port written out (same origin) -> nothing dropped',
+    { currentUrl: 'https://a.test/from', location: 'https://a.test:443/to' },
+    follow('https://a.test/to', 'GET', false, []),
+  ],
   [
     'POST 301 -> GET, body dropped',
     { method: 'POST' },

@@ -81,6 +81,28 @@ describe('gatehouse check catches each mistake of the broken site', () => {
   }
 });
 
+// The SPA folder's fallback answers every miss, so a hashed image or font of the previous deploy gets
+// the page too; the finding must name that URL (the made-up .js probe raises the same id on its own).
+describe('gatehouse check: a hashed image or font answered by the SPA fallback', () => {
+  let site: BrokenSite;
+  before(async () => {
+    site = await startBrokenSite();
+  });
+  after(() => site.close());
+
+  for (const path of ['/spa/assets/logo-3f2a9c1b.png', '/spa/assets/inter-B-x9aZ_k.woff2']) {
+    it(`${path} answered 200 text/html -> status.asset-html-fallback names it`, async () => {
+      const report = await checkUrl(site.url(path), { ...FAST, origin: ORIGIN });
+      const named = report.findings.filter(
+        (f) => f.id === 'status.asset-html-fallback' && f.message.includes(path),
+      );
+      assert.equal(named.length, 1, JSON.stringify(report.findings.map((f) => [f.id, f.message])));
+      assert.equal(named[0]!.severity, 'error');
+      assert.match(named[0]!.evidence, /-> 200; content-type: text\/html/);
+    });
+  }
+});
+
 describe('gatehouse check catches the hand-written nginx config mistakes', NGINX_SUITE, () => {
   let nginx: NginxSite;
   before(async () => {

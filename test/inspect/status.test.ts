@@ -80,6 +80,41 @@ const CASES: FindingCase[] = [
     'status.asset-html-fallback',
     true,
   ],
+  // Any content-hashed name is an asset, not only scripts and stylesheets: an image or a font of the
+  // previous deploy answered with the page breaks the same way.
+  [
+    'the URL checked is a hashed .png and answered 200 text/html',
+    recording({
+      url: 'https://site.example/assets/logo-3f2a9c1b.png',
+      probes: { primary: { headers: HTML } },
+    }),
+    'status.asset-html-fallback',
+    true,
+  ],
+  [
+    'the URL checked is a hashed .woff2 (base64url hash) and answered 200 text/html',
+    recording({
+      url: 'https://site.example/assets/inter-B-x9aZ_k.woff2',
+      probes: { primary: { headers: HTML } },
+    }),
+    'status.asset-html-fallback',
+    true,
+  ],
+  [
+    'the URL checked is a hashed .png and answered 200 image/png',
+    recording({
+      url: 'https://site.example/assets/logo-3f2a9c1b.png',
+      probes: { primary: { headers: { 'content-type': 'image/png' } } },
+    }),
+    'status.asset-html-fallback',
+    false,
+  ],
+  [
+    'the URL checked is a .png without a hash and answered 200 text/html (may be a page route)',
+    recording({ url: 'https://site.example/logo.png', probes: { primary: { headers: HTML } } }),
+    'status.asset-html-fallback',
+    false,
+  ],
   [
     'the URL checked is a page and answered 200 text/html',
     recording({ url: PAGE, probes: { primary: { headers: HTML } } }),

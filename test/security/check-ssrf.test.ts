@@ -1,12 +1,14 @@
 // Attack: gatehouse check used as a library inside a service, pointed at a site whose redirects lead
 // into the service's own network (server-side request forgery, issue 25 §5): a name that resolves to a
 // private address, the cloud metadata address, a name that resolves to loopback once and to a private
-// address the next time (DNS rebinding). The sites are real servers on 127.0.0.1:0; private addresses
-// come only from a `lookup` hook, and the decision is made before any connect, so no socket is ever
-// opened to a non-loopback address.
+// address the next time (DNS rebinding), a name that resolves to a public and a private address at
+// once. The sites are real servers on 127.0.0.1:0; private addresses come only from a `lookup` hook,
+// and the decision is made before any connect, so no socket is ever opened to a non-loopback address
+// (where a test lets a "public" address through, interceptConnects connects it to loopback instead).
 import assert from 'node:assert/strict';
+import type { LookupAddress } from 'node:dns';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, LookupFunction } from 'node:net';
+import { type AddressInfo, isIP, type LookupFunction, Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { checkCommand } from '../../src/cli/check.js';
 import { record } from '../../src/inspect/live.js';
@@ -37,8 +39,11 @@ async function site(answer: (path: string) => { status: number; location?: strin
   return { port: (server.address() as AddressInfo).port, seen };
 }
 
-/** A lookup hook over a table of names: each name gives its addresses in turn (the last one repeats). */
-function fakeDns(table: Record<string, string[]>) {
+/**
+ * A lookup hook over a table of names: each name gives its answers in turn (the last one repeats); an
+ * answer is one address or a list of them (what `all: true` returns; the first one otherwise).
+ */
+function fakeDns(table: Record<string, (string | string[])[]>) {
   const asked: string[] = [];
   const count = new Map<string, number>();
   const lookup: LookupFunction = (hostname, options, callback) => {
@@ -51,12 +56,68 @@ function fakeDns(table: Record<string, string[]>) {
     }
     const n = count.get(hostname) ?? 0;
     count.set(hostname, n + 1);
-    const address = list[Math.min(n, list.length - 1)] as string;
-    const family = address.includes(':') ? 6 : 4;
-    if (options.all === true) callback(null, [{ address, family }]);
-    else callback(null, address, family);
+    const answer = list[Math.min(n, list.length - 1)]!;
+    const all = (Array.isArray(answer) ? answer : [answer]).map((address) => ({
+      address,
+      family: address.includes(':') ? 6 : 4,
+    }));
+    if (options.all === true) callback(null, all);
+    else callback(null, all[0]!.address, all[0]!.family);
   };
   return { lookup, asked };
+}
+
+const isLoopback = (address: string) => address === '::1' || /^127\./.test(address);
+
+/**
+ * Intercepts every socket connect of this process where it takes its addresses: the lookup hook's
+ * answer (after the guard) is recorded, a "public" address of `stand_ins` is swapped for the loopback
+ * address of the site that plays it, and any other non-loopback address, looked up or literal, fails
+ * the connect before it starts. So no packet leaves loopback, whatever the guard lets through.
+ */
+function interceptConnects(standIns: Record<string, string>) {
+  /** Every address a socket was handed to connect to, in order. */
+  const handed: string[] = [];
+  const original = Socket.prototype.connect;
+  const wrapped = new WeakSet<LookupFunction>();
+  const refuse = (address: string) =>
+    Object.assign(new Error(`test: no connect to ${address} (not loopback)`), { code: 'ETESTREFUSED' });
+  Socket.prototype.connect = function (this: Socket, ...args: unknown[]) {
+    // net.createConnection passes its normalized [options, listener] as the first argument.
+    const first = args[0];
+    const o = (Array.isArray(first) ? first[0] : first) as
+      | { host?: string; lookup?: LookupFunction }
+      | undefined;
+    if (o !== null && typeof o === 'object') {
+      if (o.host !== undefined && isIP(o.host) !== 0) {
+        handed.push(o.host);
+        if (!isLoopback(o.host)) throw refuse(o.host);
+      }
+      const lookup = o.lookup;
+      if (lookup !== undefined && !wrapped.has(lookup)) {
+        const hook: LookupFunction = (hostname, options, callback) =>
+          lookup(hostname, options, (err, address, family) => {
+            if (err !== null) return callback(err, address, family);
+            const list: LookupAddress[] = Array.isArray(address)
+              ? address
+              : [{ address, family: family ?? 4 }];
+            const out: LookupAddress[] = [];
+            for (const a of list) {
+              handed.push(a.address);
+              const to = standIns[a.address] ?? (isLoopback(a.address) ? a.address : undefined);
+              if (to === undefined) return callback(refuse(a.address), '', undefined);
+              out.push({ address: to, family: isIP(to) });
+            }
+            if (Array.isArray(address)) callback(null, out);
+            else callback(null, out[0]!.address, out[0]!.family);
+          });
+        wrapped.add(hook);
+        o.lookup = hook;
+      }
+    }
+    return original.apply(this, args as Parameters<typeof original>);
+  } as typeof original;
+  return { handed, restore: () => void (Socket.prototype.connect = original) };
 }
 
 describe('attack: redirects into the network', () => {
@@ -125,6 +186,46 @@ describe('attack: redirects into the network', () => {
       /^gatehouse check: no final response: http:\/\/10\.1\.2\.3\/: refused to connect to 10\.1\.2\.3: a private address from a loopback one \(.*--allow-private lifts it\)\n$/,
     );
   });
+});
+
+describe('attack: a name that resolves to a public and a private address', () => {
+  // 93.184.216.34 plays the public site (the interceptor connects it to the loopback site instead).
+  const PUBLIC = '93.184.216.34';
+  const PRIVATE = '10.0.0.5';
+  for (const answer of [
+    [PUBLIC, PRIVATE],
+    [PRIVATE, PUBLIC],
+  ]) {
+    it(`attack: a public site redirects to mixed.test, which resolves to ${answer.join(' and ')} -> the socket is handed ${PUBLIC} only, never ${PRIVATE}`, async () => {
+      let port = 0;
+      const s = await site((path) =>
+        path === '/' ? { status: 302, location: `http://mixed.test:${port}/next` } : { status: 200 },
+      );
+      port = s.port;
+      const dns = fakeDns({ 'site.test': [PUBLIC], 'mixed.test': [answer] });
+      const net = interceptConnects({ [PUBLIC]: '127.0.0.1' });
+      let rec: Awaited<ReturnType<typeof record>>;
+      try {
+        rec = await record(`http://site.test:${port}/`, { ...FAST, lookup: dns.lookup });
+      } finally {
+        net.restore();
+      }
+      // The private address of the same answer was never given to a socket; the public one was.
+      assert.deepEqual(
+        net.handed.filter((a) => a !== PUBLIC),
+        [],
+        `addresses handed to sockets: ${net.handed.join(' ')}`,
+      );
+      // mixed.test was resolved (another origin, a new connection) and its check went on to the
+      // public address: the redirect and the probes reached the site through it.
+      assert.ok(dns.asked.includes('mixed.test'), dns.asked.join(' '));
+      assert.ok(net.handed.length >= 2, net.handed.join(' '));
+      assert.equal(rec.redirects.at(-1)?.error, undefined);
+      assert.equal(rec.finalUrl, `http://mixed.test:${port}/next`);
+      assert.deepEqual(s.seen.slice(0, 2), ['/', '/next']);
+      assert.ok(s.seen.length > 2, 'the probes reached the final URL');
+    });
+  }
 });
 
 describe('control: what keeps working', () => {

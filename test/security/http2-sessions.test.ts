@@ -16,11 +16,13 @@ import { after, before, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { testTls } from '../helpers/tls.js';
-import { WAIT_DEADLINE_MS, waitUntil } from '../helpers/wait.js';
+import { lagProbe, WAIT_DEADLINE_MS, waitUntil } from '../helpers/wait.js';
 
 const KEEP_ALIVE_MS = 400;
 const HEADERS_MS = 300;
 const SEND_MS = 400;
+/** Not the default (3), so a guard that ignores the configured value fails. */
+const MAX_REFUSED_BLOCKS = 5;
 
 /** An HTTP/2 session to `s` from `localAddress` (a loopback address of its own). */
 function open(
@@ -46,11 +48,15 @@ function open(
   return session;
 }
 
-/** What the server said when it ended a session: the GOAWAY code (undefined: none) once closed. */
-function ending(session: ClientHttp2Session): Promise<{ goaway: number | undefined }> {
+/** What the server said when it ended a session: the GOAWAY code (undefined: none) and when it came. */
+function ending(session: ClientHttp2Session): Promise<{ goaway: number | undefined; goawayMs: number }> {
   let goaway: number | undefined;
-  session.on('goaway', (code) => (goaway ??= code));
-  return new Promise((resolve) => session.once('close', () => resolve({ goaway })));
+  let goawayMs = 0;
+  session.on('goaway', (code) => {
+    goaway ??= code;
+    goawayMs ||= performance.now();
+  });
+  return new Promise((resolve) => session.once('close', () => resolve({ goaway, goawayMs })));
 }
 
 function ask(session: ClientHttp2Session, headers: Record<string, string | string[]>) {
@@ -86,9 +92,16 @@ describe('attacks on HTTP/2 sessions', () => {
   let s: TestServer;
   let upstream: Server;
   let ca: string;
+  let tlsFiles: { cert: string; key: string };
   const big = 'x'.repeat(512 * 1024);
   /** Sessions the server opened. */
   let sessions = 0;
+  /** When the server opened the session of each client port. */
+  const openedMs = new Map<number, number>();
+  /** Handshakes the server gave up on (ERR_TLS_HANDSHAKE_TIMEOUT). */
+  let handshakeTimeouts = 0;
+  /** Sessions the 50-session attack opened (each must be closed as no_request). */
+  let noRequestSessions = 0;
   /** The session guard's counts. */
   const stats = () => s.app.tls!.http2Stats()!;
   before(async () => {
@@ -100,8 +113,9 @@ describe('attacks on HTTP/2 sessions', () => {
     site = makeSite({ 'a.txt': 'public', 'big.bin': big });
     const tls = await testTls();
     ca = tls.caPem;
+    tlsFiles = { cert: tls.cert, key: tls.key };
     s = await startServer(site, {
-      tls: { cert: tls.cert, key: tls.key },
+      tls: tlsFiles,
       proxy: [{ prefix: '/api', upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` }],
       metrics: { path: '/metrics', allow: ['loopback'] },
       limits: {
@@ -111,7 +125,13 @@ describe('attacks on HTTP/2 sessions', () => {
         maxConnections: 50,
       },
     });
-    (s.app.server as Http2SecureServer).on('session', () => sessions++);
+    (s.app.server as Http2SecureServer).on('session', (session) => {
+      sessions++;
+      openedMs.set(session.socket.remotePort!, performance.now());
+    });
+    s.app.server.on('tlsClientError', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ERR_TLS_HANDSHAKE_TIMEOUT') handshakeTimeouts++;
+    });
   });
   after(async () => {
     await s.close();
@@ -119,15 +139,51 @@ describe('attacks on HTTP/2 sessions', () => {
     removeSite(site);
   });
 
-  it('attack: 50 sessions that send only the preface and SETTINGS (all of maxConnections) -> GOAWAY after headersTimeoutMs, and a new client gets in', async () => {
+  it('attack: 50 sessions that send only the preface and SETTINGS (all of maxConnections) -> GOAWAY NO_ERROR for no request after headersTimeoutMs, and a new client gets in', async () => {
     const before = sessions;
+    const timeoutsBefore = handshakeTimeouts;
+    const closedBefore = { ...stats().closed };
+    const lag = lagProbe();
     const idle = Array.from({ length: 50 }, () => open(s, ca));
     const ends = idle.map(ending);
-    await Promise.all(idle.map((c) => new Promise((r) => c.once('connect', r))));
-    // The attack reached the server: it holds 50 sessions, every slot.
-    await waitUntil('the server holds 50 sessions', () => sessions - before === 50);
+    // Each client's port once it has a session, to find when the server opened it (undefined: closed
+    // before, its handshake timed out).
+    const ports = idle.map(
+      (c) =>
+        new Promise<number | undefined>((r) => {
+          c.once('connect', () => r(c.socket.localPort!));
+          c.once('close', () => r(undefined));
+        }),
+    );
     const results = await Promise.all(ends);
-    assert.deepEqual(new Set(results.map((r) => r.goaway)), new Set([constants.NGHTTP2_NO_ERROR]));
+    lag.stop();
+    const got = await Promise.all(ports);
+    // Every connection reached the server, as a session or as a handshake it gave up on: headersTimeoutMs
+    // is the handshake's deadline too, which a loaded machine makes a few of 50 at once miss.
+    const opened = sessions - before;
+    assert.equal(opened + (handshakeTimeouts - timeoutsBefore), 50);
+    assert.ok(opened >= 25, `${opened} of 50 handshakes finished`);
+    noRequestSessions += opened;
+    const withSession = results.filter((_, i) => got[i] !== undefined);
+    assert.equal(withSession.length, opened);
+    assert.deepEqual(new Set(withSession.map((r) => r.goaway)), new Set([constants.NGHTTP2_NO_ERROR]));
+    // Closed for the reason named, each by the rule of headersTimeoutMs: keepAliveTimeoutMs (400 ms)
+    // would close them too, a little later.
+    const closed = stats().closed;
+    assert.equal(closed.no_request - closedBefore.no_request, opened);
+    assert.equal(closed.idle - closedBefore.idle, 0);
+    // Not before headersTimeoutMs from the server's own session start (the timer may round 1 ms down);
+    // late by at most the value again (the 100 ms sweep, the GOAWAY's trip) plus the measured lag.
+    const lagMs = Math.round(lag.maxMs());
+    for (const [i, r] of results.entries()) {
+      if (got[i] === undefined) continue;
+      const ms = Math.round(r.goawayMs - openedMs.get(got[i])!);
+      assert.ok(ms >= HEADERS_MS - 1, `session ${i}: GOAWAY after ${ms} ms, before its ${HEADERS_MS} ms`);
+      assert.ok(
+        ms < 2 * HEADERS_MS + lagMs,
+        `session ${i}: GOAWAY after ${ms} ms, over twice its ${HEADERS_MS} ms (event-loop lag ${lagMs} ms)`,
+      );
+    }
     assert.equal((await get(s.url, '/a.txt')).text, 'public');
   });
 
@@ -192,33 +248,51 @@ describe('attacks on HTTP/2 sessions', () => {
     assert.equal(rst, constants.NGHTTP2_CANCEL);
   });
 
-  it('attack: an HPACK bomb (one 3.9 kB field repeated 40 times per header block) -> GOAWAY ENHANCE_YOUR_CALM after a few refused blocks', async () => {
-    const c = open(s, ca, '127.0.0.4');
-    const end = ending(c);
-    // One round trip first: our SETTINGS (maxHeaderListSize) are acknowledged and apply.
-    assert.equal((await ask(c, { ':path': '/a.txt' })).status, 200);
-    let sent = 0;
-    let resets = 0;
-    const bomb = Array.from({ length: 40 }, () => 'b'.repeat(3900));
-    // One block at a time, each after the last one's reset: a client that floods on is still writing
-    // when the GOAWAY comes, and Node's client then never reports the close (seen: a 1-in-6 hang).
-    const closedBefore = stats().closed.header_blocks;
-    while (!c.closed && !c.destroyed && stats().closed.header_blocks === closedBefore && sent < 1000) {
-      const rst = await new Promise<number>((resolve) => {
-        const req = c.request({ ':path': '/a.txt', 'x-bomb': bomb });
-        req.on('error', () => {});
-        req.on('close', () => resolve(req.rstCode));
-      });
-      sent++;
-      if (rst === constants.NGHTTP2_ENHANCE_YOUR_CALM) resets++;
+  it('attack: an HPACK bomb (one 3.9 kB field repeated 40 times per header block) -> GOAWAY ENHANCE_YOUR_CALM once maxRefusedHeaderBlocks + 1 blocks were refused', async () => {
+    // A server of its own: the client waits for the guard's 100 ms sweep after each block, which takes
+    // longer than the shared server's keepAliveTimeoutMs (refused blocks open no stream).
+    const bombed = await startServer(site, {
+      tls: tlsFiles,
+      metrics: { path: '/metrics', allow: ['loopback'] },
+      limits: { http2: { maxRefusedHeaderBlocks: MAX_REFUSED_BLOCKS } },
+    });
+    const stats = () => bombed.app.tls!.http2Stats()!;
+    const c = open(bombed, ca, '127.0.0.4');
+    try {
+      const end = ending(c);
+      // One round trip first: our SETTINGS (maxHeaderListSize) are acknowledged and apply.
+      assert.equal((await ask(c, { ':path': '/a.txt' })).status, 200);
+      let sent = 0;
+      let resets = 0;
+      const bomb = Array.from({ length: 40 }, () => 'b'.repeat(3900));
+      // One block at a time, each sent once the guard has counted the last one: nothing else is in
+      // flight, so the session must end after exactly maxRefusedHeaderBlocks + 1. (A client that floods
+      // on is still writing when the GOAWAY comes, and Node's client then never reports the close: seen,
+      // a 1-in-6 hang.) Bounded: a guard that never closes lets it run out of blocks, not hang.
+      while (!c.closed && !c.destroyed && sent < 4 * MAX_REFUSED_BLOCKS) {
+        const rst = await new Promise<number>((resolve) => {
+          const req = c.request({ ':path': '/a.txt', 'x-bomb': bomb });
+          req.on('error', () => {});
+          req.on('close', () => resolve(req.rstCode));
+        });
+        sent++;
+        if (rst === constants.NGHTTP2_ENHANCE_YOUR_CALM) resets++;
+        await waitUntil(`the guard counts refused block ${sent}`, () => stats().refusedHeaderBlocks === sent);
+        if (stats().closed.header_blocks > 0) break;
+      }
+      // Every block reached the server and was refused there (RST_STREAM ENHANCE_YOUR_CALM, RFC 9113
+      // §10.5.1); the block past the limit closed the session, and no more.
+      assert.equal(sent, MAX_REFUSED_BLOCKS + 1, `${sent} blocks sent before the GOAWAY`);
+      assert.equal(resets, sent);
+      const { goaway } = await within('the bombed session closes', end);
+      assert.equal(goaway, constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      const m = (await get(bombed.url, '/metrics')).text;
+      assert.equal(metric(m, 'gatehouse_http2_refused_header_blocks_total'), MAX_REFUSED_BLOCKS + 1, m);
+      assert.equal(metric(m, 'gatehouse_http2_sessions_closed_total', '{reason="header_blocks"}'), 1, m);
+    } finally {
+      c.destroy();
+      await bombed.close();
     }
-    const { goaway } = await within('the bombed session closes', end);
-    assert.equal(goaway, constants.NGHTTP2_ENHANCE_YOUR_CALM);
-    // The blocks reached the server and were refused there, until the session was closed.
-    const m = (await get(s.url, '/metrics')).text;
-    assert.ok(metric(m, 'gatehouse_http2_refused_header_blocks_total') >= 4, m);
-    assert.equal(metric(m, 'gatehouse_http2_sessions_closed_total', '{reason="header_blocks"}'), 1, m);
-    assert.ok(resets >= 1 && sent > 4, `${resets} resets of ${sent}`);
   });
 
   it('the counts of the session guard are in /metrics', async () => {
@@ -226,7 +300,10 @@ describe('attacks on HTTP/2 sessions', () => {
     for (const name of ['gatehouse_http2_client_resets_total', 'gatehouse_http2_refused_connections_total']) {
       assert.match(m, new RegExp(`^${name} \\d+$`, 'm'));
     }
-    assert.ok(metric(m, 'gatehouse_http2_sessions_closed_total', '{reason="no_request"}') >= 50, m);
+    assert.ok(
+      metric(m, 'gatehouse_http2_sessions_closed_total', '{reason="no_request"}') >= noRequestSessions,
+      m,
+    );
     assert.ok(metric(m, 'gatehouse_http2_sessions_closed_total', '{reason="idle"}') >= 1, m);
   });
 });

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Duplex } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
@@ -83,6 +84,62 @@ for (const http2 of [true, false]) {
       } finally {
         clearInterval(trickle);
         for (const sock of stalled) sock.destroy();
+        await s.close();
+      }
+    });
+
+    // Node's HTTP/2 server passes a handshake's 'tlsClientError' on as 'clientError'; an HTTP answer
+    // written there was held until the handshake ended, then went out beside the HTTP/2 session that
+    // took the socket, and Node aborted the whole process (TLSWrap: "Assertion failed: !current_write_").
+    it('attack: a handshake that outlasts headersTimeoutMs, then completes (ALPN h2) -> the socket is closed at the timeout, no session starts, the server lives on', async () => {
+      const s = await startServer(site, { tls: tls(), limits: { headersTimeoutMs: 300 } });
+      const seen = watchServer(s);
+      let secured = 0;
+      (s.app.server as import('node:tls').Server).on('secureConnection', () => secured++);
+      // The client's TLS runs over a pipe that lets its first flight (the ClientHello) through and
+      // holds the rest (its Finished) until the server has given up on the handshake.
+      const raw = netConnect(s.port, '127.0.0.1');
+      raw.on('error', () => {});
+      let rawClosed = false;
+      raw.on('close', () => (rawClosed = true));
+      const held: Buffer[] = [];
+      let flights = 0;
+      let release = false;
+      const pipe = new Duplex({
+        read: () => void raw.resume(),
+        write: (chunk: Buffer, _enc, done) => {
+          if (flights++ === 0 || release) raw.write(chunk, () => done());
+          else {
+            held.push(chunk);
+            done();
+          }
+        },
+        final: (done) => {
+          raw.end();
+          done();
+        },
+      });
+      raw.on('data', (c: Buffer) => {
+        if (!pipe.push(c)) raw.pause();
+      });
+      raw.on('end', () => pipe.push(null));
+      const t = tlsConnect({ socket: pipe, servername: 'localhost', ca, ALPNProtocols: ['h2', 'http/1.1'] });
+      t.on('error', () => {});
+      try {
+        await waitUntil('the server timed the handshake out', () =>
+          seen.refused.includes('ERR_TLS_HANDSHAKE_TIMEOUT'),
+        );
+        assert.ok(held.length > 0, 'the client had its last flight ready');
+        release = true;
+        for (const chunk of held.splice(0)) raw.write(chunk, () => {});
+        await waitUntil('the server closed the socket', () => rawClosed);
+        // One handshake reached the server and was refused; none completed, no session started.
+        assert.deepEqual(seen.refused, ['ERR_TLS_HANDSHAKE_TIMEOUT']);
+        assert.equal(secured, 0);
+        assert.match(await negotiate(s.port, ca), /^TLSv1\.3 /);
+      } finally {
+        t.destroy();
+        raw.destroy();
         await s.close();
       }
     });

@@ -84,6 +84,17 @@ function responseStarted(socket: HttpSocket): boolean {
 }
 
 /**
+ * A TLS socket still in its handshake: Node's HTTP/2 server passes a handshake's 'tlsClientError'
+ * (ERR_TLS_HANDSHAKE_TIMEOUT, a bad ClientHello) on as 'clientError'. No HTTP was spoken, and a write
+ * there is held until the handshake ends, then goes out beside the HTTP/2 session that takes the
+ * socket, which aborts Node (TLSWrap: a write while one is in progress). Closed, never answered.
+ */
+function inTlsHandshake(socket: Duplex): boolean {
+  // tls.TLSSocket's own flag, true from accept until 'secureConnection' (not in Node's types).
+  return (socket as Duplex & { secureConnecting?: boolean }).secureConnecting === true;
+}
+
+/**
  * The server's 'clientError' listener: `server.on('clientError', handleClientError)`.
  * Writes one small problem+json answer when the socket can still take one, then closes it. It never
  * writes to a destroyed or ended socket or after a response has started, and answers at most once per
@@ -91,7 +102,14 @@ function responseStarted(socket: HttpSocket): boolean {
  */
 export function handleClientError(err: Error & { code?: string }, socket: Duplex): void {
   const s = socket as HttpSocket;
-  if (handled.has(socket) || s.destroyed || !s.writable || err.code === 'ECONNRESET' || responseStarted(s)) {
+  if (
+    handled.has(socket) ||
+    s.destroyed ||
+    !s.writable ||
+    err.code === 'ECONNRESET' ||
+    inTlsHandshake(s) ||
+    responseStarted(s)
+  ) {
     s.destroy();
     return;
   }

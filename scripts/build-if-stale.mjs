@@ -3,11 +3,13 @@
 // `npm ci` no longer builds it: the package builds in `prepack` (for `npm pack` and `npm publish`), since
 // npm 11 warns about a `prepare` script in a tarball a user installs. With --missing-only, only a missing
 // dist/ is built (the test runner: rebuilding while other test processes run the CLI would break them).
-// Usage: node scripts/build-if-stale.mjs [--missing-only]
+// With --run SCRIPT ARGS..., SCRIPT then runs in this process with ARGS (npm start: one process, so a
+// signal sent to it, or a shell's `exec`, reaches the server).
+// Usage: node scripts/build-if-stale.mjs [--missing-only] [--run SCRIPT [ARG...]]
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 /** Written by every build (tsc emits every file each run); the CLI's entry, which npm start runs. */
@@ -36,7 +38,10 @@ export function buildReason(repo = REPO, o = { missingOnly: false }) {
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const reason = buildReason(REPO, { missingOnly: process.argv.includes('--missing-only') });
+  const args = process.argv.slice(2);
+  const run = args.indexOf('--run');
+  const own = run === -1 ? args : args.slice(0, run);
+  const reason = buildReason(REPO, { missingOnly: own.includes('--missing-only') });
   if (reason !== undefined) {
     console.error(`${reason}: npm run build`);
     // The build's output goes to stderr: stdout is the server's (its `listening on` line).
@@ -50,5 +55,15 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
         })
       : spawnSync('npm', ['run', 'build'], { cwd: REPO, stdio });
     if (r.status !== 0) process.exit(r.status ?? 1);
+  }
+  if (run !== -1) {
+    const [script, ...rest] = args.slice(run + 1);
+    if (script === undefined) {
+      console.error('build-if-stale: --run needs a script');
+      process.exit(2);
+    }
+    const path = resolve(script);
+    process.argv = [process.argv[0], path, ...rest];
+    await import(pathToFileURL(path).href);
   }
 }

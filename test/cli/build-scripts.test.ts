@@ -17,9 +17,10 @@ describe('package.json scripts', () => {
   it('no prepare; prepack builds; start builds a stale dist/ first', () => {
     assert.equal(scripts.prepare, undefined);
     assert.equal(scripts.prepack, 'npm run build');
+    // One process (a shell's `exec`, as test/browser/example-site.test.ts runs it, reaches the server).
     assert.match(
       scripts.start!,
-      /^"\$\{npm_node_execpath:-node\}" scripts\/build-if-stale\.mjs && .* bin\/gatehouse\.js serve /,
+      /^"\$\{npm_node_execpath:-node\}" scripts\/build-if-stale\.mjs --run bin\/gatehouse\.js serve --config examples\/gatehouse\.config\.json$/,
     );
     assert.match(scripts.test!, /^npm run build && /);
   });

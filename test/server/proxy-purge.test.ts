@@ -1,7 +1,11 @@
 // Where PURGE is accepted: only under a proxied prefix whose cache is on. Outside it the 405 says where,
 // and only to an address that may purge. A real origin on 127.0.0.1 counts what reaches it.
 import assert from 'node:assert/strict';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import express from 'express';
+import { gatehouse } from '../../src/adapters/express.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { type Origin, origin, text } from '../helpers/origin.js';
 
@@ -74,6 +78,40 @@ describe('PURGE: where it is accepted', () => {
       assert.equal((JSON.parse(r.text) as { detail: string }).detail, 'PURGE is not allowed here.');
     } finally {
       await strict.close();
+    }
+  });
+
+  it("mounted in an Express app: a PURGE outside the prefixes goes to the app's own route", async () => {
+    const app = express();
+    app.use(
+      gatehouse({
+        root: site,
+        log: { format: 'off' },
+        proxy: [{ prefix: '/api', upstream: up.url, cacheControl: null, cache: { enabled: true } }],
+      }),
+    );
+    let appPurges = 0;
+    app.purge('/', (_req, res) => {
+      appPurges++;
+      res.status(202).send('the app purged');
+    });
+    const server = createHttpServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const r = await get(base, '/', { method: 'PURGE' });
+      assert.equal(r.status, 202);
+      assert.equal(r.text, 'the app purged');
+      assert.equal(appPurges, 1);
+      assert.equal(
+        (await get(base, '/api/a', { method: 'PURGE' })).status,
+        200,
+        'under the prefix: Gatehouse',
+      );
+      assert.equal(appPurges, 1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 });

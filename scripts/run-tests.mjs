@@ -13,6 +13,7 @@
 //                    mounted as its middleware (test/helpers/adapter-server.ts)
 // Environment: TEST_TIMEOUT_MS (default 60000) fails any single test that runs longer, so a slow
 // regression fails instead of hanging; FUZZ_SEED / FUZZ_ITERATIONS go to the seeded fuzz tests.
+// A missing dist/ is built first (scripts/build-if-stale.mjs --missing-only).
 // CHROME_PATH (default /usr/bin/chromium) is the Chromium of test/browser/. When it is missing, those
 // files are left out of the run and one loud line after it says so; under CI (CI=true) they run anyway
 // and fail (test/helpers/browser.ts: describeBrowser), so CI never passes them over.
@@ -108,6 +109,17 @@ if (files.length === 0) {
   console.error(browserNote);
   process.exit(0);
 }
+
+// A fresh clone has no dist/ (npm ci does not build it; `prepack` does, for the tarball): the CLI,
+// package and browser tests run it, so a missing one is built first. An existing one is left alone.
+const built = spawnSync(
+  process.execPath,
+  [join(import.meta.dirname, 'build-if-stale.mjs'), '--missing-only'],
+  {
+    stdio: 'inherit',
+  },
+);
+if (built.status !== 0) usage('dist/ is missing and npm run build failed');
 
 const version = spawnSync(nodeBin, ['--version'], { encoding: 'utf8' });
 if (version.status !== 0) usage(`cannot run ${nodeBin}: ${version.error?.message ?? version.stderr}`);

@@ -2,6 +2,7 @@
 // README are checked against the parser: test/cli/help.test.ts), with one-line messages for mistakes:
 // `unknown option --prot (did you mean --port?)` in place of parseArgs's hint about positionals.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { closestName } from '../config/suggest.js';
 
 export type FlagTable = NonNullable<ParseArgsConfig['options']>;
 
@@ -56,42 +57,12 @@ export function flagNames(table: FlagTable): string[] {
   return out;
 }
 
-/** Edit distance (insertions, deletions, substitutions, adjacent swaps), cut off above `max`. */
-function distance(a: string, b: string, max: number): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        v = Math.min(v, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = v;
-    }
-  }
-  return d[a.length]![b.length]!;
-}
-
 /**
  * The flag `typed` most likely meant: the only one it is a prefix of (`--po` -> `--port`), else the
  * nearest long flag within 2 edits (a third of its length for short names); undefined when none is close.
  */
 export function suggestFlag(typed: string, table: FlagTable): string | undefined {
-  const name = typed.replace(/^-+/, '').split('=')[0]!.toLowerCase();
-  if (name === '') return undefined;
-  const longs = Object.keys(table);
-  const prefixed = longs.filter((l) => l.startsWith(name));
-  if (prefixed.length === 1) return `--${prefixed[0]}`;
-  let best: string | undefined;
-  let bestD = Number.POSITIVE_INFINITY;
-  for (const l of longs) {
-    const max = Math.min(2, Math.max(1, Math.floor(l.length / 3)));
-    const dd = distance(name, l, max);
-    if (dd <= max && dd < bestD) {
-      best = l;
-      bestD = dd;
-    }
-  }
-  return best === undefined ? undefined : `--${best}`;
+  const name = typed.replace(/^-+/, '').split('=')[0]!;
+  const near = closestName(name, Object.keys(table));
+  return near === undefined ? undefined : `--${near}`;
 }

@@ -1,9 +1,10 @@
 // gatehouse CLI: serve (default), precompress, hash, hash-password, sw-manifest, cert, check, trust. Flags become the same config a file would.
 import cluster from 'node:cluster';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
 import type { GatehouseConfig, GatehouseConfigInput } from '../config/schema.js';
+import { closestName } from '../config/suggest.js';
 import { isToken } from '../http/lists.js';
 import { forTerminal, forTerminalLines } from '../http/terminal.js';
 import { createGatehouse } from '../server/app/gatehouse.js';
@@ -107,9 +108,45 @@ export const SERVE_FLAGS = {
   'tls-key': { type: 'string' },
   'http-port': { type: 'string' },
   workers: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
 } as const satisfies FlagTable;
 
-export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInput; configPath?: string } {
+/** `gatehouse serve --help`: the usage line and serve's options, as in HELP. */
+export const SERVE_HELP = (() => {
+  const from = HELP.indexOf('serve options:');
+  const to = HELP.indexOf('\n\n', from);
+  return `Usage: gatehouse [serve] [ROOT] [options]\n\n${HELP.slice(from, to)}\n`;
+})();
+
+/** The commands; a first word that is none of them is serve's ROOT. */
+export const COMMANDS = [
+  'serve',
+  'precompress',
+  'hash',
+  'hash-password',
+  'sw-manifest',
+  'cert',
+  'trust',
+  'check',
+  'help',
+] as const;
+
+/**
+ * A first word that is no command and no file or folder, but close to a command (`serv`): a mistyped
+ * command rather than a missing ROOT. Returns the command it most likely meant.
+ */
+export function mistypedCommand(word: string, cwd: string): string | undefined {
+  if (word.startsWith('-') || (COMMANDS as readonly string[]).includes(word)) return undefined;
+  const near = closestName(word, COMMANDS);
+  if (near === undefined || existsSync(resolve(cwd, word))) return undefined;
+  return near;
+}
+
+export function parseServeFlags(args: string[]): {
+  overrides: GatehouseConfigInput;
+  configPath?: string;
+  help?: true;
+} {
   let parsed: ParsedFlags;
   try {
     parsed = parseFlags(args, SERVE_FLAGS, true);
@@ -117,6 +154,7 @@ export function parseServeFlags(args: string[]): { overrides: GatehouseConfigInp
     throw new UsageError((err as Error).message);
   }
   const { values, positionals } = parsed;
+  if (values.help === true) return { overrides: {}, help: true };
   if (positionals.length > 1) throw new UsageError(`serve takes one ROOT, got: ${positionals.join(' ')}`);
   if (positionals.length > 0 && values.root !== undefined)
     throw new UsageError(`--root and a ROOT argument: give one (${values.root}, ${positionals[0]})`);
@@ -255,7 +293,11 @@ async function announceDevCa(names: readonly string[]): Promise<void> {
 async function serve(args: string[]): Promise<number> {
   // The listening line and pretty logs go to stdout too: a closed one must not stop the server.
   dropWriteErrors(process.stdout);
-  const { overrides, configPath } = parseServeFlags(args);
+  const { overrides, configPath, help } = parseServeFlags(args);
+  if (help) {
+    process.stdout.write(SERVE_HELP);
+    return EXIT_OK;
+  }
   const { config, file } = loadConfig({ cwd: process.cwd(), configPath, overrides });
   if (!existsSync(config.root) || !statSync(config.root).isDirectory()) {
     throw new ConfigError(`root: not a directory: ${forTerminal(config.root)}`);
@@ -434,6 +476,8 @@ export async function main(argv: string[]): Promise<number> {
       });
     }
     if (first === 'serve') return await serve(rest);
+    const meant = first === undefined ? undefined : mistypedCommand(first, process.cwd());
+    if (meant !== undefined) throw new UsageError(`unknown command ${first} (did you mean ${meant}?)`);
     return await serve(argv);
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError || err instanceof WebSocketConfigError) {

@@ -1,6 +1,7 @@
 // What `gatehouse serve` tells at start (issue 26 §2), before its `listening on` line: the config file in
-// use (one in the working folder is applied silently otherwise), the root, one line per proxy prefix and
-// WebSocket path (as Caddy prints its sites), and warnings for a setup that can only answer 404.
+// use (one in the working folder is applied silently otherwise), the root, one line per proxy prefix (with
+// the path its upstream receives) and WebSocket path (as Caddy prints its sites), and warnings for a setup
+// that can only answer 404.
 import type { GatehouseConfig } from '../config/schema.js';
 
 /** What the command found on disk (read once by the caller; this module does no I/O). */
@@ -17,15 +18,33 @@ export interface Startup {
   readonly warnings: string[];
 }
 
+type ProxyRoute = GatehouseConfig['proxy'][number];
+
+/**
+ * What an upstream receives for a request under the prefix, as the proxy builds its target
+ * (server/proxy/routes.ts upstreamTarget): `/api/* -> http://127.0.0.1:3000/*, prefix stripped`, or
+ * `.../api/*, prefix kept` with stripPrefix false; a rewrite is named after it.
+ */
+export function proxyMapping(p: ProxyRoute): string {
+  const prefix = p.prefix.replace(/\/+$/, '');
+  const kept = p.stripPrefix ? '' : prefix;
+  const targets = (Array.isArray(p.upstream) ? p.upstream : [p.upstream]).map((u) => {
+    const url = new URL(u);
+    return `${url.origin}${url.pathname.replace(/\/+$/, '')}${kept}/*`;
+  });
+  const how = prefix === '' ? '' : p.stripPrefix ? ', prefix stripped' : ', prefix kept';
+  const rewrite = p.rewrite === undefined ? '' : `, then rewritten ${p.rewrite.from} -> ${p.rewrite.to}`;
+  return `${prefix}/* -> ${targets.join(', ')}${how}${rewrite}`;
+}
+
 export function startupLines(c: GatehouseConfig, facts: StartupFacts): Startup {
   const lines = [
     facts.configFile === undefined ? 'config: none (flags and defaults)' : `config ${facts.configFile}`,
     `root ${c.root}`,
   ];
   for (const p of c.proxy) {
-    const upstreams = Array.isArray(p.upstream) ? p.upstream.join(', ') : p.upstream;
     const cache = p.cache?.enabled === true ? ` (cache: ${p.cache.store ?? 'memory'})` : '';
-    lines.push(`proxy ${p.prefix} -> ${upstreams}${cache}`);
+    lines.push(`proxy ${proxyMapping(p)}${cache}`);
   }
   for (const w of c.websocket) {
     const fanout =

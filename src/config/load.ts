@@ -3,7 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import type { ServerOptions } from '../server/core/options.js';
+import { locateJsonError } from './json-error.js';
 import { configSchema, type GatehouseConfig, type GatehouseConfigInput } from './schema.js';
+import { closestName, keysAt } from './suggest.js';
 import { tlsPaths } from './tls.js';
 
 export const CONFIG_FILE = 'gatehouse.config.json';
@@ -36,12 +38,26 @@ function oneLine(s: string): string {
   );
 }
 
-/** Formats zod issues as `key.path: reason` lines. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[], source: string): string {
+/**
+ * Formats zod issues as `key.path: reason` lines; with the schema, an unknown key names the known one
+ * it most likely meant: `unknown key static.spaa (did you mean static.spa?)`.
+ */
+export function formatIssues(
+  issues: readonly z.core.$ZodIssue[],
+  source: string,
+  schema?: z.ZodType,
+): string {
   return issues
     .map((i) => {
       if (i.code === 'unrecognized_keys') {
-        return i.keys.map((k) => `${source}: unknown key ${keyPath([...i.path, k])}`).join('\n');
+        const known = schema === undefined ? [] : keysAt(schema, i.path);
+        return i.keys
+          .map((k) => {
+            const near = closestName(k, known);
+            const hint = near === undefined ? '' : ` (did you mean ${keyPath([...i.path, near])}?)`;
+            return `${source}: unknown key ${keyPath([...i.path, k])}${hint}`;
+          })
+          .join('\n');
       }
       return `${source}: ${keyPath(i.path) || '(top level)'}: ${oneLine(i.message)}`;
     })
@@ -51,7 +67,7 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], source: string
 /** Validates input and fills in defaults. Throws ConfigError naming the key. */
 export function parseConfig(input: unknown, source = 'config'): GatehouseConfig {
   const r = configSchema.safeParse(input);
-  if (!r.success) throw new ConfigError(formatIssues(r.error.issues, source));
+  if (!r.success) throw new ConfigError(formatIssues(r.error.issues, source, configSchema));
   const c = r.data;
   if (c.static.spa && !c.static.spaFallback.startsWith('/')) {
     throw new ConfigError(`${source}: static.spaFallback: must start with /`);
@@ -151,10 +167,17 @@ export function loadConfig(o: {
         `${file}: cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
       );
     }
+    // RFC 8259 §8.1: a byte order mark some editors write is ignored.
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     try {
       fromFile = JSON.parse(text);
     } catch (err) {
-      throw new ConfigError(`${file}: invalid JSON: ${(err as Error).message}`);
+      const at = locateJsonError(text);
+      throw new ConfigError(
+        at === undefined
+          ? `${file}: invalid JSON: ${oneLine((err as Error).message)}`
+          : `${file}: invalid JSON at line ${at.line}, column ${at.column}: ${at.reason}`,
+      );
     }
     if (!isObject(fromFile)) throw new ConfigError(`${file}: the config must be a JSON object`);
     // Validate the file alone first so its errors name the file.

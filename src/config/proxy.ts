@@ -257,7 +257,9 @@ export const proxyRouteSchema = z
               .describe('Client addresses allowed to send PURGE requests.'),
           })
           .prefault({})
-          .describe('PURGE /path, PURGE /prefix*, or PURGE with a Cache-Tag header.'),
+          .describe(
+            'PURGE under the route prefix only: PREFIX/path, PREFIX/path*, or PREFIX/ with a Cache-Tag header.',
+          ),
       })
       .optional()
       .describe('Shared cache of upstream responses (off unless enabled).'),

@@ -174,6 +174,14 @@ describe('the package as a user gets it (npm pack, then an offline install into 
     for (const f of targets) assert.ok(files.includes(f), `${f} is named in package.json but not packed`);
     for (const f of ['README.md', 'LICENSE', 'package.json', 'docs/configuration.md', 'docs/deploy.md'])
       assert.ok(files.includes(f), `${f} not packed`);
+    // The build runs in prepack: a `prepare` script in an installed tarball makes npm 11 warn.
+    const packedPkg = JSON.parse(readFileSync(join(tmp, 'unpacked/package/package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
+    assert.equal(packedPkg.scripts?.prepare, undefined, 'no prepare script in the tarball');
+    assert.equal(packedPkg.scripts?.prepack, 'npm run build');
+    for (const f of ['dist/index.js', 'dist/cli/main.js', 'dist/index.d.ts'])
+      assert.ok(files.includes(f), `${f} not packed`);
     t.diagnostic(
       `tarball ${posix.basename(tarball)}: ${statSync(tarball).size} bytes, ${files.length} files`,
     );

@@ -88,7 +88,7 @@ describe('gatehouse serve: what it says at start', () => {
       assert.deepEqual(lines.slice(0, 4), [
         `config ${join(dir, 'gatehouse.config.json')}`,
         `root ${join(dir, 'site')}`,
-        'proxy /api -> http://127.0.0.1:9 (cache: memory)',
+        'proxy /api/* -> http://127.0.0.1:9/*, prefix stripped (cache: memory)',
         'websocket /ws (echo)',
       ]);
       assert.match(lines[4]!, /^listening on http:\/\/127\.0\.0\.1:\d+$/);
@@ -166,8 +166,22 @@ describe('startupLines', () => {
       websocket: [{ path: '/chat', mode: 'broadcast', fanout: 'redis' }],
     });
     assert.deepEqual(startupLines(c, facts).lines.slice(2), [
-      'proxy /api -> http://127.0.0.1:1, http://127.0.0.1:2',
+      'proxy /api/* -> http://127.0.0.1:1/*, http://127.0.0.1:2/*, prefix stripped',
       'websocket /chat (broadcast, fanout redis)',
+    ]);
+  });
+  it('stripPrefix false, an upstream path, a rewrite, a proxy on /: what each upstream receives', () => {
+    const c = config({
+      proxy: [
+        { prefix: '/app/', upstream: 'http://127.0.0.1:1/v1/', stripPrefix: false },
+        { prefix: '/old', upstream: 'https://127.0.0.1:2', rewrite: { from: '^/v1/(.*)', to: '/v2/$1' } },
+        { prefix: '/', upstream: 'http://127.0.0.1:3' },
+      ],
+    });
+    assert.deepEqual(startupLines(c, facts).lines.slice(2), [
+      'proxy /app/* -> http://127.0.0.1:1/v1/app/*, prefix kept',
+      'proxy /old/* -> https://127.0.0.1:2/*, prefix stripped, then rewritten ^/v1/(.*) -> /v2/$1',
+      'proxy /* -> http://127.0.0.1:3/*',
     ]);
   });
   it('a proxy on / answers everything: no warning about the root', () => {

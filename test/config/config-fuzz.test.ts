@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, parseConfig, toServerOptions } from '../../src/config/load.js';
+import { configSchema } from '../../src/config/schema.js';
+import { keysAt } from '../../src/config/suggest.js';
 import { forAll, type Gen, ITERATIONS } from '../helpers/random.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -200,9 +202,17 @@ function check(input: unknown): void {
     const lines = err.message.split('\n');
     assert.ok(lines.length >= 1);
     for (const line of lines) {
-      const m = /^config: (?:unknown key (.*)|(.*?): .+)$/s.exec(line);
+      const m = /^config: (?:unknown key (.*?)(?: \(did you mean (.*)\?\))?|(.*?): .+)$/s.exec(line);
       assert.ok(m, `a line that names a key: ${JSON.stringify(line)}`);
-      const path = m[1] ?? m[2]!;
+      const path = m[1] ?? m[3]!;
+      if (m[2] !== undefined) {
+        // The suggestion is a sibling of the unknown key that the schema accepts.
+        const near = pathSegments(m[2]);
+        const unknown = pathSegments(path);
+        assert.ok(near && unknown && near.length === unknown.length, `a sibling key: ${line}`);
+        assert.deepEqual(near.slice(0, -1), unknown.slice(0, -1), line);
+        assert.ok(keysAt(configSchema, near.slice(0, -1)).includes(String(near.at(-1))), line);
+      }
       const isObject = input !== null && typeof input === 'object' && !Array.isArray(input);
       if (path === '(top level)') {
         assert.ok(!isObject, `an object config gets errors naming a key: ${line}`);

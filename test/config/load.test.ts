@@ -19,8 +19,28 @@ describe('parseConfig', () => {
   });
 
   const bad: [string, unknown, RegExp][] = [
-    ['unknown top-level key', { nope: 1 }, /unknown key nope/],
-    ['unknown nested key', { static: { spaa: true } }, /unknown key static\.spaa/],
+    ['unknown top-level key, nothing close', { nope: 1 }, /^config: unknown key nope$/],
+    [
+      'unknown nested key',
+      { static: { spaa: true } },
+      /^config: unknown key static\.spaa \(did you mean static\.spa\?\)$/,
+    ],
+    ['a mistyped top-level key', { statc: {} }, /^config: unknown key statc \(did you mean static\?\)$/],
+    [
+      'a mistyped key in an array element',
+      { proxy: [{ prefix: '/a', upstream: 'http://127.0.0.1:1', stripPrefx: false }] },
+      /^config: unknown key proxy\[0\]\.stripPrefx \(did you mean proxy\[0\]\.stripPrefix\?\)$/,
+    ],
+    [
+      'a mistyped key behind a union (earlyHints: boolean or object)',
+      { static: { earlyHints: { enabeld: true } } },
+      /^config: unknown key static\.earlyHints\.enabeld \(did you mean static\.earlyHints\.enabled\?\)$/,
+    ],
+    [
+      'a mistyped key behind a transform (websocket endpoints)',
+      { websocket: [{ path: '/ws', mode: 'echo', rateLimt: {} }] },
+      /^config: unknown key websocket\[0\]\.rateLimt \(did you mean websocket\[0\]\.rateLimit\?\)$/,
+    ],
     ['wrong type', { listen: { port: 'eighty' } }, /listen\.port/],
     ['port out of range', { listen: { port: 70000 } }, /listen\.port/],
     ['bad enum', { static: { etag: 'medium' } }, /static\.etag/],
@@ -94,6 +114,43 @@ describe('loadConfig', () => {
     }
   });
 
+  it('invalid JSON: the line and column of the mistake (a trailing comma, a comment, a CRLF file), a BOM ignored', () => {
+    const dir = makeSite({});
+    const fails = (text: string): string => {
+      writeFileSync(join(dir, 'c.json'), text);
+      try {
+        loadConfig({ cwd: dir, configPath: 'c.json' });
+      } catch (err) {
+        assert.ok(err instanceof ConfigError);
+        return err.message;
+      }
+      assert.fail('loaded');
+    };
+    try {
+      const file = join(dir, 'c.json');
+      assert.equal(
+        fails('{\n  "root": "dist",\n  "static": { "spa": true, }\n}\n'),
+        `${file}: invalid JSON at line 3, column 28: expected a key after ",", found "}" (JSON has no trailing commas)`,
+      );
+      assert.equal(
+        fails('{\r\n  // the site\r\n  "root": "dist"\r\n}'),
+        `${file}: invalid JSON at line 2, column 3: expected a key in double quotes, found "/" (JSON has no comments)`,
+      );
+      assert.equal(
+        fails('{\n  "root": "dist"\n  "static": {}\n}'),
+        `${file}: invalid JSON at line 3, column 3: expected ',' or '}', found "\\""`,
+      );
+      assert.equal(
+        fails(''),
+        `${file}: invalid JSON at line 1, column 1: expected a value, found the end of the file`,
+      );
+      writeFileSync(file, '\ufeff{ "root": "." }');
+      assert.equal(loadConfig({ cwd: dir, configPath: 'c.json' }).config.root, dir);
+    } finally {
+      removeSite(dir);
+    }
+  });
+
   it('a bad file names the file and the key', () => {
     const dir = makeSite({});
     try {
@@ -103,7 +160,10 @@ describe('loadConfig', () => {
         /c\.json: unknown key static\.bogus/,
       );
       writeFileSync(join(dir, 'd.json'), '{ not json');
-      assert.throws(() => loadConfig({ cwd: dir, configPath: 'd.json' }), /d\.json: invalid JSON/);
+      assert.throws(
+        () => loadConfig({ cwd: dir, configPath: 'd.json' }),
+        /d\.json: invalid JSON at line 1, column 3: expected a key in double quotes, found "n"$/,
+      );
       assert.throws(() => loadConfig({ cwd: dir, configPath: 'missing.json' }), /missing\.json: cannot read/);
     } finally {
       removeSite(dir);

@@ -46,7 +46,7 @@ export async function packAndInstall(): Promise<PackedApp> {
   const tmp = mkdtempSync(join(tmpdir(), 'gatehouse-package-'));
   const remove = () => rmSync(tmp, { recursive: true, force: true });
   try {
-    // --ignore-scripts: `prepare` would rebuild dist/ while other test files run its CLI, and
+    // --ignore-scripts: `prepack` would rebuild dist/ while other test files run its CLI, and
     // npm test has just built it.
     const packed = await npm('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp], REPO);
     assert.equal(packed.status, 0, packed.stderr);

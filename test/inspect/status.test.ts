@@ -143,6 +143,24 @@ describe('checkStatus: each finding fires and stays quiet (issue 26)', () => {
     assert.match(fallback[0]!.message, /^\/assets\/index-deadbeef\.js, a made-up hashed asset URL/);
     assert.match(fallback[0]!.evidence, /content-type: text\/html/);
   });
+
+  it("a 404 through Gatehouse's proxy names stripPrefix; through another proxy, the prefix; else neither", () => {
+    const notFound = (headers: Record<string, string>) =>
+      checkStatus(recording({ probes: { primary: { status: 404, headers } } }));
+    const [ours] = notFound({ via: '1.1 cdn.example, 1.1 gatehouse' });
+    assert.equal(ours!.id, 'status.client-error');
+    assert.match(ours!.message, /Gatehouse's proxy: the proxy strips its prefix by default/);
+    assert.match(ours!.evidence, /^status 404; via: 1\.1 cdn\.example, 1\.1 gatehouse$/);
+    const [other] = notFound({ via: '1.1 varnish (Varnish/7.5)' });
+    assert.match(other!.message, /through a proxy: check whether the proxy keeps or strips/);
+    assert.doesNotMatch(other!.message, /stripPrefix/);
+    const [plain] = notFound({});
+    assert.match(plain!.message, /^the URL answers 404, not a success/);
+    const [gone] = checkStatus(
+      recording({ probes: { primary: { status: 410, headers: { via: '1.1 gatehouse' } } } }),
+    );
+    assert.match(gone!.message, /^the URL answers 410, not a success/);
+  });
 });
 
 describe('assets.ts: which asset URLs are probed', () => {

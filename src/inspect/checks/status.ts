@@ -2,7 +2,7 @@
 // fallback mistake: a script, stylesheet or hashed asset URL answered 200 text/html (a `try_files`
 // fallback to index.html), which breaks every tab still running the previous deploy.
 import { isHashedName } from '../../http/hashed-name.js';
-import { evidenceOf } from '../exchange.js';
+import { evidenceOf, field } from '../exchange.js';
 import type { AssetProbe, Finding, RecordedResponse, Recording, Severity } from '../types.js';
 import { mediaTypeOf, quoteValue } from './caching.js';
 
@@ -32,11 +32,30 @@ function finalStatus(r: RecordedResponse): Finding[] {
     const msg = `the URL answers ${r.status}: the site (or the upstream behind a proxy) is failing`;
     return [finding('server-error', 'error', msg, ev, 'RFC 9110 §15.6')];
   }
+  if (r.status === 404) {
+    const via = field(r.headers, 'via');
+    if (via !== undefined) {
+      const msg = viaGatehouse(via)
+        ? "the URL answers 404 from the upstream behind Gatehouse's proxy: the proxy strips its prefix by" +
+          ' default (/api/x reaches the upstream as /x); if the upstream expects the prefix, set' +
+          ' "stripPrefix": false on the route (gatehouse serve prints each mapping at start)'
+        : `the URL answers 404 through a proxy: check whether the proxy keeps or strips the path's prefix`;
+      return [finding('client-error', 'warning', msg, `${ev}; via: ${via}`, 'RFC 9110 §7.6.3, §15.5.5')];
+    }
+  }
   if (r.status >= 400) {
     const msg = `the URL answers ${r.status}, not a success: check the path and the server's routes`;
     return [finding('client-error', 'warning', msg, ev, 'RFC 9110 §15.5')];
   }
   return [];
+}
+
+/** The pseudonym Gatehouse's proxy puts in Via (server/proxy/state.ts VIA_NAME). */
+const GATEHOUSE_VIA = 'gatehouse';
+
+/** RFC 9110 §7.6.3: Via lists `protocol received-by [comment]` per hop. */
+function viaGatehouse(via: string): boolean {
+  return via.split(',').some((hop) => hop.trim().split(/\s+/)[1]?.toLowerCase() === GATEHOUSE_VIA);
 }
 
 /** A 2xx text/html answer where a script, stylesheet or hashed asset was asked for. */

@@ -3,7 +3,7 @@
 // routes, response-headers.ts is the header policy, admission.ts takes a request to an upstream,
 // forward.ts streams one exchange, upgrade-route.ts passes WebSocket handshakes through.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Step, Tunnel } from '../core/context.js';
+import { passOn, type Step, type Tunnel } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { compileRuleList } from '../static/policy.js';
 import { forward, retryExchange } from './admission.js';
@@ -85,9 +85,13 @@ function createProxyState(routes: readonly ProxyRouteOptions[], deps: ProxyDeps)
 /** The request step: a route's TRACE refusal, its shared cache, else admission to its upstream. */
 function proxyStep(state: ProxyState): Step {
   const { deps } = state;
+  const cached = state.routes.filter((r) => r.cache !== undefined);
   const step: Step = (req, res) => {
     const route = findRoute(state.routes, req.url!);
-    if (route === undefined) return false;
+    if (route === undefined) {
+      if (req.method !== 'PURGE' || cached.length === 0) return false;
+      return purgeElsewhere(cached, req, res, deps.ctx.clientAddress(req));
+    }
     if (req.method === 'TRACE' && !route.o.allowTrace) {
       // TRACE would echo the request, cookies included, from the upstream (RFC 9110 §9.3.8): refused.
       sendError(req, res, ERRORS.methodNotAllowed, 'TRACE is not forwarded.', { Allow: ALLOW_WITHOUT_TRACE });
@@ -108,6 +112,27 @@ function proxyStep(state: ProxyState): Step {
     return true;
   };
   return step;
+}
+
+/**
+ * PURGE outside every proxied prefix: a 405 (RFC 9110 §15.5.6) whose detail says under which cached
+ * prefixes PURGE is accepted, named only to an address those routes let purge; an app that mounts
+ * Gatehouse may answer PURGE itself.
+ */
+function purgeElsewhere(
+  cached: readonly Route[],
+  req: IncomingMessage,
+  res: ServerResponse,
+  clientAddress: string,
+): true {
+  if (passOn(req)) return true;
+  const where = cached.filter((r) => r.cache!.mayPurge(clientAddress)).map((r) => `${r.prefix}/`);
+  const detail =
+    where.length === 0
+      ? 'PURGE is not allowed here.'
+      : `PURGE is accepted under a cached proxy prefix: ${where.join(', ')}`;
+  sendError(req, res, ERRORS.methodNotAllowed, detail, { Allow: 'GET, HEAD, OPTIONS' });
+  return true;
 }
 
 export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDeps): Proxy {

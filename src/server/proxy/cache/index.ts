@@ -8,6 +8,7 @@
 import { rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HeaderMap } from '../../../cache/index.js';
+import { parseIp } from '../../../http/ip.js';
 import { peekRequestFacts } from '../../core/context.js';
 import type { Logger } from '../../ops/log.js';
 import { primaryKey, userKey } from './keys.js';
@@ -56,6 +57,10 @@ export function createRouteCache(
       return store.readSizeBytes ? store.readSizeBytes() : store.sizeBytes();
     },
     invalidEntries: () => s.invalidEntries,
+    mayPurge: (clientAddress) => {
+      const addr = parseIp(clientAddress);
+      return addr !== null && s.purgeAllowed(addr);
+    },
     close: () => close(s),
   };
 }

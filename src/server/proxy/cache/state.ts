@@ -117,6 +117,8 @@ export interface RouteCache {
   storedBytes(): Promise<number>;
   /** Stored entries found unservable and dropped so far (CacheState.invalidEntries). */
   invalidEntries(): number;
+  /** Whether `purge.allow` admits this client address. */
+  mayPurge(clientAddress: string): boolean;
   close(): Promise<void>;
 }
 

@@ -1,0 +1,1 @@
+export declare function buildReason(repo?: string, o?: { missingOnly: boolean }): string | undefined;

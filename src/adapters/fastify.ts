@@ -9,6 +9,7 @@ import type { FastifyPluginCallback } from 'fastify';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { createHandler, type GatehouseDeps, type GatehouseHandler } from '../node.js';
 import type { Logger } from '../server/ops/log.js';
+import { answerAtMount } from './shared.js';
 
 export type { GatehouseConfigInput, GatehouseDeps } from '../node.js';
 
@@ -60,7 +61,10 @@ const gatehousePlugin: FastifyPluginCallback<GatehouseFastifyOptions> = (fastify
     // passed on gets its whole path back.
     const rest = url.slice(prefix.length);
     raw.url = rest === '' || rest.charCodeAt(0) === 0x3f ? `/${rest}` : rest;
+    // Locations get the prefix back; `/app` alone is the folder without its slash (shared.ts).
+    const undo = answerAtMount(raw, reply.raw, prefix, rest === '' || rest.charCodeAt(0) === 0x3f);
     h.handle(raw, reply.raw, (err) => {
+      undo();
       raw.url = url;
       next(err as Error | undefined);
     });

@@ -90,3 +90,20 @@ export function passOn(req: IncomingMessage): boolean {
   next();
   return true;
 }
+
+const MOUNT_ROOT = Symbol('gatehouse.mountRootWithoutSlash');
+type WithMountRoot = IncomingMessage & { [MOUNT_ROOT]?: boolean };
+
+/**
+ * Records that an app routed `req` to Gatehouse at its mount path without the slash (`/app`; req.url is
+ * then `/`), or clears that (adapters/shared.ts).
+ */
+export function setMountRootWithoutSlash(req: IncomingMessage, on: boolean): void {
+  if (on) (req as WithMountRoot)[MOUNT_ROOT] = true;
+  else if ((req as WithMountRoot)[MOUNT_ROOT] !== undefined) (req as WithMountRoot)[MOUNT_ROOT] = false;
+}
+
+/** True when the client asked for the mount path itself without its slash (`/app`, not `/app/`). */
+export function isMountRootWithoutSlash(req: IncomingMessage): boolean {
+  return (req as WithMountRoot)[MOUNT_ROOT] === true;
+}

@@ -16,6 +16,7 @@ import { gatehouse as expressGatehouse } from '../../src/adapters/express.js';
 import gatehouseFastify from '../../src/adapters/fastify.js';
 import { gatehouse as honoGatehouse } from '../../src/adapters/hono.js';
 import { gatehouse as koaGatehouse } from '../../src/adapters/koa.js';
+import { mountOption } from '../../src/adapters/shared.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import type { GatehouseDeps } from '../../src/node.js';
 import { reply } from '../../src/server/routes/reply.js';
@@ -284,3 +285,34 @@ for (const [name, mountAt] of Object.entries(MOUNTS)) {
     });
   }
 }
+
+describe('the mountPath option of Koa and Hono', () => {
+  const cases: [string, string | undefined, string | RegExp][] = [
+    ['none: the root', undefined, ''],
+    ["'/': the root", '/', ''],
+    ['a path', '/app', '/app'],
+    ['a trailing slash is dropped', '/app/', '/app'],
+    ['nested', '/a/b', '/a/b'],
+    ['no leading slash', 'app', /must be a path such as "\/app", not "app"/],
+    ['protocol-relative', '//evil.example', /not "\/\/evil.example"/],
+    ['a query', '/app?x', /not "\/app\?x"/],
+    ['a backslash', '/\\evil.example', /must be a path/],
+  ];
+  for (const [name, given, expected] of cases) {
+    it(`${name} -> ${typeof expected === 'string' ? JSON.stringify(expected) : 'TypeError'}`, () => {
+      if (typeof expected === 'string') assert.equal(mountOption(given, 'mountPath'), expected);
+      else assert.throws(() => mountOption(given, 'mountPath'), expected);
+    });
+  }
+
+  it('a bad mountPath fails when the middleware is made', () => {
+    assert.throws(
+      () => koaGatehouse({}, { mountPath: 'app' }),
+      /gatehouse-http\/koa: mountPath must be a path/,
+    );
+    assert.throws(
+      () => honoGatehouse({}, { mountPath: 'app' }),
+      /gatehouse-http\/hono: mountPath must be a path/,
+    );
+  });
+});

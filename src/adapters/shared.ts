@@ -2,7 +2,7 @@
 // settling a middleware's promise when Gatehouse answered or passed on, and answering below a mount path.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { GatehouseHandler } from '../node.js';
-import { setMountRootWithoutSlash } from '../server/core/context.js';
+import { setMount } from '../server/core/context.js';
 
 /** The handler's members an adapter's middleware carries, and `attach`. */
 export interface HandlerMembers extends Omit<GatehouseHandler, 'handle'> {
@@ -94,6 +94,7 @@ const NOTHING_TO_UNDO = () => {};
  *   asked for (RFC 9110 §10.2.2), which has the mount. Absolute and protocol-relative ones are left alone.
  * - `withoutSlash` (the client asked for `/app`, not `/app/`): where the static files would answer the
  *   index, they redirect to `/app/`, as serve-static does, so the page's relative URLs resolve.
+ * - The proxy's rewritten absolute Location and Set-Cookie Path get the mount too (core/context.ts mountOf).
  * Returns what undoes both, called before the request is passed on: the app's answers are its own.
  */
 export function answerAtMount(
@@ -131,9 +132,9 @@ export function answerAtMount(
     }
     return writeHead.apply(this, args);
   } as typeof res.writeHead;
-  if (withoutSlash) setMountRootWithoutSlash(req, true);
+  setMount(req, { path: prefix, withoutSlash });
   return () => {
     active = false;
-    if (withoutSlash) setMountRootWithoutSlash(req, false);
+    setMount(req, undefined);
   };
 }

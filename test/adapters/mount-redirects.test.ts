@@ -239,6 +239,46 @@ for (const [name, mountAt] of Object.entries(MOUNTS)) {
     });
   });
 
+  describe(`${name}: the proxy mounted under /app, rewriteLocation and rewriteCookies on`, () => {
+    let upstream: Server;
+    let upstreamBase: string;
+    let reachedUpstream = 0;
+    let m: MountedApp;
+    before(async () => {
+      upstream = createServer((req, res) => {
+        reachedUpstream++;
+        if (req.url === '/abs') res.writeHead(302, { location: `${upstreamBase}/next` });
+        else if (req.url === '/path') res.writeHead(302, { location: '/next' });
+        else res.writeHead(200, { 'set-cookie': 'sid=1; Path=/; HttpOnly' });
+        res.end();
+      });
+      upstreamBase = await listen(upstream);
+      m = await mountAt(
+        {
+          log: { format: 'off' },
+          proxy: [{ prefix: '/api', upstream: upstreamBase, rewriteLocation: true, rewriteCookies: true }],
+        },
+        {},
+      );
+    });
+    after(async () => {
+      await m.close();
+      await closing(upstream);
+    });
+
+    it("the upstream's absolute and path-only Locations and its cookie Path carry the mount", async () => {
+      const before = reachedUpstream;
+      assert.deepEqual(await redirectOf(m.base, '/app/api/abs'), {
+        status: 302,
+        location: `${m.base}/app/api/next`,
+      });
+      assert.deepEqual(await redirectOf(m.base, '/app/api/path'), { status: 302, location: '/app/api/next' });
+      const c = await get(m.base, '/app/api/cookie');
+      assert.deepEqual(c.headers['set-cookie'], ['sid=1; Path=/app/api; HttpOnly']);
+      assert.equal(reachedUpstream - before, 3);
+    });
+  });
+
   describe(`${name}: Gatehouse mounted under /app, no index`, () => {
     let dir: string;
     let m: MountedApp;

@@ -91,19 +91,23 @@ export function passOn(req: IncomingMessage): boolean {
   return true;
 }
 
-const MOUNT_ROOT = Symbol('gatehouse.mountRootWithoutSlash');
-type WithMountRoot = IncomingMessage & { [MOUNT_ROOT]?: boolean };
-
-/**
- * Records that an app routed `req` to Gatehouse at its mount path without the slash (`/app`; req.url is
- * then `/`), or clears that (adapters/shared.ts).
- */
-export function setMountRootWithoutSlash(req: IncomingMessage, on: boolean): void {
-  if (on) (req as WithMountRoot)[MOUNT_ROOT] = true;
-  else if ((req as WithMountRoot)[MOUNT_ROOT] !== undefined) (req as WithMountRoot)[MOUNT_ROOT] = false;
+/** Where an app mounted Gatehouse for this request (adapters/shared.ts answerAtMount). */
+export interface MountFacts {
+  /** The path the app routed the request at, stripped from req.url ('/app'; never '' here). */
+  readonly path: string;
+  /** The client asked for the mount itself without its slash (`/app`, not `/app/`; req.url is `/`). */
+  readonly withoutSlash: boolean;
 }
 
-/** True when the client asked for the mount path itself without its slash (`/app`, not `/app/`). */
-export function isMountRootWithoutSlash(req: IncomingMessage): boolean {
-  return (req as WithMountRoot)[MOUNT_ROOT] === true;
+const MOUNT = Symbol('gatehouse.mount');
+type WithMount = IncomingMessage & { [MOUNT]?: MountFacts | undefined };
+
+/** Records where the app mounted Gatehouse for `req`, or clears it before the request is passed on. */
+export function setMount(req: IncomingMessage, mount: MountFacts | undefined): void {
+  if (mount !== undefined || (req as WithMount)[MOUNT] !== undefined) (req as WithMount)[MOUNT] = mount;
+}
+
+/** Where the app mounted Gatehouse for `req`; undefined at the root and standalone. */
+export function mountOf(req: IncomingMessage): MountFacts | undefined {
+  return (req as WithMount)[MOUNT];
 }

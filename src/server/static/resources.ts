@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { urlVersionMatches } from '../../http/asset-version.js';
 import { prefersHtml } from '../../http/negotiate.js';
-import { canPassOn, isMountRootWithoutSlash, passOn } from '../core/context.js';
+import { canPassOn, mountOf, passOn } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { appendVary } from '../core/vary.js';
 import type { StaticContext } from './context.js';
@@ -24,7 +24,7 @@ export function serveResource(
     case 'file':
       // Mounted at /app and asked for /app: the index (or listing) at /app/, as a folder's slash redirect
       // below, so that its relative URLs resolve (RFC 9110 §15.4.2). The adapter puts the mount back.
-      if (rawPath === '/' && isMountRootWithoutSlash(req)) slashRedirect(req, res, '/');
+      if (rawPath === '/' && mountOf(req)?.withoutSlash === true) slashRedirect(req, res, '/');
       else serveFile(ctx, req, res, r, rawPath, 200, undefined, isVersioned(ctx, req.url!, r));
       return;
     case 'redirect':

@@ -94,7 +94,8 @@ const NOTHING_TO_UNDO = () => {};
  *   asked for (RFC 9110 §10.2.2), which has the mount. Absolute and protocol-relative ones are left alone.
  * - `withoutSlash` (the client asked for `/app`, not `/app/`): where the static files would answer the
  *   index, they redirect to `/app/`, as serve-static does, so the page's relative URLs resolve.
- * - The proxy's rewritten absolute Location and Set-Cookie Path get the mount too (core/context.ts mountOf).
+ * - So do the Link URLs of 103 Early Hints, and the proxy's rewritten absolute Location and Set-Cookie
+ *   Path (core/context.ts mountOf).
  * Returns what undoes both, called before the request is passed on: the app's answers are its own.
  */
 export function answerAtMount(
@@ -132,6 +133,24 @@ export function answerAtMount(
     }
     return writeHead.apply(this, args);
   } as typeof res.writeHead;
+  // RFC 8297: the Link URLs of 103 Early Hints are Gatehouse's paths too (relative ones resolved).
+  const writeEarlyHints = res.writeEarlyHints as
+    | ((this: ServerResponse, ...args: unknown[]) => void)
+    | undefined;
+  if (typeof writeEarlyHints === 'function') {
+    const fixLinks = (v: unknown): unknown =>
+      typeof v === 'string'
+        ? v.replace(/(^|,\s*)<\/(?![/\\])/g, (_, lead: string) => `${lead}<${prefix}/`)
+        : Array.isArray(v)
+          ? v.map(fixLinks)
+          : v;
+    res.writeEarlyHints = function (this: ServerResponse, ...args: unknown[]) {
+      const hints = args[0] as Record<string, unknown> | undefined;
+      if (active && hints !== undefined && hints !== null && hints.link !== undefined)
+        args[0] = { ...hints, link: fixLinks(hints.link) };
+      writeEarlyHints.apply(this, args);
+    } as typeof res.writeEarlyHints;
+  }
   setMount(req, { path: prefix, withoutSlash });
   return () => {
     active = false;

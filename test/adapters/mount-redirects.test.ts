@@ -4,7 +4,7 @@
 // serve-static does (RFC 9110 §15.4.2: the page's relative URLs resolve against /app/). What Gatehouse
 // passes on is the app's: its own Location is left as it is.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { serve } from '@hono/node-server';
@@ -140,8 +140,9 @@ const MOUNTS: Record<'express' | 'fastify' | 'koa' | 'hono', MountAt> = {
 };
 
 const SITE = {
-  'index.html': '<!doctype html><title>home</title><script src="assets/app.js"></script>',
-  'assets/app.js': 'export {};\n',
+  'index.html':
+    '<!doctype html><title>home</title><script type="module" src="assets/app-3f9a2b1c.js"></script>',
+  'assets/app-3f9a2b1c.js': 'export {};\n',
   'docs/index.html': '<!doctype html><title>docs</title>',
 };
 
@@ -158,6 +159,22 @@ const routes: GatehouseDeps['routes'] = [
 async function redirectOf(base: string, path: string, method = 'GET') {
   const r = await get(base, path, { method });
   return { status: r.status, location: r.headers.location };
+}
+
+/** The Link of the 103 Early Hints a page navigation to `path` gets (RFC 8297), and the final status. */
+function earlyHintsOf(base: string, path: string): Promise<{ status: number; links: string[] }> {
+  return new Promise((resolve, reject) => {
+    const links: string[] = [];
+    const r = request(`${base}${path}`, { headers: { 'sec-fetch-mode': 'navigate' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, links }));
+    });
+    r.on('information', (info) => {
+      if (info.statusCode === 103) links.push(String(info.headers.link));
+    });
+    r.on('error', reject);
+    r.end();
+  });
 }
 
 for (const [name, mountAt] of Object.entries(MOUNTS)) {
@@ -199,6 +216,13 @@ for (const [name, mountAt] of Object.entries(MOUNTS)) {
       const page = await get(m.base, '/app/');
       assert.equal(page.status, 200);
       assert.match(page.text, /<title>home/);
+    });
+
+    it("the page's 103 Early Hints link its assets under the mount", async () => {
+      assert.deepEqual(await earlyHintsOf(m.base, '/app/'), {
+        status: 200,
+        links: ['</app/assets/app-3f9a2b1c.js>; rel=modulepreload'],
+      });
     });
 
     it('indexRedirect carries the mount', async () => {
@@ -283,7 +307,7 @@ for (const [name, mountAt] of Object.entries(MOUNTS)) {
     let dir: string;
     let m: MountedApp;
     before(async () => {
-      dir = makeSite({ 'assets/app.js': SITE['assets/app.js'] });
+      dir = makeSite({ 'assets/app-3f9a2b1c.js': SITE['assets/app-3f9a2b1c.js'] });
       m = await mountAt({ root: dir, log: { format: 'off' } }, {});
     });
     after(async () => {

@@ -1,12 +1,13 @@
 // gatehouse-http/express (issue 28): Gatehouse as Connect-style middleware, for Express 4 and 5, Connect
 // and Polka: `app.use(gatehouse(config))`. What no step, route, proxy or file claims goes to `next()`
 // untouched; `attach(server, { mountPath })` hands the server's WebSocket handshakes at the mount path
-// to Gatehouse and leaves the others to the app.
+// to Gatehouse and leaves the others to the app. Under a mount path (`app.use('/app', gh)`), a path-only
+// Location it sends gets the mount back.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { createHandler, type GatehouseDeps } from '../node.js';
 import { normalMount } from '../server/core/entry.js';
-import { type HandlerMembers, withMembers } from './shared.js';
+import { answerAtMount, type HandlerMembers, isMountRoot, withMembers } from './shared.js';
 
 export type { GatehouseConfigInput, GatehouseDeps, GatehouseHandler } from '../node.js';
 export type { AttachOptions } from './shared.js';
@@ -14,6 +15,14 @@ export type { AttachOptions } from './shared.js';
 /** The middleware, with the handler's other members. */
 export interface GatehouseMiddleware extends HandlerMembers {
   (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void;
+}
+
+/** True when the path the client asked for (Express's req.originalUrl) ends with a slash. */
+function pathEndsWithSlash(req: IncomingMessage): boolean {
+  const url = (req as { originalUrl?: unknown }).originalUrl;
+  if (typeof url !== 'string') return true;
+  const q = url.indexOf('?');
+  return (q === -1 ? url : url.slice(0, q)).endsWith('/');
 }
 
 export function gatehouse(config: GatehouseConfigInput = {}, deps: GatehouseDeps = {}): GatehouseMiddleware {
@@ -35,7 +44,17 @@ export function gatehouse(config: GatehouseConfigInput = {}, deps: GatehouseDeps
           `gatehouse-http/express is mounted at "${base}" but WebSocket handshakes are taken at "${at || '/'}"; pass attach(server, { mountPath: "${base}" })`,
         );
     }
-    h.handle(req, res, next);
+    // Express's mount path, stripped from req.url ('' at the root); Locations get it back (shared.ts).
+    const mount = (req as { baseUrl?: unknown }).baseUrl;
+    if (typeof mount !== 'string' || mount === '') {
+      h.handle(req, res, next);
+      return;
+    }
+    const undo = answerAtMount(req, res, mount, isMountRoot(req.url!) && !pathEndsWithSlash(req));
+    h.handle(req, res, (err) => {
+      undo();
+      next(err);
+    });
   };
   const m = withMembers(middleware, h);
   const attach = m.attach;

@@ -10,6 +10,7 @@ import type { GatehouseConfigInput } from '../config/schema.js';
 import { createHandler, type GatehouseDeps, type GatehouseHandler } from '../node.js';
 import { belowMount, normalMount } from '../server/core/entry.js';
 import type { Logger } from '../server/ops/log.js';
+import { answerAtMount, isMountWithoutSlash } from './shared.js';
 
 export type { GatehouseConfigInput, GatehouseDeps } from '../node.js';
 
@@ -55,7 +56,10 @@ const gatehousePlugin: FastifyPluginCallback<GatehouseFastifyOptions> = (fastify
       return;
     }
     raw.url = inner;
+    // Locations get the prefix back; `/app` alone is the folder without its slash (shared.ts).
+    const undo = answerAtMount(raw, reply.raw, prefix, isMountWithoutSlash(url, prefix));
     h.handle(raw, reply.raw, (err) => {
+      undo();
       raw.url = url;
       next(err as Error | undefined);
     });

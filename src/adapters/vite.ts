@@ -22,6 +22,7 @@ import { forTerminal } from '../http/terminal.js';
 import { createHandler, type GatehouseHandler } from '../node.js';
 import type { Logger } from '../server/ops/log.js';
 import { ZSTD_AVAILABLE } from '../server/static/zstd.js';
+import { answerAtMount } from './shared.js';
 
 export type { GatehouseConfigInput } from '../node.js';
 
@@ -161,30 +162,6 @@ async function runCheck(server: PreviewServer, o: ViteCheckOptions): Promise<num
   return code;
 }
 
-/**
- * Puts Vite's base back on a path-only Location that `res` sends (Gatehouse sees the paths below the
- * base: the slash redirect of a folder, trailingSlash, redirects). Absolute URLs are left as they are.
- */
-function withBase(res: ServerResponse, prefix: string): void {
-  const fix = (v: unknown) =>
-    typeof v === 'string' && v.startsWith('/') && !v.startsWith('//') ? prefix + v : v;
-  const writeHead = res.writeHead as (this: ServerResponse, ...args: unknown[]) => ServerResponse;
-  res.writeHead = ((status: number, a?: unknown, b?: unknown) => {
-    const set = res.getHeader('location');
-    if (set !== undefined) res.setHeader('location', fix(set) as string);
-    const fields = typeof a === 'object' && a !== null ? a : b;
-    if (typeof fields === 'object' && fields !== null && !Array.isArray(fields)) {
-      const name = Object.keys(fields).find((k) => k.toLowerCase() === 'location');
-      if (name !== undefined) {
-        // A copy: the handler's field objects may be shared between responses.
-        const copy = { ...fields, [name]: fix((fields as Record<string, unknown>)[name]) };
-        return fields === a ? writeHead.call(res, status, copy) : writeHead.call(res, status, a, copy);
-      }
-    }
-    return writeHead.call(res, status, a, b);
-  }) as typeof res.writeHead;
-}
-
 /** Mounts the handler in front of Vite's own preview middlewares (proxy, compression, static, fallback). */
 function mountPreview(server: PreviewServer, h: GatehouseHandler, viteProxy: (url: string) => boolean) {
   const base = basePath(server.config.base);
@@ -202,13 +179,15 @@ function mountPreview(server: PreviewServer, h: GatehouseHandler, viteProxy: (ur
     const inner = inside(url);
     if (inner === undefined) return next();
     req.url = inner;
-    if (prefix !== '') withBase(res, prefix);
+    // Vite's base back on path-only Locations (its own middleware redirects the base without its slash).
+    const undo = answerAtMount(req, res as ServerResponse, prefix, false);
     // GET and HEAD are the build's: a missing file is Gatehouse's 404 (or the SPA page for a navigation),
     // never Vite's index.html. Other methods go on to Vite's middlewares only where nothing is on disk:
     // a file gets 405, a refused path (dotfile, symlink out of outDir, own files) 404.
     if (req.method === 'GET' || req.method === 'HEAD') h.handle(req, res as ServerResponse);
     else
       h.handle(req, res as ServerResponse, (err) => {
+        undo();
         req.url = url;
         next(err);
       });

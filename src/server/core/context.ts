@@ -90,3 +90,24 @@ export function passOn(req: IncomingMessage): boolean {
   next();
   return true;
 }
+
+/** Where an app mounted Gatehouse for this request (adapters/shared.ts answerAtMount). */
+export interface MountFacts {
+  /** The path the app routed the request at, stripped from req.url ('/app'; never '' here). */
+  readonly path: string;
+  /** The client asked for the mount itself without its slash (`/app`, not `/app/`; req.url is `/`). */
+  readonly withoutSlash: boolean;
+}
+
+const MOUNT = Symbol('gatehouse.mount');
+type WithMount = IncomingMessage & { [MOUNT]?: MountFacts | undefined };
+
+/** Records where the app mounted Gatehouse for `req`, or clears it before the request is passed on. */
+export function setMount(req: IncomingMessage, mount: MountFacts | undefined): void {
+  if (mount !== undefined || (req as WithMount)[MOUNT] !== undefined) (req as WithMount)[MOUNT] = mount;
+}
+
+/** Where the app mounted Gatehouse for `req`; undefined at the root and standalone. */
+export function mountOf(req: IncomingMessage): MountFacts | undefined {
+  return (req as WithMount)[MOUNT];
+}

@@ -98,10 +98,11 @@ export function belowMount(url: string, mount: string): string | undefined {
  * A mount path as given to an adapter ('/static', '/static/', '/', '' or undefined) in the form
  * belowMount takes: '' for the root, else no trailing slash. Throws on anything but an origin-form path.
  */
-export function normalMount(mountPath: string | undefined): string {
+export function normalMount(mountPath: string | undefined, option = 'mountPath'): string {
   if (mountPath === undefined || mountPath === '') return '';
-  if (!mountPath.startsWith('/') || /[?#\s]/.test(mountPath))
-    throw new TypeError(`mountPath must be a path such as "/static", not ${JSON.stringify(mountPath)}`);
+  // Not `//host` or `/\host`: the mount is put back on Locations, which must stay path-only.
+  if (!mountPath.startsWith('/') || mountPath.startsWith('//') || /[?#\\\s]/.test(mountPath))
+    throw new TypeError(`${option} must be a path such as "/app", not ${JSON.stringify(mountPath)}`);
   return mountPath.replace(/\/+$/, '');
 }
 function destroyOnError(this: Duplex): void {

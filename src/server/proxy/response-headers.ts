@@ -8,6 +8,7 @@ import {
   rewriteSetCookie,
   stripHopByHop,
 } from '../../http/proxy-headers.js';
+import { mountOf } from '../core/context.js';
 import { mergeVary } from '../core/vary.js';
 import type { Route } from './routes.js';
 import { type ProxyState, VIA_NAME } from './state.js';
@@ -59,9 +60,12 @@ export function responseHeaders(
   if (o.via) out.via = headers.via === undefined ? VIA_HOP : appendVia(headers.via, VIA_NAME);
   if ((o.rewriteLocation || o.rewriteCookies) && req.headers.host) {
     const proto = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+    // Mounted in an app under a path: the client's URLs have it before the route's prefix. A path-only
+    // Location gets it from the adapter; an absolute one and a cookie's Path get it here.
+    const mount = mountOf(req)?.path ?? '';
     const rw: ResponseRewrite = {
       upstreamOrigin: u.origin,
-      publicOrigin: `${proto}://${req.headers.host}`,
+      publicOrigin: `${proto}://${req.headers.host}${mount}`,
       publicPrefix: o.stripPrefix ? route.prefix : '',
       upstreamPrefix: u.basePath,
     };
@@ -70,7 +74,8 @@ export function responseHeaders(
     if (o.rewriteCookies && out['set-cookie'] !== undefined) {
       const host = req.headers.host.replace(/:\d+$/, '');
       const list = Array.isArray(out['set-cookie']) ? out['set-cookie'] : [out['set-cookie']];
-      out['set-cookie'] = list.map((c) => rewriteSetCookie(c, u.url.hostname, host, rw.publicPrefix));
+      const path = mount + rw.publicPrefix;
+      out['set-cookie'] = list.map((c) => rewriteSetCookie(c, u.url.hostname, host, path));
     }
   }
   const cc = policyCacheControl(state, req, route, headers);

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { urlVersionMatches } from '../../http/asset-version.js';
 import { prefersHtml } from '../../http/negotiate.js';
-import { canPassOn, passOn } from '../core/context.js';
+import { canPassOn, mountOf, passOn } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { appendVary } from '../core/vary.js';
 import type { StaticContext } from './context.js';
@@ -22,18 +22,14 @@ export function serveResource(
 ): void {
   switch (r.kind) {
     case 'file':
-      serveFile(ctx, req, res, r, rawPath, 200, undefined, isVersioned(ctx, req.url!, r));
+      // Mounted at /app and asked for /app: the index (or listing) at /app/, as a folder's slash redirect
+      // below, so that its relative URLs resolve (RFC 9110 §15.4.2). The adapter puts the mount back.
+      if (rawPath === '/' && mountOf(req)?.withoutSlash === true) slashRedirect(req, res, '/');
+      else serveFile(ctx, req, res, r, rawPath, 200, undefined, isVersioned(ctx, req.url!, r));
       return;
-    case 'redirect': {
-      const q = req.url!.indexOf('?');
-      res.writeHead(301, {
-        Location: q === -1 ? r.location : r.location + req.url!.slice(q),
-        'Content-Length': '0',
-        'Cache-Control': 'no-cache',
-      });
-      res.end();
+    case 'redirect':
+      slashRedirect(req, res, r.location);
       return;
-    }
     case 'bad':
       sendError(req, res, ERRORS.badRequest, r.reason);
       return;
@@ -66,6 +62,17 @@ export function serveResource(
       return;
     }
   }
+}
+
+/** 301 to a folder's slash form, the request's query kept. */
+function slashRedirect(req: IncomingMessage, res: ServerResponse, location: string): void {
+  const q = req.url!.indexOf('?');
+  res.writeHead(301, {
+    Location: q === -1 ? location : location + req.url!.slice(q),
+    'Content-Length': '0',
+    'Cache-Control': 'no-cache',
+  });
+  res.end();
 }
 
 /**

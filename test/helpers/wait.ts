@@ -58,6 +58,41 @@ export async function waitUntilGone(
   );
 }
 
+/**
+ * GETs `path` with `Accept-Encoding: coding` (or `o.acceptEncoding`) until the answer has
+ * Content-Encoding `coding`, and returns that answer. A variant compressed on the fly is made off the
+ * request path from the file's second request on, at a fast level and then once more at the highest
+ * (a new ETag); until then the server answers identity (docs/static.md, "Compression on the fly").
+ * With `o.files` (the server's file view) it also waits until no compression is queued or running, and
+ * returns an answer of the final variant.
+ */
+export async function waitUntilEncoded(
+  base: string,
+  path: string,
+  coding: string,
+  o: {
+    headers?: Record<string, string>;
+    acceptEncoding?: string;
+    files?: { compressionStats(): { queued: number; running: number } };
+  } = {},
+): Promise<Res> {
+  const ask = () =>
+    get(base, path, { headers: { ...o.headers, 'accept-encoding': o.acceptEncoding ?? coding } });
+  const first = await waitUntil(`${path} is sent with Content-Encoding: ${coding}`, async () => {
+    const r = await ask();
+    return r.headers['content-encoding'] === coding ? r : undefined;
+  });
+  const files = o.files;
+  if (files === undefined) return first;
+  await waitUntil('no compression is queued or running', () => {
+    const c = files.compressionStats();
+    return c.queued === 0 && c.running === 0;
+  });
+  const last = await ask();
+  if (last.headers['content-encoding'] !== coding) throw new Error(`${path}: no longer ${coding}`);
+  return last;
+}
+
 /** Waits until `ms` have passed on the wall clock (for freshness lifetimes: time itself is the event). */
 export async function waitUntilElapsed(sinceMs: number, ms: number): Promise<void> {
   for (let left = sinceMs + ms - Date.now(); left > 0; left = sinceMs + ms - Date.now()) {

@@ -1,6 +1,7 @@
 // Waiting for something to happen without guessing how long it takes: poll a condition until it holds
 // or a deadline passes. The deadline only turns a hang into a failure; a slow, shared machine makes
 // the wait longer, never the test wrong. (No fixed sleeps in tests: see CONTRIBUTING.md, "Tests and benchmarks".)
+import type { CompressionStats } from '../../src/server/static/compressor.js';
 import { get, type Res } from './http.js';
 
 /** Long enough for a loaded 2-core machine; a condition that never comes true fails after it. */
@@ -73,7 +74,7 @@ export async function waitUntilEncoded(
   o: {
     headers?: Record<string, string>;
     acceptEncoding?: string;
-    files?: { compressionStats(): { queued: number; running: number } };
+    files?: { compressionStats(): CompressionStats };
   } = {},
 ): Promise<Res> {
   const ask = () =>
@@ -85,8 +86,8 @@ export async function waitUntilEncoded(
   const files = o.files;
   if (files === undefined) return first;
   await waitUntil('no compression is queued or running', () => {
-    const c = files.compressionStats();
-    return c.queued === 0 && c.running === 0;
+    const { queued, running } = files.compressionStats();
+    return queued.fast + queued.best + running.fast + running.best === 0;
   });
   const last = await ask();
   if (last.headers['content-encoding'] !== coding) throw new Error(`${path}: no longer ${coding}`);

@@ -29,8 +29,10 @@ export interface CompressJob {
 export interface CompressionStats {
   /** Worker threads alive now. */
   readonly threads: number;
-  readonly running: number;
-  readonly queued: number;
+  /** Compressions running now, by tier. */
+  readonly running: { readonly fast: number; readonly best: number };
+  /** Jobs waiting, by tier. */
+  readonly queued: { readonly fast: number; readonly best: number };
   /** The most compressions that ran at once. */
   readonly peakRunning: number;
   /** Compressions finished, by tier (each coding of each file version at most once per tier). */
@@ -59,6 +61,8 @@ export function levelOf(coding: Coding, tier: Tier, sizeBytes: number): number {
 /** Jobs waiting per tier, and the bytes all waiting jobs hold (files evicted since stay referenced). */
 export const MAX_QUEUED_JOBS = 64;
 export const MAX_QUEUED_BYTES = 32 * 1024 * 1024;
+/** The nice value of a compression thread on Linux (the event loop's is the process's, 0 by default). */
+const THREAD_NICE = 10;
 /** Threads that may die before compression is turned off for the compressor's lifetime. */
 export const MAX_CRASHES = 3;
 
@@ -66,9 +70,12 @@ export const MAX_CRASHES = 3;
 // the sources, dist/ or a bundle. The result goes back in an ArrayBuffer of exactly its size, moved,
 // not copied (zlib's own output buffer may be larger than the bytes it holds).
 const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const zlib = require('node:zlib');
 const c = zlib.constants;
+// Below the event loop's priority (setpriority(2) on Linux renices the calling thread only): a request
+// gets the CPU first and a compression the rest. Elsewhere it would renice the whole process: not done.
+if (workerData.nice > 0) require('node:os').setPriority(workerData.nice);
 parentPort.on('message', (m) => {
   let out;
   try {
@@ -112,7 +119,7 @@ export class Compressor {
   private readonly slots = new Set<Slot>();
   private closed = false;
   private crashes = 0;
-  private running = 0;
+  private readonly runningCount = { fast: 0, best: 0 };
   private peakRunning = 0;
   private readonly doneCount = { fast: 0, best: 0 };
   private dropped = 0;
@@ -148,8 +155,8 @@ export class Compressor {
   stats(): CompressionStats {
     return {
       threads: this.slots.size,
-      running: this.running,
-      queued: this.queues.fast.length + this.queues.best.length,
+      running: { ...this.runningCount },
+      queued: { fast: this.queues.fast.length, best: this.queues.best.length },
       peakRunning: this.peakRunning,
       done: { ...this.doneCount },
       dropped: this.dropped,
@@ -199,8 +206,9 @@ export class Compressor {
       const job = this.next();
       if (job === undefined) return;
       slot.job = job;
-      this.running++;
-      if (this.running > this.peakRunning) this.peakRunning = this.running;
+      this.runningCount[job.tier]++;
+      const running = this.runningCount.fast + this.runningCount.best;
+      if (running > this.peakRunning) this.peakRunning = running;
       // A copy of exactly the body's bytes, moved to the thread: the file view keeps its own.
       const src = new Uint8Array(job.src);
       slot.worker.postMessage(
@@ -212,7 +220,11 @@ export class Compressor {
 
   private spawn(): Slot {
     // No execArgv: the thread needs no loader or --import hook of the process around it.
-    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      execArgv: [],
+      workerData: { nice: process.platform === 'linux' ? THREAD_NICE : 0 },
+    });
     // A compression never keeps the process alive (a server that closes, a CLI that ends).
     worker.unref();
     const slot: Slot = { worker, job: undefined };
@@ -254,7 +266,7 @@ export class Compressor {
   }
 
   private finish(job: CompressJob, out: Buffer | undefined, outcome: 'ok' | 'dropped' | 'failed'): void {
-    this.running--;
+    this.runningCount[job.tier]--;
     if (outcome === 'ok') this.doneCount[job.tier]++;
     else if (outcome === 'failed') this.failed++;
     else this.dropped++;

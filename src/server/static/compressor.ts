@@ -225,8 +225,6 @@ export class Compressor {
       execArgv: [],
       workerData: { nice: process.platform === 'linux' ? THREAD_NICE : 0 },
     });
-    // A compression never keeps the process alive (a server that closes, a CLI that ends).
-    worker.unref();
     const slot: Slot = { worker, job: undefined };
     this.slots.add(slot);
     let error: unknown;
@@ -250,6 +248,9 @@ export class Compressor {
       this.crashed(error ?? `exit code ${code}`);
       this.pump();
     });
+    // A compression never keeps the process alive (a server that closes, a CLI that ends). After the
+    // listeners: a 'message' listener refs the worker's port again.
+    worker.unref();
     return slot;
   }
 

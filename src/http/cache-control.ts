@@ -163,20 +163,3 @@ export function formatCacheControl(
   }
   return out;
 }
-
-/** Directives that only speak to shared caches, or that a private response replaces (RFC 9111 §5.2.2). */
-const SHARED_ONLY = new Set(['public', 'private', 's-maxage', 'proxy-revalidate']);
-
-/**
- * The same policy for a response that only the requesting client may keep (RFC 9111 §5.2.2.7): an
- * unqualified `private` first, without `public`, `s-maxage`, `proxy-revalidate` or a qualified
- * `private="..."`, the other directives kept in order. `no-store` (§5.2.2.5) is already stricter:
- * such a value comes back unchanged.
- */
-export function privateCacheControl(value: string): string {
-  const cc = parseCacheControl(value);
-  if (cc.directives.has('no-store')) return value;
-  const kept: [string, string | true][] = [['private', true]];
-  for (const [name, arg] of cc.directives) if (!SHARED_ONLY.has(name)) kept.push([name, arg]);
-  return formatCacheControl(kept);
-}

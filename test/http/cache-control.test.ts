@@ -8,7 +8,6 @@ import {
   hasDirective,
   parseCacheControl,
   parseDeltaSeconds,
-  privateCacheControl,
 } from '../../src/http/cache-control.js';
 
 const plain = (cc: CacheControl) => ({
@@ -217,34 +216,5 @@ describe('formatCacheControl', () => {
   ];
   for (const [name, input] of throwing) {
     it(`throws TypeError for ${name}`, () => assert.throws(() => formatCacheControl(input), TypeError));
-  }
-});
-
-describe('privateCacheControl (RFC 9111 §5.2.2.7)', () => {
-  const cases: [string, string, string][] = [
-    [
-      'a hashed asset: public replaced, lifetime kept',
-      'public, max-age=31536000, immutable',
-      'private, max-age=31536000, immutable',
-    ],
-    ['no-cache gains private', 'no-cache', 'private, no-cache'],
-    [
-      's-maxage and proxy-revalidate dropped (shared caches only)',
-      'public, max-age=60, s-maxage=600, proxy-revalidate',
-      'private, max-age=60',
-    ],
-    [
-      'a qualified private="x" becomes unqualified',
-      'private="set-cookie", max-age=60',
-      'private, max-age=60',
-    ],
-    ['already private: unchanged', 'private, max-age=60', 'private, max-age=60'],
-    ['no-store is stricter: unchanged', 'public, no-store', 'public, no-store'],
-    ['names case-insensitive', 'Public, Max-Age=5', 'private, max-age=5'],
-    ['an extension with a quoted argument is kept', 'public, ext="a b"', 'private, ext="a b"'],
-    ['empty', '', 'private'],
-  ];
-  for (const [name, input, expected] of cases) {
-    it(name, () => assert.equal(privateCacheControl(input), expected));
   }
 });

@@ -1,7 +1,6 @@
 // One file's response: content coding, then the pure decisions of src/http/ applied in the order
 // of pillarjs/send: 412, 304, Range/If-Range, 416/206, HEAD, body.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { privateCacheControl } from '../../http/cache-control.js';
 import { evaluateIfRange, evaluatePreconditions, hasPreconditions } from '../../http/conditional.js';
 import { negotiateEncoding } from '../../http/negotiate.js';
 import { formatUnsatisfiedRange, parseRange } from '../../http/range.js';
@@ -11,6 +10,7 @@ import { type FileSource, openUnchanged, sendRanges, streamFile } from './body.j
 import type { StaticContext } from './context.js';
 import { fail } from './fail.js';
 import type { Coding, FileResource, Variant } from './files.js';
+import { privateCacheControl } from './policy.js';
 
 /**
  * 200/206/304/412/416 for one file. `status` is 404 for the custom not-found page. `versioned`: the

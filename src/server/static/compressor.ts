@@ -61,7 +61,7 @@ export function levelOf(coding: Coding, tier: Tier, sizeBytes: number): number {
 /** Jobs waiting per tier, and the bytes all waiting jobs hold (files evicted since stay referenced). */
 export const MAX_QUEUED_JOBS = 64;
 export const MAX_QUEUED_BYTES = 32 * 1024 * 1024;
-/** The nice value of a compression thread on Linux (the event loop's is the process's, 0 by default). */
+/** How much nicer than the event loop a compression thread runs on Linux (nice 10 under a nice-0 process). */
 const THREAD_NICE = 10;
 /** Threads that may die before compression is turned off for the compressor's lifetime. */
 export const MAX_CRASHES = 3;
@@ -75,7 +75,13 @@ const zlib = require('node:zlib');
 const c = zlib.constants;
 // Below the event loop's priority (setpriority(2) on Linux renices the calling thread only): a request
 // gets the CPU first and a compression the rest. Elsewhere it would renice the whole process: not done.
-if (workerData.nice > 0) require('node:os').setPriority(workerData.nice);
+// Relative to the nice the thread starts with; where the call is refused, the thread runs as it is.
+if (workerData.nice > 0) {
+  try {
+    const os = require('node:os');
+    os.setPriority(Math.min(19, os.getPriority() + workerData.nice));
+  } catch {}
+}
 parentPort.on('message', (m) => {
   let out;
   try {
@@ -86,7 +92,8 @@ parentPort.on('message', (m) => {
         [c.BROTLI_PARAM_MODE]: m.textual ? c.BROTLI_MODE_TEXT : c.BROTLI_MODE_GENERIC,
       } });
     } else if (m.coding === 'zstd') {
-      out = zlib.zstdCompressSync(m.src, { params: { [c.ZSTD_c_compressionLevel]: m.level } });
+      // ZSTD_c_compressionLevel is 100 in zstd.h (as in zstd.ts).
+      out = zlib.zstdCompressSync(m.src, { params: { [c.ZSTD_c_compressionLevel ?? 100]: m.level } });
     } else {
       out = zlib.gzipSync(m.src, { level: m.level });
     }

@@ -109,8 +109,21 @@ const staticSchema = z
     compress: z
       .boolean()
       .default(true)
-      .describe('Compress text files without siblings once per file version and keep the result in memory.'),
+      .describe(
+        'Compress text files without siblings in the background, once per kept file version (first at a ' +
+          'fast level, then the highest), and keep the result in memory; identity is sent meanwhile.',
+      ),
     compressMinBytes: z.number().int().min(0).default(1024).describe('Smallest body worth compressing.'),
+    compressConcurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(16)
+      .default(1)
+      .describe(
+        'Compressions at once, each on its own worker thread, never on the thread pool that file reads ' +
+          'share; what waits beyond a bound is sent uncompressed (docs/static.md, "Compression on the fly").',
+      ),
     notFoundPage: z
       .string()
       .default('404.html')

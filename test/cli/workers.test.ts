@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
+import { brotliDecompressSync } from 'node:zlib';
 import { CRASH_LOOP, decideOnDeath } from '../../src/cli/workers.js';
 import { leafFor, testPki } from '../helpers/certs.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
@@ -114,6 +115,37 @@ describe('gatehouse serve --workers', () => {
       });
       assert.deepEqual([...servedBy(p, '/a.txt')].sort(), [1, 2]);
       assert.equal(p.output().match(/listening on /g)?.length, 1);
+      p.child.kill('SIGTERM');
+      assert.equal(await p.exit, 0);
+    } finally {
+      p.child.kill('SIGKILL');
+      removeSite(dir);
+    }
+  });
+
+  it('compression on the fly in each worker (its own thread): br once made, then SIGTERM still exits 0', async () => {
+    const js = `export const answer = 42;\n${'console.log("gatehouse");\n'.repeat(400)}`;
+    const dir = makeSite({ 'app.js': js });
+    const p = startCli(['serve', dir, '--port', '0', '--workers', '2', '--log', 'json']);
+    try {
+      const url = await p.url;
+      // Identity until the file is kept and compressed in the process that answers; poll until each
+      // worker has logged an answer smaller than the file (head included): br.
+      const brBy = () =>
+        new Set(
+          p
+            .lines()
+            .filter((l) => l.url === '/app.js' && l.status === 200 && Number(l.bytes) < js.length)
+            .map((l) => l.worker),
+        );
+      await waitUntil('both workers answered br', async () => {
+        const r = await get(url, '/app.js', { headers: { 'accept-encoding': 'br' } });
+        assert.equal(r.status, 200);
+        if (r.headers['content-encoding'] === 'br') assert.equal(brotliDecompressSync(r.body).toString(), js);
+        else assert.equal(r.text, js);
+        return brBy().size === 2;
+      });
+      assert.deepEqual([...brBy()].sort(), [1, 2]);
       p.child.kill('SIGTERM');
       assert.equal(await p.exit, 0);
     } finally {

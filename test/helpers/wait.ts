@@ -1,6 +1,7 @@
 // Waiting for something to happen without guessing how long it takes: poll a condition until it holds
 // or a deadline passes. The deadline only turns a hang into a failure; a slow, shared machine makes
 // the wait longer, never the test wrong. (No fixed sleeps in tests: see CONTRIBUTING.md, "Tests and benchmarks".)
+import type { CompressionStats } from '../../src/server/static/compressor.js';
 import { get, type Res } from './http.js';
 
 /** Long enough for a loaded 2-core machine; a condition that never comes true fails after it. */
@@ -56,6 +57,41 @@ export async function waitUntilGone(
     `${path} is gone from the store`,
     async () => (await probeStore(base, path, headers)).status === 504,
   );
+}
+
+/**
+ * GETs `path` with `Accept-Encoding: coding` (or `o.acceptEncoding`) until the answer has
+ * Content-Encoding `coding`, and returns that answer. A variant compressed on the fly is made off the
+ * request path from the file's second request on, at a fast level and then once more at the highest
+ * (a new ETag); until then the server answers identity (docs/static.md, "Compression on the fly").
+ * With `o.files` (the server's file view) it also waits until no compression is queued or running, and
+ * returns an answer of the final variant.
+ */
+export async function waitUntilEncoded(
+  base: string,
+  path: string,
+  coding: string,
+  o: {
+    headers?: Record<string, string>;
+    acceptEncoding?: string;
+    files?: { compressionStats(): CompressionStats };
+  } = {},
+): Promise<Res> {
+  const ask = () =>
+    get(base, path, { headers: { ...o.headers, 'accept-encoding': o.acceptEncoding ?? coding } });
+  const first = await waitUntil(`${path} is sent with Content-Encoding: ${coding}`, async () => {
+    const r = await ask();
+    return r.headers['content-encoding'] === coding ? r : undefined;
+  });
+  const files = o.files;
+  if (files === undefined) return first;
+  await waitUntil('no compression is queued or running', () => {
+    const { queued, running } = files.compressionStats();
+    return queued.fast + queued.best + running.fast + running.best === 0;
+  });
+  const last = await ask();
+  if (last.headers['content-encoding'] !== coding) throw new Error(`${path}: no longer ${coding}`);
+  return last;
 }
 
 /** Waits until `ms` have passed on the wall clock (for freshness lifetimes: time itself is the event). */

@@ -17,6 +17,7 @@ import { hashPassword } from '../../src/server/steps/auth.js';
 import type { CorsOptions } from '../../src/server/steps/cors.js';
 import { needs } from '../helpers/ci.js';
 import { get, makeSite, type Res, removeSite, startServer, type TestServer } from '../helpers/http.js';
+import { waitUntilEncoded } from '../helpers/wait.js';
 
 // Compile-time check: the resolved config section is what the server step runs on.
 const resolvedCorsIsCorsOptions = (c: z.output<typeof corsSchema>): CorsOptions => c;
@@ -178,6 +179,10 @@ describe('CORS', () => {
     }
 
     it('Vary merges with Accept-Encoding on a compressible file, neither replacing the other', async () => {
+      // The variants compressed on the fly are made in the background: identity until then.
+      const files = s.app.static.files;
+      for (const ae of ['br', 'gzip'])
+        await waitUntilEncoded(s.url, '/app.js', ae, { headers: { origin: A }, files });
       for (const ae of ['br', 'gzip', undefined]) {
         const headers: Record<string, string> = { origin: A };
         if (ae) headers['accept-encoding'] = ae;

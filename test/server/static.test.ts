@@ -22,7 +22,7 @@ import {
   startServer,
   type TestServer,
 } from '../helpers/http.js';
-import { waitUntil, waitUntilElapsed } from '../helpers/wait.js';
+import { waitUntil, waitUntilElapsed, waitUntilEncoded } from '../helpers/wait.js';
 
 const JS = `export const answer = 42;\n${'console.log("gatehouse");\n'.repeat(200)}`;
 const CSS = `body { color: #333; }\n${'.x { margin: 0 }\n'.repeat(200)}`;
@@ -66,6 +66,9 @@ function siteFiles(): Record<string, string | Buffer> {
     'assets/vendor-9a8b7c6d.js.zst': zstdRawFrame(Buffer.from(JS)),
     'assets/vendor-9a8b7c6d.js.br': brotliCompressSync(JS),
     'assets/style.css': CSS,
+    'assets/lazy.css': CSS,
+    'assets/lazy(ranges).css': CSS,
+    'assets/lazy-3f2a9c1b.js': JS,
     'logo.png': PNG,
     'font.woff2': Buffer.alloc(2000, 1),
     'big.bin': BIG,
@@ -451,20 +454,97 @@ describe('static server', () => {
       assert.equal(r.headers['content-encoding'], 'gzip');
     });
 
-    it('compressible file without siblings is compressed once, with its own ETag', async () => {
-      const a = await get(s.url, '/assets/style.css', { headers: { 'accept-encoding': 'br' } });
-      assert.equal(a.headers['content-encoding'], 'br');
+    it('compressible file without siblings: identity (private) until kept and compressed off the request path, then compressed once per level, with its own ETag', async () => {
+      const files = s.app.static.files;
+      const br = { 'accept-encoding': 'br' };
+      const made = () => {
+        const c = files.compressionStats();
+        return c.done.fast + c.done.best + c.queued.fast + c.running.fast + c.dropped;
+      };
+      const before = files.compressionStats();
+      // The first request: not kept (admission on second use), so nothing is compressed.
+      const first = await get(s.url, '/assets/lazy.css', { headers: br });
+      assert.equal(first.headers['content-encoding'], undefined);
+      assert.equal(first.text, CSS);
+      assert.equal(first.headers.vary, 'Accept-Encoding');
+      // Only the client keeps the identity it got instead of br (RFC 9111 §5.2.2.7), without Expires.
+      assert.equal(first.headers['cache-control'], 'private, no-cache');
+      assert.equal(made(), before.done.fast + before.done.best + before.dropped, 'no compression started');
+      // The second: kept; its variant is made in the background, and this answer does not wait for it.
+      const second = await get(s.url, '/assets/lazy.css', { headers: br });
+      assert.equal(second.headers['content-encoding'], undefined);
+      assert.equal(second.headers.etag, first.headers.etag);
+      const a = await waitUntilEncoded(s.url, '/assets/lazy.css', 'br');
       assert.equal(brotliDecompressSync(a.body).toString(), CSS);
       assert.equal(a.headers.vary, 'Accept-Encoding');
-      const b = await get(s.url, '/assets/style.css', { headers: { 'accept-encoding': 'br' } });
-      assert.equal(b.headers.etag, a.headers.etag);
-      const id = await get(s.url, '/assets/style.css');
-      assert.notEqual(id.headers.etag, a.headers.etag);
-      const c = await get(s.url, '/assets/style.css', {
-        headers: { 'accept-encoding': 'br', 'if-none-match': a.headers.etag! },
+      assert.equal(a.headers['cache-control'], 'no-cache');
+      // Then once more at the highest level, in the background; nothing after that.
+      await waitUntil('the highest level is made', () => {
+        const c = files.compressionStats();
+        return c.done.best === before.done.best + 1 && c.queued.best + c.running.best === 0;
+      });
+      const b = await get(s.url, '/assets/lazy.css', { headers: br });
+      assert.equal(brotliDecompressSync(b.body).toString(), CSS);
+      assert.ok(b.body.length <= a.body.length, `${b.body.length} <= ${a.body.length}`);
+      const again = await get(s.url, '/assets/lazy.css', { headers: br });
+      assert.equal(again.headers.etag, b.headers.etag);
+      const after = files.compressionStats();
+      assert.equal(after.done.fast, before.done.fast + 1, 'one fast compression');
+      assert.equal(after.done.best, before.done.best + 1, 'one at the highest level');
+      const id = await get(s.url, '/assets/lazy.css');
+      assert.notEqual(id.headers.etag, b.headers.etag);
+      assert.equal(id.headers['cache-control'], 'no-cache', 'no coding asked for: the normal policy');
+      const c = await get(s.url, '/assets/lazy.css', {
+        headers: { ...br, 'if-none-match': b.headers.etag! },
       });
       assert.equal(c.status, 304);
       assert.equal(c.headers.vary, 'Accept-Encoding');
+    });
+
+    it('the identity answer sent while br is not made: 304 and 206 right, HEAD as GET, all private', async () => {
+      const br = { 'accept-encoding': 'br' };
+      // Each request spells the path its own way (a sub-delimiter is not decoded in the canonical
+      // target, RFC 3986 §6.2.2.2): the first request of each, so none is kept and nothing is
+      // compressed between them (the view keys entries by the raw path).
+      const spellings = ['lazy(ranges)', 'lazy%28ranges)', 'lazy(ranges%29', 'lazy%28ranges%29'].map(
+        (name) => `/assets/${name}.css`,
+      );
+      const files = s.app.static.files;
+      const before = files.compressionStats();
+      const g = await get(s.url, spellings[0]!, { headers: br });
+      assert.equal(g.status, 200);
+      assert.equal(g.headers['content-encoding'], undefined);
+      assert.equal(g.headers['cache-control'], 'private, no-cache');
+      assert.equal(g.headers.expires, undefined);
+      const etag = g.headers.etag!;
+      const h = await get(s.url, spellings[1]!, { method: 'HEAD', headers: br });
+      assert.equal(h.status, 200);
+      for (const k of ['content-type', 'content-length', 'etag', 'cache-control', 'vary', 'content-encoding'])
+        assert.equal(h.headers[k], g.headers[k], `HEAD ${k}`);
+      const n = await get(s.url, spellings[2]!, { headers: { ...br, 'if-none-match': etag } });
+      assert.equal(n.status, 304);
+      assert.equal(n.headers.etag, etag);
+      assert.equal(n.headers['cache-control'], 'private, no-cache', 'a 304 does not widen who may keep it');
+      assert.equal(n.headers.vary, 'Accept-Encoding');
+      const r = await get(s.url, spellings[3]!, { headers: { ...br, range: 'bytes=0-9', 'if-range': etag } });
+      assert.equal(r.status, 206);
+      assert.equal(r.headers['content-encoding'], undefined);
+      assert.equal(r.text, CSS.slice(0, 10));
+      assert.equal(r.headers['content-range'], `bytes 0-9/${CSS.length}`);
+      assert.equal(r.headers['cache-control'], 'private, no-cache');
+      const after = files.compressionStats();
+      const started = (c: typeof before) => c.queued.fast + c.running.fast + c.done.fast + c.dropped;
+      assert.equal(started(after), started(before), 'nothing compressed for files not kept');
+    });
+
+    it('a hashed asset sent identity while br is made keeps its lifetime for the client only', async () => {
+      const r = await get(s.url, '/assets/lazy-3f2a9c1b.js', { headers: { 'accept-encoding': 'br' } });
+      assert.equal(r.headers['content-encoding'], undefined);
+      assert.equal(r.headers['cache-control'], 'private, max-age=31536000, immutable');
+      assert.equal(r.headers.expires, undefined);
+      const plain = await get(s.url, '/assets/lazy-3f2a9c1b.js');
+      assert.equal(plain.headers['cache-control'], 'public, max-age=31536000, immutable');
+      assert.ok(plain.headers.expires);
     });
 
     it("a .zst sibling (RFC 8878) is served for zstd, by the client's q-values, on every Node", async () => {
@@ -499,7 +579,10 @@ describe('static server', () => {
     });
 
     it(`zstd on the fly: ${ZSTD_ON_THE_FLY ? 'compressed once, decodes to the file' : 'off on this Node (no zlib zstd): br/gzip/identity only'}`, async () => {
-      const r = await get(s.url, '/assets/style.css', { headers: { 'accept-encoding': 'zstd, gzip;q=0.5' } });
+      const coding = ZSTD_ON_THE_FLY ? 'zstd' : 'gzip';
+      const r = await waitUntilEncoded(s.url, '/assets/style.css', coding, {
+        acceptEncoding: 'zstd, gzip;q=0.5',
+      });
       if (ZSTD_ON_THE_FLY) {
         assert.equal(r.headers['content-encoding'], 'zstd');
         assert.equal(zstdDecompress!(r.body).toString(), CSS);

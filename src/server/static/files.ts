@@ -1,13 +1,13 @@
 // The file view: URL path -> resolved resource (file version, redirect, missing), with
 // validators, precompressed and compressed variants, and small bodies cached in a
 // byte-bounded LRU. Entries (kept from a path's second request on) are trusted for `revalidateMs`, then checked.
+// Compressed variants of kept files are made off the request path (compressor.ts).
 import type { Stats } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { basename, join, sep } from 'node:path';
-import { promisify } from 'node:util';
-import { brotliCompress, gzip, constants as zc } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { formatHttpDate } from '../../http/dates.js';
+import { type Coding, type CompressionStats, Compressor, type Tier } from './compressor.js';
 import { ContentHashes, hashBuffer, statFingerprint } from './content-hashes.js';
 import { readSized, realPath, statOrUndefined } from './disk.js';
 import { Doorkeeper } from './doorkeeper.js';
@@ -16,7 +16,7 @@ import { type ListingEntry, MAX_LISTED, renderListing } from './listing.js';
 import { mediaInfo } from './media.js';
 import { isInside, type PathResult, resolveFilePath } from './path.js';
 import type { CachePolicy, PolicyInput } from './policy.js';
-import { ZSTD_AVAILABLE, zstdCompress } from './zstd.js';
+import { ZSTD_AVAILABLE } from './zstd.js';
 
 export interface StaticOptions {
   spa: boolean;
@@ -36,6 +36,8 @@ export interface StaticOptions {
   precompressed: boolean;
   compress: boolean;
   compressMinBytes: number;
+  /** Compressions at once, each on its own worker thread (compressor.ts); default 1. */
+  compressConcurrency?: number;
   notFoundPage: string;
   memoryCacheBytes: number;
   maxCachedFileBytes: number;
@@ -68,7 +70,8 @@ const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Referrer-Policy': 'strict-origin-when-cross-origin',
 };
 
-export type Coding = 'br' | 'zstd' | 'gzip';
+export type { Coding, CompressionStats } from './compressor.js';
+
 const CODING_EXT: Record<Coding, string> = { br: '.br', zstd: '.zst', gzip: '.gz' };
 /** Server preference on ties (RFC 9110 §12.5.3): br (smallest at quality 11), then zstd (RFC 8878), gzip. */
 const CODINGS: readonly Coding[] = ['br', 'zstd', 'gzip'];
@@ -120,7 +123,8 @@ export interface FileResource {
   readonly identity: Variant;
   /** Codings this resource has (siblings or compressible), in server preference order. */
   readonly codings: readonly Coding[];
-  readonly variants: Map<Coding, Variant | Promise<Variant>>;
+  /** Siblings from the start; compressed variants once made (FileView.variant). */
+  readonly variants: Map<Coding, Variant>;
   readonly fingerprint: string;
 }
 
@@ -152,9 +156,6 @@ export interface FileViewOptions {
   /** A hash manifest ignored or not writable, a background hash failed (one line each). */
   readonly onWarning?: (message: string) => void;
 }
-
-const brotli = promisify(brotliCompress);
-const gz = promisify(gzip);
 
 /**
  * What an entry costs besides its bodies, so that memoryCacheBytes bounds the heap the view holds, not
@@ -199,6 +200,9 @@ export class FileView {
   private readonly doorkeeper = new Doorkeeper();
   private readonly maxBodyBytes: number;
   private readonly hashes: ContentHashes;
+  private readonly compressor: Compressor;
+  /** Codings of a file version being compressed (fast level), or that failed for it: not started again. */
+  private readonly making = new WeakMap<FileResource, Map<Coding, 'making' | 'failed'>>();
   private realRoot: string | undefined;
 
   constructor(o: FileViewOptions) {
@@ -217,11 +221,21 @@ export class FileView {
       onWarning: o.onWarning ?? (() => {}),
       onKnown: (abs) => this.forget(abs),
     });
+    this.compressor = new Compressor({
+      concurrency: o.static.compressConcurrency ?? 1,
+      onWarning: o.onWarning,
+    });
   }
 
-  /** Stops background hashing (server shutdown). */
+  /** Stops background hashing and compression (server shutdown). */
   close(): void {
     this.hashes.close();
+    this.compressor.close();
+  }
+
+  /** What on-the-fly compression did so far, and what waits. */
+  compressionStats(): CompressionStats {
+    return this.compressor.stats();
   }
 
   /** Drops cached views of a file (or sibling) whose hash became known: the next request resolves. */
@@ -230,11 +244,7 @@ export class FileView {
     for (const [key, e] of this.cache.entries()) {
       const r = e.resource;
       if (r.kind !== 'file') continue;
-      if (
-        r.absPath === abs ||
-        [...r.variants.values()].some((v) => !(v instanceof Promise) && v.filePath === abs)
-      )
-        stale.push(key);
+      if (r.absPath === abs || [...r.variants.values()].some((v) => v.filePath === abs)) stale.push(key);
     }
     for (const key of stale) this.cache.delete(key);
   }
@@ -258,23 +268,65 @@ export class FileView {
     return (await p).resource;
   }
 
-  /** The variant for a coding, compressing once per file version when needed. */
-  variant(file: FileResource, coding: Coding, rawPath: string): Variant | Promise<Variant> {
+  /**
+   * The variant for a coding, or undefined while it is made: the caller answers identity then, as no
+   * response waits for a compression. Made only for a file that is kept (from its path's second request
+   * on, doorkeeper.ts), first at a fast level, then once more at the highest level in the background; a
+   * job the compressor cannot queue is asked for again by a later request. The identity variant when
+   * none will come (compression failed for this version, or is off after threads died).
+   */
+  variant(file: FileResource, coding: Coding, rawPath: string): Variant | undefined {
     const v = file.variants.get(coding);
     if (v !== undefined) return v;
-    const p = this.compress(file, coding).then(
-      (made) => {
-        file.variants.set(coding, made);
-        this.charge(rawPath, file, VARIANT_BYTES + (made.body?.length ?? 0));
-        return made;
-      },
-      (err) => {
-        file.variants.delete(coding);
-        throw err;
-      },
-    );
-    file.variants.set(coding, p);
-    return p;
+    const src = file.identity.body;
+    if (src === undefined || !this.compressor.available) return file.identity;
+    let making = this.making.get(file);
+    const state = making?.get(coding);
+    if (state !== undefined) return state === 'failed' ? file.identity : undefined;
+    // A file not kept yet (its first request) is not compressed: the result would be thrown away.
+    if (!this.kept(rawPath, file)) return undefined;
+    if (making === undefined) this.making.set(file, (making = new Map()));
+    making.set(coding, 'making');
+    const queued = this.compress(file, coding, rawPath, 'fast', (out, outcome) => {
+      if (outcome === 'failed') making.set(coding, 'failed');
+      else making.delete(coding);
+      if (out === undefined || !this.kept(rawPath, file)) return;
+      file.variants.set(coding, this.compressed(file, coding, out));
+      this.charge(rawPath, file, VARIANT_BYTES + out.length);
+      // The highest level in the background, kept when smaller.
+      this.compress(file, coding, rawPath, 'best', (best) => {
+        const fast = file.variants.get(coding);
+        if (best === undefined || fast === undefined || best.length >= fast.size) return;
+        if (!this.kept(rawPath, file)) return;
+        file.variants.set(coding, this.compressed(file, coding, best));
+        this.charge(rawPath, file, best.length - fast.size);
+      });
+    });
+    if (!queued) making.delete(coding);
+    return undefined;
+  }
+
+  /** Whether `file` is the cached entry of `rawPath` (what is made for it is kept). */
+  private kept(rawPath: string, file: FileResource): boolean {
+    return this.cache.peek(rawPath)?.resource === file;
+  }
+
+  private compress(
+    file: FileResource,
+    coding: Coding,
+    rawPath: string,
+    tier: Tier,
+    done: (out: Buffer | undefined, outcome: 'ok' | 'dropped' | 'failed') => void,
+  ): boolean {
+    return this.compressor.submit({
+      coding,
+      tier,
+      src: file.identity.body!,
+      // mediaInfo gives textual types (and only those) a charset parameter.
+      textual: file.contentType.includes('charset='),
+      wanted: () => this.kept(rawPath, file),
+      done,
+    });
   }
 
   /**
@@ -534,7 +586,7 @@ export class FileView {
         : versionedPolicy !== policy && body !== undefined
           ? hashBuffer(body)
           : undefined;
-    const variants = new Map<Coding, Variant | Promise<Variant>>();
+    const variants = new Map<Coding, Variant>();
     // absPath and the watch list's names built from it (`path` is mostly the key itself).
     let sizeBytes = FILE_ENTRY_BYTES + (body?.length ?? 0) + PATH_CHAR_BYTES * abs.length;
     for (const [c, s] of siblings) {
@@ -568,21 +620,8 @@ export class FileView {
     return { resource, checkedAtMs, sizeBytes, watch: [...watch, ...extraWatch], pendingHash };
   }
 
-  private async compress(file: FileResource, coding: Coding): Promise<Variant> {
-    const src = file.identity.body ?? (await readFile(file.absPath));
-    const small = src.length <= 256 * 1024;
-    const out =
-      coding === 'br'
-        ? await brotli(src, {
-            params: {
-              [zc.BROTLI_PARAM_QUALITY]: small ? 11 : 9,
-              [zc.BROTLI_PARAM_SIZE_HINT]: src.length,
-              [zc.BROTLI_PARAM_MODE]: zc.BROTLI_MODE_TEXT,
-            },
-          })
-        : coding === 'zstd'
-          ? await zstdCompress(src, small ? 19 : 12)
-          : await gz(src, { level: 9 });
+  /** The variant of `out`, the bytes of `file` compressed with `coding`. */
+  private compressed(file: FileResource, coding: Coding, out: Buffer): Variant {
     const etag =
       this.opts.etag === 'weak' ? `${file.identity.etag.slice(0, -1)}-${coding}"` : `"${hashBuffer(out)}"`;
     const h = file.identity.headers;

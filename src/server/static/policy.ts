@@ -1,7 +1,7 @@
 // Cache policy: ordered rules (yours first, then the defaults) compiled once at load.
 // A file version is matched once; requests only read the precomputed result.
 
-import { deltaSeconds, parseCacheControl } from '../../http/cache-control.js';
+import { deltaSeconds, formatCacheControl, parseCacheControl } from '../../http/cache-control.js';
 import { globToRegExp } from '../../http/glob.js';
 import { isHashedName } from '../../http/hashed-name.js';
 
@@ -115,4 +115,21 @@ export function compilePolicy(userRules: readonly CacheRule[]): (input: PolicyIn
     for (const r of rules) if (r.match(input)) return r.policy;
     return fallback;
   };
+}
+
+/** Directives that only speak to shared caches, or that a private response replaces (RFC 9111 §5.2.2). */
+const SHARED_ONLY = new Set(['public', 'private', 's-maxage', 'proxy-revalidate']);
+
+/**
+ * The same policy for a response that only the requesting client may keep (RFC 9111 §5.2.2.7): an
+ * unqualified `private` first, without `public`, `s-maxage`, `proxy-revalidate` or a qualified
+ * `private="..."`, the other directives kept in order. `no-store` (§5.2.2.5) is already stricter:
+ * such a value comes back unchanged.
+ */
+export function privateCacheControl(value: string): string {
+  const cc = parseCacheControl(value);
+  if (cc.directives.has('no-store')) return value;
+  const kept: [string, string | true][] = [['private', true]];
+  for (const [name, arg] of cc.directives) if (!SHARED_ONLY.has(name)) kept.push([name, arg]);
+  return formatCacheControl(kept);
 }

@@ -10,6 +10,7 @@ import { type FileSource, openUnchanged, sendRanges, streamFile } from './body.j
 import type { StaticContext } from './context.js';
 import { fail } from './fail.js';
 import type { Coding, FileResource, Variant } from './files.js';
+import { privateCacheControl } from './policy.js';
 
 /**
  * 200/206/304/412/416 for one file. `status` is 404 for the custom not-found page. `versioned`: the
@@ -33,18 +34,27 @@ export function serveFile(
       .catch((err) => fail(ctx, req, res, err));
     return;
   }
-  let variant: Variant | Promise<Variant> = file.identity;
+  let variant = file.identity;
+  let interim = false;
   if (file.codings.length > 0) {
     const coding = negotiateEncoding(req.headers['accept-encoding'], file.codings);
-    if (coding === 'br' || coding === 'gzip' || coding === 'zstd')
-      variant = ctx.files.variant(file, coding as Coding, rawPath);
+    if (coding === 'br' || coding === 'gzip' || coding === 'zstd') {
+      const v = ctx.files.variant(file, coding as Coding, rawPath);
+      // Not made yet: identity now, never a wait for the compression (files.ts, compressor.ts).
+      if (v === undefined) interim = true;
+      else variant = v;
+    }
   }
-  if (variant instanceof Promise) {
-    variant.then(
-      (v) => respond(ctx, req, res, file, v, status, extraVary, versioned),
-      (err) => fail(ctx, req, res, err),
-    );
-  } else respond(ctx, req, res, file, variant, status, extraVary, versioned);
+  respond(ctx, req, res, file, variant, status, extraVary, versioned, interim);
+}
+
+/**
+ * The fields of an identity answer sent while the coding the client asked for is made: only the
+ * client may keep it (RFC 9111 §5.2.2.7), so no shared cache holds the uncompressed bytes for the
+ * file's whole lifetime, and no Expires (which HTTP/1.0 caches would store by).
+ */
+function interimFields(h: Record<string, string>): Record<string, string> {
+  return { ...h, 'Cache-Control': privateCacheControl(h['Cache-Control']!) };
 }
 
 function respond(
@@ -56,11 +66,12 @@ function respond(
   status: 200 | 404,
   extraVary: string | undefined,
   versioned: boolean,
+  interim: boolean,
 ): void {
   const headers = req.headers;
   // Variant.versioned exists exactly when versionedPolicy differs from the normal policy.
   const pinned = versioned ? v.versioned : undefined;
-  const exp = (pinned ? file.versionedPolicy : file.policy).expiresSec;
+  const exp = interim ? undefined : (pinned ? file.versionedPolicy : file.policy).expiresSec;
   // The common unconditional GET skips the evaluation (and its input object) altogether.
   if (status === 200 && hasPreconditions(headers)) {
     const pre = evaluatePreconditions({
@@ -73,6 +84,7 @@ function respond(
     if (pre.kind === 'not-modified') {
       // RFC 9110 §15.4.5: the 304 carries the fields a 200 would have for cache updates; no body.
       let h = (pinned ?? v).headers304;
+      if (interim) h = interimFields(h);
       // RFC 9111 §4.3.4: the cache updates the stored response its validator selects, so a match on
       // the earlier weak tag answers with that tag (the client gets the strong one with its next 200).
       if (pre.viaAlias) h = { ...h, ETag: v.weakAlias! };
@@ -93,11 +105,11 @@ function respond(
     openUnchanged(v.filePath, v.diskFingerprint ?? '').then(
       (fh) => {
         if (fh === undefined) {
-          respond(ctx, req, res, file, v, status, extraVary, false);
+          respond(ctx, req, res, file, v, status, extraVary, false, interim);
           return;
         }
         const close = () => fh.close().catch(() => {});
-        const sending = sendBody(ctx, req, res, file, v, status, extraVary, pinned, exp, fh);
+        const sending = sendBody(ctx, req, res, file, v, status, extraVary, pinned, exp, fh, interim);
         if (sending === undefined) void close();
         else sending.catch((err) => fail(ctx, req, res, err)).finally(close);
       },
@@ -105,7 +117,7 @@ function respond(
     );
     return;
   }
-  sendBody(ctx, req, res, file, v, status, extraVary, pinned, exp, v.filePath)?.catch((err) =>
+  sendBody(ctx, req, res, file, v, status, extraVary, pinned, exp, v.filePath, interim)?.catch((err) =>
     fail(ctx, req, res, err),
   );
 }
@@ -122,10 +134,12 @@ function sendBody(
   pinned: Variant['versioned'],
   exp: number | undefined,
   source: FileSource,
+  interim: boolean,
 ): Promise<void> | undefined {
   const headers = req.headers;
   let h: Record<string, string> = (pinned ?? v).headers;
   if (status === 404) h = { ...h, 'Cache-Control': 'no-cache' };
+  else if (interim) h = interimFields(h);
   if ((exp !== undefined && status === 200) || extraVary) {
     h = withExtras(h, exp === undefined || status !== 200 ? undefined : ctx.expires(exp), extraVary);
   }
@@ -136,7 +150,9 @@ function sendBody(
       evaluateIfRange({
         ifRange: headers['if-range'] as string | undefined,
         etag: v.etag,
-        lastModifiedMs: file.lastModifiedMs,
+        // A variant compressed here has new bytes at the highest level later, under the same
+        // Last-Modified: a date validates it weakly only (RFC 9110 §8.8.2.2), never a range.
+        lastModifiedMs: v.diskFingerprint === undefined ? undefined : file.lastModifiedMs,
         nowMs: ctx.nowMs(),
       })
     ) {

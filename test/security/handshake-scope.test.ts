@@ -145,13 +145,15 @@ type Mount = (config: GatehouseConfigInput, withAppListener: boolean) => Promise
 /** The app's answer to what it is passed (and to the handshakes read again as requests). */
 const APP_404 = (url: string) => `app http ${url}`;
 
-/** Express with `app.use('/static', gh)` (or through a Router) and `gh.attach(server)`, no mountPath: the
- *  mount is read from Express's router. */
-function expressMount(throughRouter: boolean): Mount {
+/**
+ * Express with `app.use('/static', gh)` (or through a Router): `gh.attach(server)` with no mountPath, so
+ * the mount is read from Express's router, or `attach(server, { mountPath: '/static' })` (explicit).
+ */
+function expressMount(how: 'found' | 'router' | 'explicit'): Mount {
   return async (config, withAppListener) => {
     const gh = expressGatehouse(config);
     const app = express();
-    if (throughRouter) {
+    if (how === 'router') {
       const router = express.Router();
       router.use('/static', gh);
       app.use(router);
@@ -159,7 +161,9 @@ function expressMount(throughRouter: boolean): Mount {
     app.use((req, res) => {
       res.status(404).type('text/plain').send(APP_404(req.originalUrl));
     });
-    const server = gh.attach(createServer(app));
+    const server = createServer(app);
+    if (how === 'explicit') gh.attach(server, { mountPath: '/static' });
+    else gh.attach(server);
     track(server);
     const own = withAppListener ? appWebSockets(server) : undefined;
     const base = await listen(server);
@@ -178,30 +182,9 @@ function expressMount(throughRouter: boolean): Mount {
 
 const MOUNTS: Record<'express' | 'express-router' | 'express-explicit' | 'fastify' | 'koa' | 'hono', Mount> =
   {
-    express: expressMount(false),
-    'express-router': expressMount(true),
-    async 'express-explicit'(config, withAppListener) {
-      const gh = expressGatehouse(config);
-      const app = express();
-      app.use('/static', gh);
-      app.use((req, res) => {
-        res.status(404).type('text/plain').send(APP_404(req.originalUrl));
-      });
-      const server = gh.attach(createServer(app), { mountPath: '/static' });
-      track(server);
-      const own = withAppListener ? appWebSockets(server) : undefined;
-      const base = await listen(server);
-      return {
-        base,
-        server,
-        appSeen: own?.seen ?? [],
-        close: async () => {
-          own?.close();
-          await closeServer(server);
-          await gh.close();
-        },
-      };
-    },
+    express: expressMount('found'),
+    'express-router': expressMount('router'),
+    'express-explicit': expressMount('explicit'),
     async fastify(config, withAppListener) {
       const app = Fastify({ logger: false });
       await app.register(gatehouseFastify, { ...config, prefix: '/static' });

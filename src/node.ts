@@ -1,4 +1,4 @@
-// gatehouse-http/node (issue 28): the request pipeline as a Node (req, res, next) handler, for apps that
+// gatehouse-http/node: the request pipeline as a Node (req, res, next) handler, for apps that
 // own their server. The same config schema (and errors) as the CLI and createServer.
 import { resolve } from 'node:path';
 import { parseConfig, toServerOptions } from './config/load.js';

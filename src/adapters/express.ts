@@ -1,4 +1,4 @@
-// gatehouse-http/express (issue 28): Gatehouse as Connect-style middleware, for Express 4 and 5, Connect
+// gatehouse-http/express: Gatehouse as Connect-style middleware, for Express 4 and 5, Connect
 // and Polka: `app.use(gatehouse(config))`. What no step, route, proxy or file claims goes to `next()`
 // untouched; `attach(server, { mountPath })` hands the server's WebSocket handshakes at the mount path
 // to Gatehouse and leaves the others to the app. Under a mount path (`app.use('/app', gh)`), a path-only

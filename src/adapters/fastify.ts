@@ -1,4 +1,4 @@
-// gatehouse-http/fastify (issue 28): Gatehouse as a Fastify 5 plugin, `fastify.register(gatehouse, config)`.
+// gatehouse-http/fastify: Gatehouse as a Fastify 5 plugin, `fastify.register(gatehouse, config)`.
 // Every request (under `prefix`, when given) enters Gatehouse's pipeline first, on Fastify's raw request
 // and response, in an onRequest hook: what Gatehouse answers never reaches Fastify's routing (as with
 // @fastify/middie), what it passes on (a path with no file, a method the static files do not answer)

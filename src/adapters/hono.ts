@@ -1,4 +1,4 @@
-// gatehouse-http/hono (issue 28): Gatehouse as Hono middleware on @hono/node-server, `app.use(gatehouse(config))`.
+// gatehouse-http/hono: Gatehouse as Hono middleware on @hono/node-server, `app.use(gatehouse(config))`.
 // Gatehouse answers on Node's response (c.env.outgoing) and the middleware returns node-server's
 // "already sent" response, so Hono writes nothing; what it passes on goes to `next()` untouched.
 // `mountPath` in the second argument serves it below a path, requests and handshakes alike, and

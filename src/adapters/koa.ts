@@ -1,4 +1,4 @@
-// gatehouse-http/koa (issue 28): Gatehouse as Koa 2/3 middleware, `app.use(gatehouse(config))`. Gatehouse
+// gatehouse-http/koa: Gatehouse as Koa 2/3 middleware, `app.use(gatehouse(config))`. Gatehouse
 // answers on ctx.res (ctx.respond is false then, so Koa writes nothing); what it passes on (a path with no
 // file, a method the static files do not answer) goes to the next middleware untouched, body unread.
 // `mountPath` in the second argument serves it below a path, requests and handshakes alike.

@@ -1,4 +1,4 @@
-// gatehouse-http/vite (issue 28 §2): `plugins: [gatehouse(config)]`. `vite preview` serves the build
+// gatehouse-http/vite: `plugins: [gatehouse(config)]`. `vite preview` serves the build
 // through Gatehouse's pipeline (per-class Cache-Control, strong ETags, br/gzip, the SPA fallback that
 // leaves the assets folder alone, the config's proxy and CORS) in front of Vite's own static files and
 // HTML fallback; `precompress` writes .br/.gz siblings at the end of `vite build`; `gatehouse check`

@@ -1,5 +1,5 @@
 // Whether an entry a store read back (from Redis, from a disk file) may be served: stores outside this
-// process can be written by others, so nothing read from them is trusted (issue 25). Pure: the stores
+// process can be written by others, so nothing read from them is trusted. Pure: the stores
 // call it on their read path and treat a problem as a miss.
 import { isFieldName, isFieldValue } from '../http/fields.js';
 import { heldProblem } from './pieces.js';

@@ -1,4 +1,4 @@
-// gatehouse cert TARGET: prints a certificate's facts and checks it (issue 15 §6): chained to a trusted
+// gatehouse cert TARGET: prints a certificate's facts and checks it: chained to a trusted
 // CA, within its validity window, naming the host. TARGET is host[:port], https://URL or a PEM file.
 //   gatehouse cert example.com            gatehouse cert 127.0.0.1:8443 --ca dev-ca.pem --json
 //   gatehouse cert --ca-path              (where the development CA of serve --https is)

@@ -1,4 +1,4 @@
-// gatehouse check URL (issue 16): requests the site, runs the inspector's checks, prints the report.
+// gatehouse check URL: requests the site, runs the inspector's checks, prints the report.
 //   gatehouse check https://staging.example/ --origin https://app.example --json
 
 import { readFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// What `gatehouse serve` tells at start (issue 26 §2), before its `listening on` line: the config file in
+// What `gatehouse serve` tells at start, before its `listening on` line: the config file in
 // use (one in the working folder is applied silently otherwise), the root, one line per proxy prefix (with
 // the path its upstream receives) and WebSocket path (as Caddy prints its sites), and warnings for a setup
 // that can only answer 404.

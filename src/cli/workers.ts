@@ -1,4 +1,4 @@
-// `--workers N` (issue 17 §1): a primary process forks N workers that share one port through
+// `--workers N`: a primary process forks N workers that share one port through
 // node:cluster. The primary serves nothing itself: it restarts dead workers with a backoff, stops on a
 // crash loop, drains every worker on SIGTERM/SIGINT and restarts them one at a time on SIGHUP.
 // Workers run the ordinary `serve` (main.ts) and report `listening` over the IPC channel.

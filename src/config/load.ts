@@ -72,7 +72,7 @@ export function parseConfig(input: unknown, source = 'config'): GatehouseConfig 
   if (c.static.spa && !c.static.spaFallback.startsWith('/')) {
     throw new ConfigError(`${source}: static.spaFallback: must start with /`);
   }
-  // Issue 17: a cache in Redis needs the top-level Redis server.
+  // A cache in Redis needs the top-level Redis server.
   for (const [i, route] of c.proxy.entries()) {
     if (route.cache?.store === 'redis' && c.redis === undefined && route.cache.redis === undefined) {
       throw new ConfigError(`${source}: proxy[${i}].cache.store: "redis" needs the top-level redis.url`);
@@ -84,7 +84,7 @@ export function parseConfig(input: unknown, source = 'config'): GatehouseConfig 
       `${source}: tls.acme: needs listen.httpPort (the HTTP-01 challenge is answered there; 80 in production)`,
     );
   }
-  // Issue 17: a feature set to Redis needs the shared connection.
+  // A feature set to Redis needs the shared connection.
   if (
     c.limits.rateLimit?.store === 'redis' &&
     c.redis === undefined &&

@@ -1,4 +1,4 @@
-// Operations (issue 17): `workers`, `health` and `metrics`. Each is off unless configured, so a
+// Operations: `workers`, `health` and `metrics`. Each is off unless configured, so a
 // server without them does no per-request work for them.
 import { z } from 'zod';
 import { ipRangeEntry } from './access.js';

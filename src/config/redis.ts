@@ -1,4 +1,4 @@
-// The one Redis connection features share (issue 17): the top-level `redis` key. A feature set to
+// The one Redis connection features share: the top-level `redis` key. A feature set to
 // Redis without it is a config error naming the feature (load.ts).
 import { z } from 'zod';
 
@@ -18,7 +18,7 @@ export const redisSchema = z
 
 export type RedisConfig = z.output<typeof redisSchema>;
 
-/** A feature's own Redis, in place of the top-level one (issue 17); keyPrefix defaults to the top-level's. */
+/** A feature's own Redis, in place of the top-level one; keyPrefix defaults to the top-level's. */
 export const redisOverrideSchema = z
   .strictObject({
     url: redisSchema.shape.url,

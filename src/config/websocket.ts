@@ -103,7 +103,7 @@ export const websocketEndpointSchema = z
       ),
     redis: redisOverrideSchema.optional(),
   })
-  // Issue 25: one client's 75,000 messages in 8 s, published to every instance, slowed plain HTTP on
+  // One client's 75,000 messages in 8 s, published to every instance, slowed plain HTTP on
   // the others to 0.5 s. A fan-out over Redis is limited by default; local fan-out stays opt-in.
   .transform(({ rateLimit, ...e }) => {
     const limit =

@@ -1,5 +1,5 @@
 // What reaches a terminal: the one escaping function for every name, field value and certificate field
-// the CLI prints (issue 25 §5), and its JSON counterpart. Pure, no I/O.
+// the CLI prints, and its JSON counterpart. Pure, no I/O.
 //
 // A terminal acts on C0 (ESC starts CSI/OSC sequences: titles, screen clears; BEL, CR, LF reshape lines),
 // DEL, and C1 (U+0080-U+009F: 0x9B is CSI and 0x9D is OSC on terminals that read 8-bit controls).

@@ -1,4 +1,4 @@
-// Where `gatehouse check` may connect (issue 25 §5): used as a library inside a service, following a
+// Where `gatehouse check` may connect: used as a library inside a service, following a
 // site's redirects into the service's own network is server-side request forgery. Pure: the address
 // is the one a socket is about to connect to (after DNS), classified and admitted or refused here;
 // live.ts applies it in the connect's `lookup` hook and before connecting to an IP literal.

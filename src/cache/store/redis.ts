@@ -1,4 +1,4 @@
-// Redis store (issue 17): entries, bodies and every index live in one Redis, so instances sharing it
+// Redis store: entries, bodies and every index live in one Redis, so instances sharing it
 // share the cache, its purges and its byte bound. The writes are Lua scripts (redis-scripts.ts), each
 // atomic. Entries expire in Redis after their usable lifetime (PEXPIRE to `discardAfterMs`: freshness
 // plus the stale-while-revalidate / stale-if-error allowances, RFC 5861 / RFC 9111 §4.2.4).

@@ -1,4 +1,4 @@
-// Caching (issue 16 item 3): who may store the primary response, for how long and from what, how old
+// Caching: who may store the primary response, for how long and from what, how old
 // it is, what happens on expiry, conflicting fields, and the resource classes (HTML, hashed assets,
 // API JSON). The verdicts come from src/cache (RFC 9111), not from a second reading of the fields.
 import { parseCacheDate } from '../../cache/dates.js';

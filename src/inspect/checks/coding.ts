@@ -1,4 +1,4 @@
-// Content coding (issue 16 item 5), from the probes that offer identity, gzip and br (and the primary
+// Content coding, from the probes that offer identity, gzip and br (and the primary
 // request, which offers all three): the saving, text left uncompressed, a coded response without
 // `Vary: Accept-Encoding`, a coding the request did not offer, and one strong ETag on two codings.
 import { parseEntityTag } from '../../http/etag.js';

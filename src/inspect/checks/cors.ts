@@ -1,4 +1,4 @@
-// CORS (issue 16, item 6), from the probes cors-simple, cors-random and cors-preflight (sent only
+// CORS, from the probes cors-simple, cors-random and cors-preflight (sent only
 // with --origin). The browser's side is the Fetch standard: the CORS check (§4.10) and the
 // CORS-preflight fetch (§4.8) are replayed here on the recorded answers. Pure: no clock, no I/O.
 import { listIncludesToken, splitList } from '../../http/index.js';

@@ -1,4 +1,4 @@
-// JSONP (issue 16, item 7), when a callback parameter is known (rec.options.jsonpParam): the
+// JSONP, when a callback parameter is known (rec.options.jsonpParam): the
 // primary answer must be a script with nosniff, and a hostile callback must not come back as code.
 // Pure: no clock, no I/O.
 import { firstQueryParam } from '../../http/jsonp.js';

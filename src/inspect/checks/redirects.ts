@@ -1,4 +1,4 @@
-// Redirects (issue 16, item 1): the chain as recorded, hop by hop. Pure: reads rec.redirects only.
+// Redirects: the chain as recorded, hop by hop. Pure: reads rec.redirects only.
 import { freshness } from '../../cache/index.js';
 import { hasDirective, parseCacheControl } from '../../http/index.js';
 import { isUriReferenceText } from '../../http/redirect.js';

@@ -1,4 +1,4 @@
-// Security headers (issue 16 item 8), on the primary response: nosniff, HSTS on HTTPS (and its
+// Security headers, on the primary response: nosniff, HSTS on HTTPS (and its
 // max-age), Referrer-Policy and frame protection on HTML, and version numbers in Server/X-Powered-By.
 import { splitList } from '../../http/lists.js';
 import { evidenceOf, field, fieldLines } from '../exchange.js';

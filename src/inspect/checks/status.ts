@@ -1,4 +1,4 @@
-// Status and assets (issue 26 §1): the final URL's status (5xx an error, 4xx a warning), and the SPA
+// Status and assets: the final URL's status (5xx an error, 4xx a warning), and the SPA
 // fallback mistake: a script, stylesheet or hashed asset URL answered 200 text/html (a `try_files`
 // fallback to index.html), which breaks every tab still running the previous deploy.
 import { isHashedName } from '../../http/hashed-name.js';

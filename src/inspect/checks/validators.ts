@@ -1,4 +1,4 @@
-// Validators and conditional requests (issue 16, item 4), from the live probes: primary, repeat,
+// Validators and conditional requests, from the live probes: primary, repeat,
 // inm-match, inm-wrong, ims, range, if-range-match, if-range-mismatch. Pure: no clock, no I/O.
 import { isStorable } from '../../cache/index.js';
 import {

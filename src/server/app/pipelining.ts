@@ -183,7 +183,7 @@ const HPE_PAUSED = 21;
 
 /**
  * Lets the read being parsed on Node's C++ path stop at the first request beyond the bound, so the
- * rest of it is never parsed into requests (issue 25: 5,000 pipelined heads in one read became about
+ * rest of it is never parsed into requests (5,000 pipelined heads in one read became about
  * 1,900 requests, 3 MB per connection). Called when the connection starts to pipeline, from inside
  * that read. Node's parser asks `parser.onIncoming` what to do after each request head (0: go on,
  * 2: upgrade) and hands the answer to llhttp; HPE_PAUSED stops llhttp right after that head, before

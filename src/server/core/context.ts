@@ -31,7 +31,7 @@ export interface StepContext {
   /** The client address that counts for this request (the socket peer, or X-Forwarded-For /
    *  Forwarded from a trusted proxy). */
   readonly clientAddress: (req: IncomingMessage) => string;
-  /** Shared Redis connections (issue 17); set by createGatehouse, absent in contexts tests build by hand. */
+  /** Shared Redis connections; set by createGatehouse, absent in contexts tests build by hand. */
   readonly redis?: RedisPool;
 }
 

@@ -1,4 +1,4 @@
-// The request pipeline without a listener (issue 28): the parts (static, proxy and its cache, WebSocket
+// The request pipeline without a listener: the parts (static, proxy and its cache, WebSocket
 // endpoints, health, metrics), the ordered steps and the one entry every request and handshake goes
 // through. createGatehouse (app/gatehouse.ts) puts a listener around it; createHandler hands it to an app that
 // owns its server (Express, Fastify, Koa, Hono, Vite's preview server), with `next` for what nothing

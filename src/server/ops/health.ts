@@ -1,4 +1,4 @@
-// Health endpoints for load balancers (issue 17 §5): liveness (`/healthz`) and readiness (`/readyz`).
+// Health endpoints for load balancers: liveness (`/healthz`) and readiness (`/readyz`).
 // A step at the very front of the gate: load balancers do not authenticate and must not be rate
 // limited, and a probe says nothing about the request path, so it is not access-logged either.
 import type { IncomingMessage, ServerResponse } from 'node:http';

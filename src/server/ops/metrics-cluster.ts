@@ -1,4 +1,4 @@
-// Metrics with --workers (issue 17 §5): the primary aggregates every worker's registry through
+// Metrics with --workers: the primary aggregates every worker's registry through
 // prom-client's AggregatorRegistry (counters and histograms summed, per-process gauges kept by
 // their own aggregator). A worker that serves /metrics asks the primary over the IPC channel.
 import { createRequire } from 'node:module';

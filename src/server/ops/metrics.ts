@@ -1,4 +1,4 @@
-// Prometheus metrics (issue 17 §5) on prom-client, text format. Off unless `metrics` is configured:
+// Prometheus metrics on prom-client, text format. Off unless `metrics` is configured:
 // then nothing here is loaded and no hook is installed. On, the cost per request is one 'close'
 // listener (observe) and, per answering step, one property write (tag); the numbers are plain
 // arrays (metrics-counts.ts) that prom-client reads when scraped.

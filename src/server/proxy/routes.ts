@@ -75,7 +75,7 @@ export function compileRoutes(
         ? createRouteCache(
             o.cache,
             logger,
-            // Issue 17: the route prefix keeps each route's entries apart in a shared Redis.
+            // The route prefix keeps each route's entries apart in a shared Redis.
             redis === undefined ? undefined : { link: () => redis.get(o.cache?.redis), namespace: o.prefix },
           )
         : undefined,

@@ -32,7 +32,7 @@ export function upgradeRoute(
     return true;
   }
   const { upgrades, tunnels } = state;
-  // Counted per origin, not per route: two routes to one upstream share its bound (issue 11).
+  // Counted per origin, not per route: two routes to one upstream share its bound.
   const origin = u.origin;
   const open = upgrades.get(origin) ?? 0;
   if (open >= route.o.maxUpgrades) {

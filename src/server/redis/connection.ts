@@ -1,4 +1,4 @@
-// The Redis connection features share (issue 17), on ioredis (loaded only when a feature uses Redis).
+// The Redis connection features share, on ioredis (loaded only when a feature uses Redis).
 // Commands fail at once while Redis is unreachable (no offline queue), so every caller has its own
 // fallback (a cache miss, the rate limit's failOpen, local-only fan-out); the client reconnects on
 // its own. An outage is logged once when it starts and once when it ends, never per request, and so
@@ -128,7 +128,7 @@ export function connectRedis(o: RedisOptions & { logger: Logger }): RedisConnect
       listeners.clear();
       // QUIT only on a ready connection: otherwise it would wait for Redis to come back. A ready
       // connection to a hung Redis (SIGSTOP, a shutdown in progress) never answers either: the wait
-      // is bounded, then the sockets are dropped (issue 25: a shutdown waited 13 minutes here).
+      // is bounded, then the sockets are dropped (a shutdown waited 13 minutes here).
       const polite = (c: RedisClient | undefined) => (c?.status === 'ready' ? c.quit() : undefined);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([

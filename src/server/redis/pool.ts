@@ -1,4 +1,4 @@
-// One Redis connection per server address for every feature of one Gatehouse (issue 17): the
+// One Redis connection per server address for every feature of one Gatehouse: the
 // top-level `redis`, or a feature's own `redis: { url }` override. Connected on first use; closed
 // with the server.
 import type { Logger } from '../ops/log.js';

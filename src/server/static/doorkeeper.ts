@@ -1,4 +1,4 @@
-// Admission on second use for the file view (issue 27 §5): a path becomes a cache entry only when it was
+// Admission on second use for the file view: a path becomes a cache entry only when it was
 // asked for before, as nginx's `open_file_cache_min_uses 2` or TinyLFU's doorkeeper. A crawl of 100,000
 // files served once each then never fills the view with entries that are evicted unused, whose garbage
 // (not the live set, which memoryCacheBytes bounds) grew the RSS by three times the bound.

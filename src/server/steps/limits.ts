@@ -194,7 +194,7 @@ function applyDecision(
 }
 
 /**
- * The step over the shared Redis buckets (issue 17). The connection opens with the server. While
+ * The step over the shared Redis buckets. The connection opens with the server. While
  * Redis is down or slower than redisTimeoutMs, `redisDown` decides: open lets the request through
  * with no rate-limit fields (nothing was counted), closed answers 503 (the server cannot do its
  * job; not 429, which would blame the client, RFC 9110 §15.6.4) with Retry-After.

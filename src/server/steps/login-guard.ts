@@ -1,4 +1,4 @@
-// Fairness for password checks (issue 11 §5): scrypt is slow on purpose, so one client must not be able
+// Fairness for password checks: scrypt is slow on purpose, so one client must not be able
 // to take every check slot (FairQueue), nor guess without end (failure throttle). Both are plain state
 // machines over plain values (keys, nowMs); no timers, no I/O, so tests drive them step by step.
 

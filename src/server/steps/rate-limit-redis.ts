@@ -1,4 +1,4 @@
-// The rate limit's buckets in Redis (issue 17, `limits.rateLimit.store: "redis"`), so every instance
+// The rate limit's buckets in Redis (`limits.rateLimit.store: "redis"`), so every instance
 // on one Redis counts a client together. One Lua script refills and takes atomically, on Redis's own
 // clock (TIME), so instances whose clocks disagree still agree on the bucket; a bucket's key expires
 // when the bucket would be full again (a missing bucket is a full one, as in http/rate-limit.ts).

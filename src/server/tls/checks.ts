@@ -1,4 +1,4 @@
-// What `gatehouse cert` checks in a certificate (issue 15 §6): the reference name, the host match,
+// What `gatehouse cert` checks in a certificate: the reference name, the host match,
 // a chain to a trust anchor, the validity window. Pure functions over parsed certificates and plain
 // values; the clock is a parameter. The I/O (sockets, files) is in inspect.ts.
 import type { X509Certificate } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The HTTP/2 session guard (issue 25 §1): what Node's http2 leaves open. Sessions without a stream are
+// The HTTP/2 session guard: what Node's http2 leaves open. Sessions without a stream are
 // closed after keepAliveTimeoutMs, sessions without a request after headersTimeoutMs; a stream whose
 // client takes no DATA is reset after sendTimeoutMs; streams the client resets count against its
 // address across connections (rapid reset, CVE-2023-44487): past the budget its session gets GOAWAY

@@ -1,7 +1,7 @@
 // When to renew an ACME certificate and how long to wait after a failure. Pure: the clock and the
 // randomness are parameters, so the schedule is table-tested.
 
-/** The instant `fraction` of the lifetime [notBefore, notAfter] has passed (issue 15: 2/3). */
+/** The instant `fraction` of the lifetime [notBefore, notAfter] has passed (2/3). */
 export function renewAtMs(notBeforeMs: number, notAfterMs: number, fraction: number): number {
   return notBeforeMs + Math.floor((notAfterMs - notBeforeMs) * fraction);
 }

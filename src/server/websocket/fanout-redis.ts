@@ -1,4 +1,4 @@
-// Broadcast across instances (issue 17, `websocket[].fanout: "redis"`): every broadcast is published
+// Broadcast across instances (`websocket[].fanout: "redis"`): every broadcast is published
 // on Redis and delivered by every other instance on it to its own clients.
 //
 // No duplicates: the sending instance delivers to its own clients at once (broadcast.ts, as with

@@ -318,7 +318,7 @@ export function policyView(s: CacheState, r: StoredResponse): StoredResponse {
 }
 
 /**
- * Redis store (issue 17): `{ discardAfterMs }`, when the entry stops being usable so Redis expires it:
+ * Redis store: `{ discardAfterMs }`, when the entry stops being usable so Redis expires it:
  * the end of freshness (RFC 9111 §4.2) plus the longest stale allowance (RFC 5861 stale-while-revalidate
  * and stale-if-error, §4.2.4 staleIfUnreachableSec). Other stores keep entries until evicted: `{}`.
  */

@@ -42,6 +42,25 @@ interface MountedApp {
   close(): Promise<void>;
 }
 
+/** An app on a node:http server: listening on 127.0.0.1 (unless it is already), closed with Gatehouse. */
+async function mounted(
+  server: Server,
+  gh: { close(): Promise<void> },
+  reached: () => number,
+): Promise<MountedApp> {
+  const base = server.listening
+    ? `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    : await listen(server);
+  return {
+    base,
+    reached,
+    close: async () => {
+      await closing(server);
+      await gh.close();
+    },
+  };
+}
+
 type MountAt = (config: GatehouseConfigInput, deps: GatehouseDeps) => Promise<MountedApp>;
 
 const MOUNTS: Record<'express' | 'fastify' | 'koa' | 'hono', MountAt> = {
@@ -58,16 +77,7 @@ const MOUNTS: Record<'express' | 'fastify' | 'koa' | 'hono', MountAt> = {
       reached++;
       res.send('the app at /app');
     });
-    const server = createServer(app);
-    const base = await listen(server);
-    return {
-      base,
-      reached: () => reached,
-      close: async () => {
-        await closing(server);
-        await gh.close();
-      },
-    };
+    return mounted(createServer(app), gh, () => reached);
   },
   async fastify(config, deps) {
     let reached = 0;
@@ -99,16 +109,7 @@ const MOUNTS: Record<'express' | 'fastify' | 'koa' | 'hono', MountAt> = {
         ctx.body = 'the app at /app';
       }
     });
-    const server = createServer(app.callback());
-    const base = await listen(server);
-    return {
-      base,
-      reached: () => reached,
-      close: async () => {
-        await closing(server);
-        await gh.close();
-      },
-    };
+    return mounted(createServer(app.callback()), gh, () => reached);
   },
   async hono(config, deps) {
     let reached = 0;
@@ -128,14 +129,7 @@ const MOUNTS: Record<'express' | 'fastify' | 'koa' | 'hono', MountAt> = {
     const server = await new Promise<Server>((resolve) => {
       const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server));
     });
-    return {
-      base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      reached: () => reached,
-      close: async () => {
-        await closing(server);
-        await gh.close();
-      },
-    };
+    return mounted(server, gh, () => reached);
   },
 };
 

@@ -3,14 +3,10 @@
 import { resolve } from 'node:path';
 import { parseConfig, toServerOptions } from './config/load.js';
 import type { GatehouseConfigInput } from './config/schema.js';
-import {
-  createHandler as buildHandler,
-  type GatehouseDeps,
-  type GatehouseHandler,
-} from './server/core/handler.js';
+import { createHandler as buildHandler, type GatehouseDeps, type GatehouseHandler } from './server/index.js';
 
 export type { GatehouseConfigInput } from './config/schema.js';
-export type { GatehouseDeps, GatehouseHandler } from './server/core/handler.js';
+export type { GatehouseDeps, GatehouseHandler } from './server/index.js';
 
 /**
  * Validates `input` (ConfigError, as `gatehouse serve --config` reports it) and builds the pipeline:

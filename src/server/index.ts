@@ -4,8 +4,8 @@
 // proxy/, websocket/ and routes/ the handlers; tls/ the TLS listener and certificates; ops/ logs,
 // metrics and health; app/ the listener createGatehouse puts around the core; redis/ the shared connections.
 export { createGatehouse, type Gatehouse, type GatehouseDeps } from './app/gatehouse.js';
-export { createHandler, type GatehouseHandler } from './core/handler.js';
-export type { CacheRule, ServerOptions } from './core/options.js';
+export { createHandler, type GatehouseHandler } from './app/handler.js';
+export type { CacheRule, ServerOptions } from './app/options.js';
 export { createLogger } from './ops/log.js';
 export { type FileReply, type Reply, type ReplyHeaders, reply } from './routes/reply.js';
 export type { Route } from './routes/routes.js';

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it, mock } from 'node:test';
-import { closeParts } from '../../src/server/core/close-parts.js';
+import { closeParts } from '../../src/server/app/close-parts.js';
 import { createProxy, type ProxyDeps } from '../../src/server/proxy/handler.js';
 import type { RedisConnection } from '../../src/server/redis/connection.js';
 import { createRedisPool, type RedisPool } from '../../src/server/redis/pool.js';

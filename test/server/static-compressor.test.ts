@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
-import { createHandler } from '../../src/server/core/handler.js';
+import { createHandler } from '../../src/server/app/handler.js';
 import {
   type CompressJob,
   Compressor,

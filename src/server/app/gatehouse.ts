@@ -1,21 +1,21 @@
 // The server: node:http (or, with tls, node:http2's secure server with HTTP/1.1 beside it) plus the
-// handlers, listening and graceful drain. The steps and their order are steps/order.ts; listen and the
+// handlers, listening and graceful drain. The steps and their order are app/order.ts; listen and the
 // drain are app/lifecycle.ts; the TLS listener is tls/listener.ts.
 import { createServer, type Server } from 'node:http';
-import { buildCore, type GatehouseDeps } from '../core/handler.js';
-import type { ServerOptions } from '../core/options.js';
 import type { Logger } from '../ops/log.js';
 import type { StaticHandler } from '../static/handler.js';
 import { http1ServerOptions } from '../steps/limits.js';
-import { internalErrorHandler } from '../steps/order.js';
 import { createCertificateStore } from '../tls/certificates.js';
 import { createTlsListener, type TlsListener, type TlsServer } from '../tls/listener.js';
-import { createRedirectListener } from '../tls/redirect-listener.js';
 import { handleClientError } from './client-error.js';
+import { buildCore, type GatehouseDeps } from './handler.js';
 import { close, connectionsOf, listen, type ServerParts } from './lifecycle.js';
+import type { ServerOptions } from './options.js';
+import { internalErrorHandler } from './order.js';
 import { limitPipelining } from './pipelining.js';
+import { createRedirectListener } from './redirect-listener.js';
 
-export type { GatehouseDeps } from '../core/handler.js';
+export type { GatehouseDeps } from './handler.js';
 
 export interface Gatehouse {
   /** node:http's server; with tls, node:http2's secure server (HTTP/1.1 too) or node:https's. */
@@ -36,7 +36,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
   // The TLS listener is made after the core (it needs its Redis for shared ticket keys); the metrics
   // read its HTTP/2 figures only when scraped.
   let tls: TlsListener | undefined;
-  // The pipeline itself: parts, steps and the one entry (core/handler.ts), also what createHandler mounts.
+  // The pipeline itself: parts, steps and the one entry (app/handler.ts), also what createHandler mounts.
   const core = buildCore(options, deps, { http2Stats: () => tls?.http2Stats() });
   const { logger, entry, proxy, websocket, redis, health } = core;
   tls = options.tls

@@ -3,15 +3,15 @@
 // through the same entry as the main listener, so Host and target checks, limits and the access log
 // are the same; a bad or unlisted Host gets 400, never a redirect to it.
 import { createServer, type Server } from 'node:http';
-import { handleClientError } from '../app/client-error.js';
 import type { Step } from '../core/context.js';
 import { createEntry } from '../core/entry.js';
 import { ERRORS, sendError } from '../core/errors.js';
-import type { ServerOptions } from '../core/options.js';
 import { refuseBadHead } from '../core/request-head.js';
 import { accessLogger, type Logger } from '../ops/log.js';
 import { http1ServerOptions } from '../steps/limits.js';
 import { createHttpsRedirect } from '../steps/redirects.js';
+import { handleClientError } from './client-error.js';
+import type { ServerOptions } from './options.js';
 
 export function createRedirectListener(
   options: ServerOptions,

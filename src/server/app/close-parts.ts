@@ -1,5 +1,5 @@
 // Closing what outlives the requests (WebSocket endpoints, the proxy's pools and stores, Redis), for the
-// listener's drain (app/lifecycle.ts) and a mounted handler's close() (core/handler.ts) alike.
+// listener's drain (app/lifecycle.ts) and a mounted handler's close() (app/handler.ts) alike.
 import type { Logger } from '../ops/log.js';
 import type { Proxy as ReverseProxy } from '../proxy/handler.js';
 import type { RedisPool } from '../redis/pool.js';

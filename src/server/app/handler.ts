@@ -5,6 +5,10 @@
 // here claims.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { type PassOn, type StepContext, setPassOn } from '../core/context.js';
+import { createEntry, type Entry, normalMount, type UpgradeListener } from '../core/entry.js';
+import { ERRORS, sendError } from '../core/errors.js';
+import { refuseBadHead } from '../core/request-head.js';
 import { createHealth, type Health } from '../ops/health.js';
 import { accessLogger, createLogger, type Logger } from '../ops/log.js';
 import { createMetrics, type Metrics } from '../ops/metrics.js';
@@ -14,7 +18,6 @@ import type { Route } from '../routes/routes.js';
 import { createStaticHandler, type StaticHandler } from '../static/handler.js';
 import { createClientAddress, createTrustedPeer } from '../steps/client-address.js';
 import { namesInRules } from '../steps/headers.js';
-import { buildSteps, buildTunnels, internalErrorHandler, websocketOriginPolicy } from '../steps/order.js';
 import type { H2Stats } from '../tls/h2-sessions.js';
 import {
   createWebSocketEndpoints,
@@ -22,11 +25,8 @@ import {
   type WebSocketHandler,
 } from '../websocket/index.js';
 import { closeParts } from './close-parts.js';
-import { type PassOn, type StepContext, setPassOn } from './context.js';
-import { createEntry, type Entry, normalMount, type UpgradeListener } from './entry.js';
-import { ERRORS, sendError } from './errors.js';
 import type { ServerOptions } from './options.js';
-import { refuseBadHead } from './request-head.js';
+import { buildSteps, buildTunnels, internalErrorHandler, websocketOriginPolicy } from './order.js';
 
 export interface GatehouseDeps {
   logger?: Logger;

@@ -6,7 +6,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { createHandler, type GatehouseDeps } from '../node.js';
-import { normalMount } from '../server/core/entry.js';
+import { normalMount } from '../server/index.js';
 import { answerAtMount, type HandlerMembers, isMountRoot, withMembers } from './shared.js';
 
 export type { GatehouseConfigInput, GatehouseDeps, GatehouseHandler } from '../node.js';
@@ -50,11 +50,16 @@ export function gatehouse(config: GatehouseConfigInput = {}, deps: GatehouseDeps
       h.handle(req, res, next);
       return;
     }
-    const undo = answerAtMount(req, res, mount, isMountRoot(req.url!) && !pathEndsWithSlash(req));
-    h.handle(req, res, (err) => {
-      undo();
-      next(err);
-    });
+    const at = answerAtMount(req, res, mount, isMountRoot(req.url!) && !pathEndsWithSlash(req));
+    h.handle(
+      req,
+      res,
+      (err) => {
+        at.undo();
+        next(err);
+      },
+      at.mount,
+    );
   };
   const m = withMembers(middleware, h);
   const attach = m.attach;

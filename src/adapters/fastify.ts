@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import type { FastifyPluginCallback } from 'fastify';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { createHandler, type GatehouseDeps, type GatehouseHandler } from '../node.js';
-import { belowMount, normalMount } from '../server/core/entry.js';
+import { belowMount, normalMount } from '../server/index.js';
 import type { Logger } from '../server/ops/log.js';
 import { answerAtMount, isMountWithoutSlash } from './shared.js';
 
@@ -57,12 +57,17 @@ const gatehousePlugin: FastifyPluginCallback<GatehouseFastifyOptions> = (fastify
     }
     raw.url = inner;
     // Locations get the prefix back; `/app` alone is the folder without its slash (shared.ts).
-    const undo = answerAtMount(raw, reply.raw, prefix, isMountWithoutSlash(url, prefix));
-    h.handle(raw, reply.raw, (err) => {
-      undo();
-      raw.url = url;
-      next(err as Error | undefined);
-    });
+    const at = answerAtMount(raw, reply.raw, prefix, isMountWithoutSlash(url, prefix));
+    h.handle(
+      raw,
+      reply.raw,
+      (err) => {
+        at.undo();
+        raw.url = url;
+        next(err as Error | undefined);
+      },
+      at.mount,
+    );
   });
   // HTTP/1.1 handshakes (an HTTP/2 Fastify server has no 'upgrade' event), under the same prefix and
   // stripped alike; the others are left to the server's other 'upgrade' listeners.

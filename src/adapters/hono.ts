@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { createHandler, type GatehouseDeps } from '../node.js';
-import { belowMount, normalMount } from '../server/core/entry.js';
+import { belowMount, normalMount } from '../server/index.js';
 import {
   answerAtMount,
   type HandlerMembers,
@@ -62,14 +62,20 @@ export function gatehouse(
       return undefined;
     }
     req.url = inner;
-    const undo = answerAtMount(req, res, mount, mount !== '' && isMountWithoutSlash(url, mount));
-    const passed = await handleOrPass(h, req, res, async () => {
-      // What is passed on gets its whole path back.
-      undo();
-      req.url = url;
-      await next();
-      return true;
-    });
+    const at = answerAtMount(req, res, mount, mount !== '' && isMountWithoutSlash(url, mount));
+    const passed = await handleOrPass(
+      h,
+      req,
+      res,
+      async () => {
+        // What is passed on gets its whole path back.
+        at.undo();
+        req.url = url;
+        await next();
+        return true;
+      },
+      at.mount,
+    );
     if (passed === true) return undefined;
     req.url = url;
     return RESPONSE_ALREADY_SENT;

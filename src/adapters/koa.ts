@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { createHandler, type GatehouseDeps } from '../node.js';
-import { belowMount, normalMount } from '../server/core/entry.js';
+import { belowMount, normalMount } from '../server/index.js';
 import {
   answerAtMount,
   type HandlerMembers,
@@ -53,16 +53,22 @@ export function gatehouse(
       return;
     }
     ctx.req.url = inner;
-    const undo = answerAtMount(ctx.req, ctx.res, mount, mount !== '' && isMountWithoutSlash(url, mount));
+    const at = answerAtMount(ctx.req, ctx.res, mount, mount !== '' && isMountWithoutSlash(url, mount));
     ctx.respond = false;
-    const passed = await handleOrPass(h, ctx.req, ctx.res, async () => {
-      // Passed on: Koa answers as usual from here, on the whole path.
-      undo();
-      ctx.req.url = url;
-      ctx.respond = true;
-      await next();
-      return true;
-    });
+    const passed = await handleOrPass(
+      h,
+      ctx.req,
+      ctx.res,
+      async () => {
+        // Passed on: Koa answers as usual from here, on the whole path.
+        at.undo();
+        ctx.req.url = url;
+        ctx.respond = true;
+        await next();
+        return true;
+      },
+      at.mount,
+    );
     if (passed !== true) ctx.req.url = url;
   };
   return withMembers(middleware, h, mount);

@@ -2,7 +2,7 @@
 // settling a middleware's promise when Gatehouse answered or passed on, and answering below a mount path.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { GatehouseHandler } from '../node.js';
-import { setMount } from '../server/core/context.js';
+import type { MountFacts } from '../server/index.js';
 
 /** Where the middleware is mounted, for the handshakes `attach` hands to Gatehouse. */
 export interface AttachOptions {
@@ -55,6 +55,7 @@ export function handleOrPass<T>(
   req: IncomingMessage,
   res: ServerResponse,
   passOn: () => Promise<T>,
+  mount?: MountFacts,
 ): Promise<T | undefined> {
   return new Promise((resolve, reject) => {
     const answered = () => {
@@ -64,12 +65,17 @@ export function handleOrPass<T>(
     };
     res.once('finish', answered);
     res.once('close', answered);
-    h.handle(req, res, (err) => {
-      res.off('finish', answered);
-      res.off('close', answered);
-      if (err !== undefined) reject(err);
-      else passOn().then(resolve, reject);
-    });
+    h.handle(
+      req,
+      res,
+      (err) => {
+        res.off('finish', answered);
+        res.off('close', answered);
+        if (err !== undefined) reject(err);
+        else passOn().then(resolve, reject);
+      },
+      mount,
+    );
   });
 }
 
@@ -84,7 +90,13 @@ export function isMountWithoutSlash(url: string, mount: string): boolean {
   return Number.isNaN(c) || c === 0x3f;
 }
 
-const NOTHING_TO_UNDO = () => {};
+/** Where an adapter mounted Gatehouse for one request, and what undoes its Location fixes. */
+export interface AtMount {
+  readonly mount: MountFacts | undefined;
+  readonly undo: () => void;
+}
+
+const AT_ROOT: AtMount = { mount: undefined, undo: () => {} };
 
 /**
  * Gatehouse answers `req` below the path the app mounted it at (`mount`, no trailing slash: Express's
@@ -95,15 +107,16 @@ const NOTHING_TO_UNDO = () => {};
  *   index, they redirect to `/app/`, as serve-static does, so the page's relative URLs resolve.
  * - So do the Link URLs of 103 Early Hints, and the proxy's rewritten absolute Location and Set-Cookie
  *   Path (core/context.ts mountOf).
- * Returns what undoes both, called before the request is passed on: the app's answers are its own.
+ * Returns the mount facts for `handle`, and what undoes the Location fixes, called before the request
+ * is passed on: the app's answers are its own.
  */
 export function answerAtMount(
   req: IncomingMessage,
   res: ServerResponse,
   mount: string,
   withoutSlash: boolean,
-): () => void {
-  if (mount === '') return NOTHING_TO_UNDO;
+): AtMount {
+  if (mount === '') return AT_ROOT;
   // Never a protocol-relative result, whatever the app's router took as its mount.
   const prefix = mount.replace(/^[/\\]+/, '/');
   let active = true;
@@ -150,9 +163,10 @@ export function answerAtMount(
       writeEarlyHints.apply(this, args);
     } as typeof res.writeEarlyHints;
   }
-  setMount(req, { path: prefix, withoutSlash });
-  return () => {
-    active = false;
-    setMount(req, undefined);
+  return {
+    mount: { path: prefix, withoutSlash },
+    undo: () => {
+      active = false;
+    },
   };
 }

@@ -180,17 +180,23 @@ function mountPreview(server: PreviewServer, h: GatehouseHandler, viteProxy: (ur
     if (inner === undefined) return next();
     req.url = inner;
     // Vite's base back on path-only Locations (its own middleware redirects the base without its slash).
-    const undo = answerAtMount(req, res as ServerResponse, prefix, false);
+    const at = answerAtMount(req, res as ServerResponse, prefix, false);
     // GET and HEAD are the build's: a missing file is Gatehouse's 404 (or the SPA page for a navigation),
     // never Vite's index.html. Other methods go on to Vite's middlewares only where nothing is on disk:
     // a file gets 405, a refused path (dotfile, symlink out of outDir, own files) 404.
-    if (req.method === 'GET' || req.method === 'HEAD') h.handle(req, res as ServerResponse);
+    if (req.method === 'GET' || req.method === 'HEAD')
+      h.handle(req, res as ServerResponse, undefined, at.mount);
     else
-      h.handle(req, res as ServerResponse, (err) => {
-        undo();
-        req.url = url;
-        next(err);
-      });
+      h.handle(
+        req,
+        res as ServerResponse,
+        (err) => {
+          at.undo();
+          req.url = url;
+          next(err);
+        },
+        at.mount,
+      );
   };
   server.middlewares.use(middleware);
   // Handshakes for Gatehouse's WebSocket endpoints and proxy, at the base and below it as requests are;

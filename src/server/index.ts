@@ -6,11 +6,13 @@
 export { createGatehouse, type Gatehouse, type GatehouseDeps } from './app/gatehouse.js';
 export { createHandler, type GatehouseHandler } from './app/handler.js';
 export type { CacheRule, ServerOptions } from './app/options.js';
+export { createStaticHandler, type RequestListener, serveSteps } from './app/standalone.js';
+export type { Logger, MountFacts } from './core/context.js';
+export { belowMount, normalMount } from './core/mount.js';
 export { createLogger } from './ops/log.js';
 export { type FileReply, type Reply, type ReplyHeaders, reply } from './routes/reply.js';
 export type { Route } from './routes/routes.js';
 export { AssetPathError, type AssetUrlServer, assetUrl } from './static/asset-url.js';
-export { createStaticHandler } from './static/handler.js';
 export type { InspectResult } from './tls/inspect.js';
 export type { TlsListener, TlsServer } from './tls/listener.js';
 export type { AcmeOptions, TlsOptions } from './tls/options.js';

@@ -18,7 +18,7 @@ import { gatehouse as honoGatehouse } from '../../src/adapters/hono.js';
 import { gatehouse as koaGatehouse } from '../../src/adapters/koa.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import type { GatehouseDeps } from '../../src/node.js';
-import { normalMount } from '../../src/server/core/entry.js';
+import { normalMount } from '../../src/server/index.js';
 import { reply } from '../../src/server/routes/reply.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 

@@ -22,7 +22,7 @@ import { gatehouse as honoGatehouse } from '../../src/adapters/hono.js';
 import { gatehouse as koaGatehouse } from '../../src/adapters/koa.js';
 import { gatehouse as viteGatehouse } from '../../src/adapters/vite.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
-import { belowMount, normalMount } from '../../src/server/core/entry.js';
+import { belowMount, normalMount } from '../../src/server/index.js';
 import type { Logger } from '../../src/server/ops/log.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 import { WAIT_DEADLINE_MS } from '../helpers/wait.js';

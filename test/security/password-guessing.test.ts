@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { formatBasicAuthorization } from '../../src/http/basic-auth.js';
-import { compilePipeline } from '../../src/server/core/pipeline.js';
+import { serveSteps } from '../../src/server/index.js';
 import type { Logger } from '../../src/server/ops/log.js';
 import {
   type AuthDeps,
@@ -69,7 +69,7 @@ async function harness(
       },
     },
   )!;
-  const pipeline = compilePipeline(
+  const pipeline = serveSteps(
     [step],
     (_req, res) => res.end('ok'),
     (_err, _req, res) => {

@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
+import { createStaticHandler } from '../../src/server/index.js';
 import { assetUrl } from '../../src/server/static/asset-url.js';
-import { createStaticHandler } from '../../src/server/static/handler.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 

@@ -7,7 +7,7 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { websocketSchema } from '../../src/config/websocket.js';
-import { bindTunnel } from '../../src/server/core/entry.js';
+import { bindTunnel } from '../../src/server/node/entry.js';
 import type { Logger } from '../../src/server/ops/log.js';
 import { MAX_FRAGMENTS, MAX_PENDING_PONGS } from '../../src/server/websocket/endpoints.js';
 import { createWebSocketEndpoints } from '../../src/server/websocket/index.js';

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { websocketSchema } from '../../src/config/websocket.js';
-import { bindTunnel } from '../../src/server/core/entry.js';
+import { bindTunnel } from '../../src/server/node/entry.js';
 import type { Logger } from '../../src/server/ops/log.js';
 import { createWebSocketEndpoints, type WebSocketHandler } from '../../src/server/websocket/index.js';
 import { makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';

@@ -9,8 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import { hashPasswordCommand } from '../../src/cli/hash-password.js';
 import { parseConfig } from '../../src/config/load.js';
 import { formatBasicAuthorization } from '../../src/http/basic-auth.js';
-import { type RequestFacts, requestFacts } from '../../src/server/core/context.js';
-import { compilePipeline } from '../../src/server/core/pipeline.js';
+import type { RequestFacts } from '../../src/server/core/context.js';
+import { serveSteps } from '../../src/server/index.js';
 import { createLogger } from '../../src/server/ops/log.js';
 import {
   type AuthRule,
@@ -398,10 +398,10 @@ describe('verified-credentials cache and the scrypt gate', () => {
         return verifyPassword(password, h);
       },
     })!;
-    const pipeline = compilePipeline(
+    const pipeline = serveSteps(
       [step],
-      (req, res) => {
-        lastFacts = { ...requestFacts(req) };
+      (_req, res, cx) => {
+        lastFacts = { ...cx.facts };
         res.end('ok');
       },
       (_err, _req, res) => {

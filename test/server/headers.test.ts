@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/load.js';
 import { ERRORS, sendError } from '../../src/server/core/errors.js';
-import { compilePipeline } from '../../src/server/core/pipeline.js';
+import { serveSteps } from '../../src/server/index.js';
 import { createLogger } from '../../src/server/ops/log.js';
 import { createIsSecure } from '../../src/server/steps/client-address.js';
 import { createHeaderRules, type HeaderRule, SECURITY_PRESET } from '../../src/server/steps/headers.js';
@@ -112,7 +112,7 @@ describe('Strict-Transport-Security only over TLS', () => {
       { glob: '/no-hsts/**', remove: ['Strict-Transport-Security'] },
     ];
     const step = createHeaderRules(rules, ctx, { isSecure: () => secure })!;
-    const pipeline = compilePipeline(
+    const pipeline = serveSteps(
       [step],
       (req, res) => (req.url === '/err' ? sendError(req, res, ERRORS.notFound) : res.end('ok')),
       () => {},

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { ConfigError, parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import { createGatehouse } from '../../src/server/app/gatehouse.js';
+import { serveSteps } from '../../src/server/index.js';
 import { createHealth, decideHealth, type HealthState, type Probe } from '../../src/server/ops/health.js';
 import { createLogger } from '../../src/server/ops/log.js';
 import { needsBinary } from '../helpers/ci.js';
@@ -177,9 +178,7 @@ describe('health endpoints', () => {
       { path: '/healthz', readyPath: '/readyz', maxEventLoopDelayMs: 1000, requireRedis: false },
       { logger: createLogger({ format: 'off', level: 'info' }), clientAddress: () => '127.0.0.1' },
     )!;
-    const server = createServer((req, res) => {
-      if (!health.step(req, res)) res.writeHead(404).end();
-    });
+    const server = createServer(serveSteps([health.step], (_req, res) => res.writeHead(404).end()));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {

@@ -10,7 +10,7 @@ import {
   CLIENT_ERROR_LINGER_MS,
   clientErrorEntry,
   handleClientError,
-} from '../../src/server/app/client-error.js';
+} from '../../src/server/node/client-error.js';
 import { bucketKey } from '../../src/server/steps/limits.js';
 import {
   get,

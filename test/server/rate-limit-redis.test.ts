@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
-import type { StepContext } from '../../src/server/core/context.js';
+import { serveSteps } from '../../src/server/index.js';
+import type { StepContext } from '../../src/server/node/types.js';
 import { connectRedis, type RedisConnection } from '../../src/server/redis/connection.js';
 import { createRedisPool, type RedisPool } from '../../src/server/redis/pool.js';
 import { createRateLimit, type LimitsOptions } from '../../src/server/steps/limits.js';
@@ -213,10 +214,12 @@ describe('rate limit store redis: skewed instance clocks', () => {
       behind: createRateLimit(limits, ctx, { nowMs: () => Date.now() - 3_600_000 })!,
       ahead: createRateLimit(limits, ctx, { nowMs: () => Date.now() + 3_600_000 })!,
     };
-    server = createServer(async (req, res) => {
-      const step = req.url === '/ahead' ? steps.ahead : steps.behind;
-      if (!(await step(req, res))) res.end('ok');
-    });
+    server = createServer(
+      serveSteps(
+        [(req, res, cx) => (req.url === '/ahead' ? steps.ahead : steps.behind)(req, res, cx)],
+        (_req, res) => res.end('ok'),
+      ),
+    );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     await waitUntil('connected', () => pool.get().isUp());

@@ -5,9 +5,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, parseConfig, toServerOptions } from '../../src/config/load.js';
-import type { Step } from '../../src/server/core/context.js';
-import { compilePipeline } from '../../src/server/core/pipeline.js';
-import { createStaticHandler } from '../../src/server/static/handler.js';
+import { createStaticHandler, serveSteps } from '../../src/server/index.js';
+import type { Step } from '../../src/server/node/types.js';
 import {
   type CanonicalStepOptions,
   createCanonical,
@@ -247,10 +246,7 @@ describe('HTTP -> HTTPS (createHttpsRedirect)', () => {
   let port: number;
   let pinned: Server;
   let pinnedPort: number;
-  const serve = (step: Step) =>
-    createServer((req, res) => {
-      void step(req, res);
-    });
+  const serve = (step: Step) => createServer(serveSteps([step], (_req, res) => res.writeHead(404).end()));
   before(async () => {
     server = serve(createHttpsRedirect({ httpsPort: 8443 }));
     port = await listen(server);
@@ -331,10 +327,16 @@ describe('canonical paths (createCanonical)', () => {
     const step = createCanonical(o, withFiles ? st.files : undefined);
     assert.ok(step);
     const server = createServer(
-      compilePipeline([step], st, (_err, _req, res) => {
-        res.statusCode = 500;
-        res.end();
-      }),
+      serveSteps(
+        [step],
+        st.final,
+        (_err, _req, res) => {
+          res.statusCode = 500;
+          res.end();
+        },
+        // The step's own guard against targets the entry refuses first (a backslash).
+        { checkTarget: false },
+      ),
     );
     servers.push(server);
     ports[name] = await listen(server);

@@ -12,9 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
-import { compilePipeline } from '../../src/server/core/pipeline.js';
+import { createStaticHandler, serveSteps } from '../../src/server/index.js';
 import { createLogger } from '../../src/server/ops/log.js';
-import { createStaticHandler } from '../../src/server/static/handler.js';
 import { createJsonp } from '../../src/server/steps/jsonp.js';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 import { getEach, liveBytes, type MemoryServer, startMemoryServer } from '../helpers/static-memory.js';
@@ -118,7 +117,7 @@ describe('static file cache: a JSONP body is counted when it is made', () => {
     const st = createStaticHandler({ root: o.root, static: o.static, cachePolicy: o.cachePolicy });
     const ctx = { logger: createLogger({ format: 'off', level: 'info' }), clientAddress: () => '' };
     const step = createJsonp({ paths: ['/data.json'] }, st.files, ctx)!;
-    const server = createServer(compilePipeline([step], st, () => {}));
+    const server = createServer(serveSteps([step], st.final, () => {}));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {

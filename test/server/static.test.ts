@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import * as zlib from 'node:zlib';
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
+import { createStaticHandler } from '../../src/server/index.js';
 import { ZSTD_ON_THE_FLY } from '../../src/server/static/files.js';
-import { createStaticHandler } from '../../src/server/static/handler.js';
 import {
   get,
   makeSite,

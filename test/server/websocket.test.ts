@@ -9,8 +9,9 @@ import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { formatIssues } from '../../src/config/load.js';
 import { type WebSocketConfigInput, websocketSchema } from '../../src/config/websocket.js';
-import { bindTunnel, createEntry, headWithoutUpgrade, offersWebSocket } from '../../src/server/core/entry.js';
+import { createEntry, offersWebSocket } from '../../src/server/core/entry.js';
 import { ERRORS } from '../../src/server/core/errors.js';
+import { bindTunnel, headWithoutUpgrade, nodeEntry } from '../../src/server/node/entry.js';
 import type { Logger } from '../../src/server/ops/log.js';
 import {
   checkHandshake,
@@ -947,8 +948,8 @@ describe('createEntry: the request-target check runs first, for handshakes too',
     originAllowed: () => false,
     logger: quiet,
   });
-  const entry = createEntry(
-    {
+  const entry = nodeEntry(
+    createEntry({
       maxUrlBytes: 8192,
       gate: [],
       handlers: [],
@@ -962,7 +963,7 @@ describe('createEntry: the request-target check runs first, for handshakes too',
         if (req.url === '/ws?moved') req.url = '/elsewhere';
         return undefined;
       },
-    },
+    }),
     server,
   );
   server.on('request', entry.onRequest);

@@ -2,17 +2,17 @@
 // handlers, listening and graceful drain. The steps and their order are app/order.ts; listen and the
 // drain are app/lifecycle.ts; the TLS listener is tls/listener.ts.
 import { createServer, type Server } from 'node:http';
+import { handleClientError } from '../node/client-error.js';
+import { limitPipelining } from '../node/pipelining.js';
 import type { Logger } from '../ops/log.js';
 import type { StaticHandler } from '../static/handler.js';
 import { http1ServerOptions } from '../steps/limits.js';
 import { createCertificateStore } from '../tls/certificates.js';
 import { createTlsListener, type TlsListener, type TlsServer } from '../tls/listener.js';
-import { handleClientError } from './client-error.js';
 import { buildCore, type GatehouseDeps } from './handler.js';
 import { close, connectionsOf, listen, type ServerParts } from './lifecycle.js';
 import type { ServerOptions } from './options.js';
 import { internalErrorHandler } from './order.js';
-import { limitPipelining } from './pipelining.js';
 import { createRedirectListener } from './redirect-listener.js';
 
 export type { GatehouseDeps } from './handler.js';

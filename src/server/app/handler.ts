@@ -5,10 +5,13 @@
 // here claims.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type PassOn, type StepContext, setPassOn } from '../core/context.js';
-import { createEntry, type Entry, normalMount, type UpgradeListener } from '../core/entry.js';
+import type { Mounted, MountFacts, PassOn } from '../core/context.js';
+import { createEntry } from '../core/entry.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import { normalMount } from '../core/mount.js';
 import { refuseBadHead } from '../core/request-head.js';
+import { type Entry, nodeEntry, type UpgradeListener } from '../node/entry.js';
+import type { StepContext } from '../node/types.js';
 import { createHealth, type Health } from '../ops/health.js';
 import { accessLogger, createLogger, type Logger } from '../ops/log.js';
 import { createMetrics, type Metrics } from '../ops/metrics.js';
@@ -117,23 +120,25 @@ export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host
     metrics,
   });
   const logAccess = accessLogger(logger);
-  const entry = createEntry({
-    maxUrlBytes: options.limits.maxUrlBytes,
-    gate,
-    handlers,
-    final: metrics ? metrics.tagFinal('static', staticHandler) : staticHandler,
-    onError: internalErrorHandler(logger),
-    logAccess:
-      metrics === undefined || logAccess === undefined
-        ? (logAccess ?? metrics?.observe)
-        : (req, res) => {
-            logAccess(req, res);
-            metrics.observe(req, res);
-          },
-    // RFC 9112 §3.2: Host and target validated first; req.url and Host rewritten to the canonical values.
-    checkTarget: refuseBadHead,
-    tunnels: buildTunnels(websocket, proxy, originAllowed, metrics),
-  });
+  const entry = nodeEntry(
+    createEntry({
+      maxUrlBytes: options.limits.maxUrlBytes,
+      gate,
+      handlers,
+      final: metrics ? metrics.tagFinal('static', staticHandler) : staticHandler,
+      onError: internalErrorHandler(logger),
+      logAccess:
+        metrics === undefined || logAccess === undefined
+          ? (logAccess ?? metrics?.observe)
+          : (req, res) => {
+              logAccess(req, res);
+              metrics.observe(req, res);
+            },
+      // RFC 9112 §3.2: Host and target validated first; req.url and Host rewritten to the canonical values.
+      checkTarget: refuseBadHead,
+      tunnels: buildTunnels(websocket, proxy, originAllowed, metrics),
+    }),
+  );
   return {
     options,
     logger,
@@ -153,8 +158,9 @@ export interface GatehouseHandler {
    * The one way in for a request: the ordered steps, then routes, proxy and static files. `next`
    * (Connect's, Express's) gets what nothing here claims: a path with no file, or a method the static
    * files do not answer (POST to the app's own routes). Without `next` those get the 404/405.
+   * `mount`: where the app mounted the handler, for an adapter that stripped it from req.url.
    */
-  handle(req: IncomingMessage, res: ServerResponse, next?: PassOn): void;
+  handle(req: IncomingMessage, res: ServerResponse, next?: PassOn, mount?: MountFacts): void;
   /**
    * The server's 'upgrade' listener: WebSocket endpoints and proxied handshakes, after the steps.
    * Any other Upgrade is left to the server's other 'upgrade' listeners, untouched; with none, it is read
@@ -193,25 +199,27 @@ export function createHandler(options: ServerOptions, deps: GatehouseDeps = {}):
       logger.error({ err }, 'a proxy cache store could not be opened');
     },
   );
-  const enter = (req: IncomingMessage, res: ServerResponse) => {
-    if (failed === undefined) entry.onRequest(req, res);
+  const enter = (req: IncomingMessage, res: ServerResponse, mounted: Mounted | undefined) => {
+    if (failed === undefined) entry.onRequest(req, res, mounted);
     else sendError(req, res, ERRORS.serviceUnavailable, 'A cache store of this server could not be opened.');
   };
   return {
-    handle(req, res, next) {
+    handle(req, res, next, mount) {
+      let passOn: PassOn | undefined;
       if (next !== undefined && fallthrough) {
         // What is passed on reaches the app as it came (the entry canonicalises req.url and Host).
         const { url } = req;
         const { host } = req.headers;
-        setPassOn(req, (err) => {
+        passOn = (err) => {
           req.url = url;
           if (host === undefined) delete req.headers.host;
           else req.headers.host = host;
           next(err);
-        });
+        };
       }
-      if (open) entry.onRequest(req, res);
-      else void opened.then(() => enter(req, res));
+      const mounted = passOn === undefined && mount === undefined ? undefined : { passOn, mount };
+      if (open) entry.onRequest(req, res, mounted);
+      else void opened.then(() => enter(req, res, mounted));
     },
     upgrade: entry.upgradeAt(''),
     upgradeAt: (mountPath) =>

@@ -2,9 +2,11 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { ServerHttp2Session } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Step } from '../core/context.js';
-import type { Entry } from '../core/entry.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import { CLIENT_ERROR_LINGER_MS } from '../node/client-error.js';
+import type { Entry } from '../node/entry.js';
+import type { PipeliningTracker } from '../node/pipelining.js';
+import type { Step } from '../node/types.js';
 import type { Health } from '../ops/health.js';
 import type { Logger } from '../ops/log.js';
 import type { Proxy as ReverseProxy } from '../proxy/handler.js';
@@ -12,10 +14,8 @@ import type { RedisPool } from '../redis/pool.js';
 import type { AcmeForServer } from '../tls/acme-server.js';
 import type { TlsListener, TlsServer } from '../tls/listener.js';
 import type { WebSocketEndpoints } from '../websocket/index.js';
-import { CLIENT_ERROR_LINGER_MS } from './client-error.js';
 import { closeParts } from './close-parts.js';
 import type { ServerOptions } from './options.js';
-import type { PipeliningTracker } from './pipelining.js';
 
 /** The answer to requests still waiting when the shutdown deadline hits. */
 const SHUTDOWN_HEADERS = { 'Retry-After': '5', Connection: 'close' } as const;

@@ -3,9 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compileCorsPolicy, isOriginAllowed } from '../../http/cors.js';
-import type { Step, StepContext } from '../core/context.js';
-import type { EntryOptions } from '../core/entry.js';
+import type { TunnelRoute } from '../core/entry.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { Step, StepContext, Tunnel } from '../node/types.js';
 import type { Health } from '../ops/health.js';
 import type { Logger } from '../ops/log.js';
 import type { Metrics, RouteKind } from '../ops/metrics.js';
@@ -134,7 +134,7 @@ export function buildTunnels(
   proxy: ReverseProxy,
   originAllowed: OriginAllowed,
   metrics?: Metrics | undefined,
-): EntryOptions['tunnels'] {
+): TunnelRoute<IncomingMessage, ServerResponse, Tunnel>[] {
   const handshakeOriginAllowed = (origin: string, req: IncomingMessage): boolean =>
     isSameOrigin(origin, req.headers.host) || originAllowed(origin);
   return [

@@ -3,14 +3,15 @@
 // through the same entry as the main listener, so Host and target checks, limits and the access log
 // are the same; a bad or unlisted Host gets 400, never a redirect to it.
 import { createServer, type Server } from 'node:http';
-import type { Step } from '../core/context.js';
 import { createEntry } from '../core/entry.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { refuseBadHead } from '../core/request-head.js';
+import { handleClientError } from '../node/client-error.js';
+import { nodeEntry } from '../node/entry.js';
+import type { Step } from '../node/types.js';
 import { accessLogger, type Logger } from '../ops/log.js';
 import { http1ServerOptions } from '../steps/limits.js';
 import { createHttpsRedirect } from '../steps/redirects.js';
-import { handleClientError } from './client-error.js';
 import type { ServerOptions } from './options.js';
 
 export function createRedirectListener(
@@ -34,8 +35,8 @@ export function createRedirectListener(
     httpsPort: o.httpsPort,
     hosts: options.listen.redirectToHttps?.hosts,
   });
-  const entry = createEntry(
-    {
+  const entry = nodeEntry(
+    createEntry({
       maxUrlBytes: limits.maxUrlBytes,
       gate: [...o.before, redirect],
       handlers: [],
@@ -45,7 +46,7 @@ export function createRedirectListener(
       checkTarget: refuseBadHead,
       // No tunnels: an Upgrade here is ignored and the request redirected like any other.
       tunnels: [],
-    },
+    }),
     server,
   );
   server.on('request', entry.onRequest);

@@ -1,39 +1,9 @@
-// The request context: the types every step shares and the facts steps record about a request.
-// A leaf module: it imports nothing from the steps, so any step may import it.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
-import type { Logger } from '../ops/log.js';
-import type { RedisPool } from '../redis/pool.js';
-
-/** A request step: true when it has taken the request (answered it or is answering it); false
- *  passes it on. Sync steps cost no promise. */
-export type Step = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
-export type Final = (req: IncomingMessage, res: ServerResponse) => void;
-
-/**
- * A WebSocket handshake that passed every step (src/server/core/entry.ts): the raw socket and the bytes
- * read after its head. Until `accept()` the step's ServerResponse is bound to the socket, so a
- * refusal is an ordinary response (sendError); `accept()` takes the socket from it (RFC 6455 §4.2.2:
- * the handler then writes the 101 itself) and logs the switch.
- */
-export interface Tunnel {
-  readonly socket: Duplex;
-  readonly head: Buffer;
-  accept(): void;
-}
-
-/** Takes a handshake for a path it owns: true when it did (answered, refused or switched). */
-export type TunnelHandler = (req: IncomingMessage, res: ServerResponse, tunnel: Tunnel) => boolean;
-
-/** What every step factory may use. */
-export interface StepContext {
-  readonly logger: Logger;
-  /** The client address that counts for this request (the socket peer, or X-Forwarded-For /
-   *  Forwarded from a trusted proxy). */
-  readonly clientAddress: (req: IncomingMessage) => string;
-  /** Shared Redis connections; set by createGatehouse, absent in contexts tests build by hand. */
-  readonly redis?: RedisPool;
-}
+// The kernel's types: the request context built once per request, the step contract every feature
+// implements, and the logger the kernel and the features write to. A leaf module: it imports
+// nothing from the features, so any of them may import it. The types are generic over the
+// transport's request and response (exchange.ts); the Node transport's instances are node/types.ts.
+import { type PathResult, resolveRequestPath, targetPath } from '../../http/request-path.js';
+import type { ExchangeRequest, ResponseSink } from './exchange.js';
 
 /** Facts that earlier steps establish about one request and later steps read. */
 export interface RequestFacts {
@@ -44,52 +14,8 @@ export interface RequestFacts {
   user?: string;
 }
 
-const FACTS = Symbol('gatehouse.requestFacts');
-type WithFacts = IncomingMessage & { [FACTS]?: RequestFacts };
-
-/** The facts recorded for `req`, or undefined when no step recorded any (reads allocate nothing). */
-export function peekRequestFacts(req: IncomingMessage): RequestFacts | undefined {
-  return (req as WithFacts)[FACTS];
-}
-
-/** The facts recorded for `req` so far (created empty on first use). */
-export function requestFacts(req: IncomingMessage): RequestFacts {
-  const r = req as WithFacts;
-  let f = r[FACTS];
-  if (f === undefined) {
-    f = {};
-    r[FACTS] = f;
-  }
-  return f;
-}
-
 /** What an app mounting Gatehouse passes on to (Connect's and Express's `next`). */
 export type PassOn = (err?: unknown) => void;
-
-const PASS_ON = Symbol('gatehouse.passOn');
-type WithPassOn = IncomingMessage & { [PASS_ON]?: PassOn };
-
-/** Records where a request that nothing here claims goes (handler.ts createHandler). */
-export function setPassOn(req: IncomingMessage, next: PassOn): void {
-  (req as WithPassOn)[PASS_ON] = next;
-}
-
-/** True when `req` came through a mounted handler whose app has a next middleware for it. */
-export function canPassOn(req: IncomingMessage): boolean {
-  return (req as WithPassOn)[PASS_ON] !== undefined;
-}
-
-/**
- * Hands `req` to the app's next middleware when it was mounted with one: true when it did (the
- * caller answers nothing), false when Gatehouse answers itself (createServer, or no `next`).
- */
-export function passOn(req: IncomingMessage): boolean {
-  const next = (req as WithPassOn)[PASS_ON];
-  if (next === undefined) return false;
-  (req as WithPassOn)[PASS_ON] = undefined;
-  next();
-  return true;
-}
 
 /** Where an app mounted Gatehouse for this request (adapters/shared.ts answerAtMount). */
 export interface MountFacts {
@@ -99,15 +25,130 @@ export interface MountFacts {
   readonly withoutSlash: boolean;
 }
 
-const MOUNT = Symbol('gatehouse.mount');
-type WithMount = IncomingMessage & { [MOUNT]?: MountFacts | undefined };
-
-/** Records where the app mounted Gatehouse for `req`, or clears it before the request is passed on. */
-export function setMount(req: IncomingMessage, mount: MountFacts | undefined): void {
-  if (mount !== undefined || (req as WithMount)[MOUNT] !== undefined) (req as WithMount)[MOUNT] = mount;
+/** What the app that mounted Gatehouse brings with a request: its `next`, and its mount. */
+export interface Mounted {
+  readonly passOn?: PassOn | undefined;
+  readonly mount?: MountFacts | undefined;
 }
 
-/** Where the app mounted Gatehouse for `req`; undefined at the root and standalone. */
-export function mountOf(req: IncomingMessage): MountFacts | undefined {
-  return (req as WithMount)[MOUNT];
+/**
+ * The request context: built once by the entry, after the request-target check (RFC 9112 §3.2), and
+ * handed to every step, the final handler and the tunnels.
+ */
+export interface RequestContext {
+  /** The method token, as sent (RFC 9110 §9.1: case-sensitive). */
+  readonly method: string;
+  /** The path of the canonical target, still percent-encoded ('*' for `OPTIONS *`). */
+  readonly path: string;
+  /** The query with its '?', or ''. */
+  readonly query: string;
+  /** The validated authority (Host, or HTTP/2's :authority). */
+  readonly authority: string | undefined;
+  /** Facts the steps record (auth's verdict, for the cache). */
+  readonly facts: RequestFacts;
+  /** Where the app mounted Gatehouse; undefined at the root and standalone. */
+  readonly mount: MountFacts | undefined;
+  /** The app's `next`, until the request is passed on (passOn). */
+  next: PassOn | undefined;
+  /** resolvedPath's answer, once asked. */
+  resolved: PathResult | null | undefined;
+}
+
+/** The context of a request whose target the entry accepted. */
+export function createRequestContext(
+  method: string,
+  url: string,
+  authority: string | undefined,
+  mounted: Mounted | undefined,
+): RequestContext {
+  const q = url.indexOf('?');
+  return {
+    method,
+    // The entry made the target origin-form; a pipeline run without that check may see another form.
+    path: url.charCodeAt(0) === 47 ? (q === -1 ? url : url.slice(0, q)) : (targetPath(url) ?? url),
+    query: q === -1 ? '' : url.slice(q),
+    authority,
+    facts: {},
+    mount: mounted?.mount,
+    next: mounted?.passOn,
+    resolved: undefined,
+  };
+}
+
+/** The path, or null for `OPTIONS *` (RFC 9110 §9.3.7: it names the server, not a resource). */
+export function pathOf(cx: RequestContext): string | null {
+  return cx.path.charCodeAt(0) === 47 ? cx.path : null;
+}
+
+/**
+ * The path decoded once, dot segments removed (RFC 3986 §5.2.4), dotfiles allowed: what path rules
+ * (headers, CORS, auth, limits) match, so `/%61dmin` and `//admin/./x` are under `/admin`. Computed on
+ * the first call and kept; null for `OPTIONS *`.
+ */
+export function resolvedPath(cx: RequestContext): PathResult | null {
+  let r = cx.resolved;
+  if (r === undefined) {
+    const p = pathOf(cx);
+    r = cx.resolved = p === null ? null : resolveRequestPath(p, true);
+  }
+  return r;
+}
+
+/** True when the request came through a mounted handler whose app has a next middleware for it. */
+export function canPassOn(cx: RequestContext): boolean {
+  return cx.next !== undefined;
+}
+
+/**
+ * Hands the request to the app's next middleware when it was mounted with one: true when it did (the
+ * caller answers nothing), false when Gatehouse answers itself (createServer, or no `next`).
+ */
+export function passOn(cx: RequestContext): boolean {
+  const next = cx.next;
+  if (next === undefined) return false;
+  cx.next = undefined;
+  next();
+  return true;
+}
+
+/** A request step: true when it has taken the request (answered it or is answering it); false
+ *  passes it on. Sync steps cost no promise. */
+export type Step<Q extends ExchangeRequest = ExchangeRequest, S extends ResponseSink = ResponseSink> = (
+  req: Q,
+  res: S,
+  cx: RequestContext,
+) => boolean | Promise<boolean>;
+export type Final<Q extends ExchangeRequest = ExchangeRequest, S extends ResponseSink = ResponseSink> = (
+  req: Q,
+  res: S,
+  cx: RequestContext,
+) => void;
+
+/** A WebSocket handshake that passed every step; `accept()` hands the connection to the handler. */
+export interface TunnelBase {
+  accept(): void;
+}
+
+/** Takes a handshake for a path it owns: true when it did (answered, refused or switched). */
+export type TunnelHandler<
+  Q extends ExchangeRequest = ExchangeRequest,
+  S extends ResponseSink = ResponseSink,
+  T extends TunnelBase = TunnelBase,
+> = (req: Q, res: S, tunnel: T, cx: RequestContext) => boolean;
+
+/** The part of a pino logger the server uses; pass any pino logger. */
+export interface Logger {
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+  isLevelEnabled(level: string): boolean;
+  flush?(): void;
+}
+
+/** What every feature's create(options, kernel) may use. */
+export interface StepContext<Q extends ExchangeRequest = ExchangeRequest> {
+  readonly logger: Logger;
+  /** The client address that counts for this request (the socket peer, or X-Forwarded-For /
+   *  Forwarded from a trusted proxy). */
+  readonly clientAddress: (req: Q) => string;
 }

@@ -1,8 +1,9 @@
 // One catalogue of error responses: stable codes, HTTP status, title.
 // Bodies are negotiated: a small HTML page for browsers, RFC 9457 problem+json otherwise.
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+
 import { prefersHtml } from '../../http/negotiate.js';
 import { escapeHtml, problemJson } from '../../http/problem.js';
+import type { ExchangeRequest, OutFieldValue, ResponseSink } from './exchange.js';
 import { appendVary } from './vary.js';
 
 export interface ErrorEntry {
@@ -77,18 +78,18 @@ export function renderError(
  * representation headers of a half-prepared success response are dropped.
  */
 export function sendError(
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: ExchangeRequest,
+  res: ResponseSink,
   entry: ErrorEntry,
   detail?: string,
-  headers?: OutgoingHttpHeaders,
+  headers?: Readonly<Record<string, OutFieldValue | undefined>>,
   extensions?: Record<string, string>,
 ): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const { body, contentType } = renderError(entry, detail, req.headers.accept, extensions);
+  const { body, contentType } = renderError(entry, detail, fieldString(req.headers.accept), extensions);
   for (const name of [
     'etag',
     'last-modified',
@@ -113,4 +114,9 @@ export function sendError(
     }
   }
   res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** A request field as one string (a list is joined, RFC 9110 §5.3). */
+function fieldString(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(', ') : v;
 }

@@ -1,7 +1,6 @@
 // The first check of every request: Host and request-target (RFC 9112 §3.2) validated, then
 // `req.url` rewritten to the canonical origin-form target and `req.headers.host` to the validated
 // authority (http/target.ts), so routing, auth, the cache key and what goes upstream read one value.
-import type { IncomingMessage } from 'node:http';
 import {
   type AuthorityResult,
   isCanonicalOriginForm,
@@ -10,6 +9,7 @@ import {
 } from '../../http/target.js';
 import type { EntryRefusal } from './entry.js';
 import { ERRORS } from './errors.js';
+import type { ExchangeRequest } from './exchange.js';
 
 export type RequestHeadCheck =
   | { readonly kind: 'ok' }
@@ -58,7 +58,7 @@ function hostLines(raw: readonly string[]): number {
  * RFC 9113 §8.3.1: in HTTP/2 `:authority` takes the place of Host; a request with both whose values
  * differ is malformed. The authority is copied into `host` so every later step reads one field.
  */
-function http2Authority(req: IncomingMessage): RequestHeadCheck | undefined {
+function http2Authority(req: ExchangeRequest): RequestHeadCheck | undefined {
   const authority = req.headers[':authority'] as string | undefined;
   if (authority === undefined) return undefined; // Host alone, checked below (or missing: 400)
   const host = req.headers.host;
@@ -78,7 +78,7 @@ function http2Authority(req: IncomingMessage): RequestHeadCheck | undefined {
  *   for it: the cache key needs an authority).
  * - RFC 9112 §3.2.2: an absolute-form target's authority replaces Host (Host must still be valid).
  */
-export function checkRequestHead(req: IncomingMessage): RequestHeadCheck {
+export function checkRequestHead(req: ExchangeRequest): RequestHeadCheck {
   if (req.httpVersionMajor === 2) {
     const r = http2Authority(req);
     if (r !== undefined) return r;
@@ -92,7 +92,7 @@ export function checkRequestHead(req: IncomingMessage): RequestHeadCheck {
     if (req.httpVersionMajor === 2 || (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1))
       return reject('Host header field missing.');
   } else {
-    const a = authorityOf(req.headers.host ?? '', secure);
+    const a = authorityOf(typeof req.headers.host === 'string' ? req.headers.host : '', secure);
     if (a.kind === 'bad') return reject(`Invalid Host header field: ${a.reason}.`);
     authority = a.authority;
   }
@@ -111,7 +111,7 @@ export function checkRequestHead(req: IncomingMessage): RequestHeadCheck {
 }
 
 /** checkRequestHead as the entry's checkTarget: a refusal is 400 and closes the connection. */
-export function refuseBadHead(req: IncomingMessage): EntryRefusal | undefined {
+export function refuseBadHead(req: ExchangeRequest): EntryRefusal | undefined {
   const head = checkRequestHead(req);
   if (head.kind === 'ok') return undefined;
   return { entry: ERRORS.badRequest, detail: head.detail, headers: { Connection: 'close' } };
@@ -122,7 +122,7 @@ export function refuseBadHead(req: IncomingMessage): EntryRefusal | undefined {
  * Content-Length above 0 announce it. RFC 9113 §8.1: in HTTP/2 a request has content unless its
  * HEADERS frame ended the stream (Content-Length is optional there; 0 still means none).
  */
-export function requestHasContent(req: IncomingMessage): boolean {
+export function requestHasContent(req: ExchangeRequest): boolean {
   const cl = req.headers['content-length'];
   if (req.httpVersionMajor === 2)
     return (req as { endedWithHead?: boolean }).endedWithHead !== true && cl !== '0';

@@ -2,7 +2,7 @@
 // res.setHeader: any setHeader before writeHead sends Node down its slow header path (~1.5 µs a
 // request). The headers wait on the response and are merged in when the head is written, by
 // whichever writer writes it (writeHead, or end() and its implicit head).
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { OutFieldValue, ResponseSink } from './exchange.js';
 import { mergeVary } from './vary.js';
 
 interface Pending {
@@ -13,31 +13,33 @@ interface Pending {
   readonly writeHead: WriteHead;
 }
 
+type Fields = Record<string, OutFieldValue | undefined>;
+
 const PENDING = Symbol('gatehouse.pendingHeaders');
-type Decorated = ServerResponse & { [PENDING]?: Pending };
+type Decorated = ResponseSink & { [PENDING]?: Pending };
 
 /** Adds a header to the coming response head; it wins over the handler's value for the same name. */
-export function addResponseHeader(res: ServerResponse, name: string, value: string | string[]): void {
+export function addResponseHeader(res: ResponseSink, name: string, value: string | string[]): void {
   pending(res).pairs.push([name.toLowerCase(), value, false]);
 }
 
 /** Adds a header to the coming response head unless the handler sends that header itself. */
-export function addDefaultHeader(res: ServerResponse, name: string, value: string | string[]): void {
+export function addDefaultHeader(res: ResponseSink, name: string, value: string | string[]): void {
   pending(res).pairs.push([name.toLowerCase(), value, true]);
 }
 
 /** Adds names to the coming response's Vary (merged, never replaced; RFC 9110 §12.5.5). */
-export function addResponseVary(res: ServerResponse, names: string): void {
+export function addResponseVary(res: ResponseSink, names: string): void {
   const p = pending(res);
   p.vary = p.vary === undefined ? names : mergeVary(p.vary, names);
 }
 
 /**
  * The pending list of a response. Only responses that get policy headers are touched: their
- * writeHead is replaced by one that folds the list in. (A ServerResponse subclass for every
+ * writeHead is replaced by one that folds the list in. (A ResponseSink subclass for every
  * response cost ~2 us a request on the plain static path; measured side by side.)
  */
-function pending(res: ServerResponse): Pending {
+function pending(res: ResponseSink): Pending {
   const r = res as Decorated;
   let p = r[PENDING];
   if (p === undefined) {
@@ -45,28 +47,28 @@ function pending(res: ServerResponse): Pending {
     p = r[PENDING] = { pairs: [], vary: undefined, writeHead: res.writeHead as unknown as WriteHead };
     const q = p;
     // biome-ignore lint/suspicious/noExplicitAny: Node's writeHead overloads
-    res.writeHead = function (this: ServerResponse, status: number, a?: any, b?: any) {
+    res.writeHead = function (this: ResponseSink, status: number, a?: any, b?: any) {
       return writeHeadWithPending.call(this, q, status, a, b);
-    } as ServerResponse['writeHead'];
+    } as ResponseSink['writeHead'];
   }
   return p;
 }
 
-type WriteHead = (this: ServerResponse, ...args: unknown[]) => ServerResponse;
+type WriteHead = (this: ResponseSink, ...args: unknown[]) => ResponseSink;
 
 function writeHeadWithPending(
-  this: ServerResponse,
+  this: ResponseSink,
   p: Pending,
   status: number,
-  reasonOrHeaders?: string | OutgoingHttpHeaders | unknown[],
-  maybeHeaders?: OutgoingHttpHeaders | unknown[],
-): ServerResponse {
+  reasonOrHeaders?: string | Fields | unknown[],
+  maybeHeaders?: Fields | unknown[],
+): ResponseSink {
   const proto = p.writeHead;
   const hasReason = typeof reasonOrHeaders === 'string';
-  const write = (headers?: OutgoingHttpHeaders | unknown[]) =>
+  const write = (headers?: Fields | unknown[]) =>
     hasReason ? proto.call(this, status, reasonOrHeaders, headers) : proto.call(this, status, headers);
   const raw = (typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders) as
-    | OutgoingHttpHeaders
+    | Fields
     | unknown[]
     | undefined;
   // A header list (the proxy cache's hit path) is merged like an object: ours win, Vary is merged.
@@ -119,7 +121,7 @@ function writeHeadWithPending(
 }
 
 /** Node's header list forms ([name, value, ...] or [[name, value], ...]) as an object; a repeated name's values become one array. */
-function listToObject(list: readonly unknown[]): OutgoingHttpHeaders {
+function listToObject(list: readonly unknown[]): Fields {
   const out: Record<string, string | string[]> = {};
   const add = (name: unknown, value: unknown) => {
     const k = String(name).toLowerCase();
@@ -132,7 +134,7 @@ function listToObject(list: readonly unknown[]): OutgoingHttpHeaders {
   return out;
 }
 
-function applyPending(res: ServerResponse, p: Pending): void {
+function applyPending(res: ResponseSink, p: Pending): void {
   for (const [name, value, weak] of p.pairs) if (!weak || !res.hasHeader(name)) res.setHeader(name, value);
   if (p.vary !== undefined) res.setHeader('vary', mergeVary(res.getHeader('vary'), p.vary));
 }
@@ -141,7 +143,7 @@ function applyPending(res: ServerResponse, p: Pending): void {
  * Every field the steps put on `res` so far (set and pending, pending folded in as writeHead would),
  * for a head that another writer writes on the socket (a WebSocket 101: ws's, or an upstream's).
  */
-export function responseFields(res: ServerResponse): [string, string | number | string[]][] {
+export function responseFields(res: ResponseSink): [string, string | number | string[]][] {
   const p = (res as Decorated)[PENDING];
   if (p !== undefined) {
     applyPending(res, p);

@@ -1,10 +1,10 @@
 // Vary is a list (RFC 9110 §12.5.5): add names, never replace what is there.
-import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
+import type { ResponseSink } from './exchange.js';
 
 const memo = new Map<string, string>();
 
 /** Merges two Vary values, keeping order and dropping case-insensitive duplicates; `*` wins. */
-export function mergeVary(a: OutgoingHttpHeader | undefined, b: string): string {
+export function mergeVary(a: number | string | readonly string[] | undefined, b: string): string {
   if (a === undefined || a === '') return b;
   const existing = String(a);
   // The same few pairs repeat on every request (e.g. Accept-Encoding + Origin).
@@ -35,7 +35,7 @@ function mergeVaryUncached(existing: string, b: string): string {
 }
 
 /** Adds names to the response's Vary header. */
-export function appendVary(res: ServerResponse, names: string): void {
+export function appendVary(res: ResponseSink, names: string): void {
   res.setHeader('Vary', mergeVary(res.getHeader('vary'), names));
 }
 
@@ -44,7 +44,7 @@ export function appendVary(res: ServerResponse, names: string): void {
  * Fast path: nothing set earlier.
  */
 export function writeHeadMerged(
-  res: ServerResponse,
+  res: ResponseSink,
   status: number,
   headers: Record<string, string | string[]>,
 ): void {

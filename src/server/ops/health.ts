@@ -3,8 +3,8 @@
 // limited, and a probe says nothing about the request path, so it is not access-logged either.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { Step, StepContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { Step, StepContext } from '../node/types.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { quietAccessLog } from './log.js';
 

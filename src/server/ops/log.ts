@@ -2,20 +2,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { pino as Pino } from 'pino';
+import type { Logger } from '../core/context.js';
 
 export interface LogOptions {
   format: 'json' | 'pretty' | 'off';
   level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 }
 
-/** The part of a pino logger the server uses; pass any pino logger. */
-export interface Logger {
-  info(obj: object | string, msg?: string): void;
-  warn(obj: object | string, msg?: string): void;
-  error(obj: object | string, msg?: string): void;
-  isLevelEnabled(level: string): boolean;
-  flush?(): void;
-}
+export type { Logger } from '../core/context.js';
 
 const OFF: Logger = { info() {}, warn() {}, error() {}, isLevelEnabled: () => false };
 

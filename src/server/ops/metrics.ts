@@ -7,8 +7,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Registry } from 'prom-client';
 import { compileIpRanges, parseIp } from '../../http/ip.js';
-import type { Final, Step, StepContext, TunnelHandler } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { Final, Step, StepContext, TunnelHandler } from '../node/types.js';
 import { quietAccessLog, whenAnswered } from './log.js';
 import { type CountsDeps, createRequestCounts, KIND, type RouteKind, type Tagged } from './metrics-counts.js';
 
@@ -135,17 +135,17 @@ export function createMetrics(
     step,
     observe,
     registry,
-    tag: (kind, s) => (req, res) => {
+    tag: (kind, s) => (req, res, cx) => {
       (res as Tagged)[KIND] = kind;
-      return s(req, res);
+      return s(req, res, cx);
     },
-    tagFinal: (kind, f) => (req, res) => {
+    tagFinal: (kind, f) => (req, res, cx) => {
       (res as Tagged)[KIND] = kind;
-      f(req, res);
+      f(req, res, cx);
     },
-    tagTunnel: (kind, h) => (req, res, tunnel) => {
+    tagTunnel: (kind, h) => (req, res, tunnel, cx) => {
       (res as Tagged)[KIND] = kind;
-      return h(req, res, tunnel);
+      return h(req, res, tunnel, cx);
     },
   };
 }

@@ -13,10 +13,10 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** ExchangeEnv.retry: true when a retry took the exchange over. */
 export function retryExchange(state: ProxyState, x: Exchange): boolean {
-  const { req, res, route, u, attempt, hooks, hasBody } = x;
+  const { req, res, mount, route, u, attempt, hooks, hasBody } = x;
   if (!(route as Route).o.retry || attempt > 0 || hasBody || !IDEMPOTENT.has(req.method!)) return false;
   // Once more on a fresh connection (another upstream when there is one).
-  forward(state, req, res, route as Route, 1, route.upstreams.all.length > 1 ? u : undefined, hooks);
+  forward(state, req, res, mount, route as Route, 1, route.upstreams.all.length > 1 ? u : undefined, hooks);
   return true;
 }
 
@@ -24,6 +24,7 @@ export function forward(
   state: ProxyState,
   req: IncomingMessage,
   res: ServerResponse,
+  mount: string,
   route: Route,
   attempt: number,
   exclude?: Upstream,
@@ -45,11 +46,11 @@ export function forward(
     return;
   }
   if (u.tryEnter()) {
-    startExchange(state, req, res, route, u, attempt, hooks, hasBody);
+    startExchange(state, req, res, mount, route, u, attempt, hooks, hasBody);
     return;
   }
   const cancel = u.enqueue(
-    () => startExchange(state, req, res, route, u, attempt, hooks, hasBody),
+    () => startExchange(state, req, res, mount, route, u, attempt, hooks, hasBody),
     () => {
       const err = Object.assign(new Error('no upstream connection within queueMs'), {
         code: 'QUEUE_TIMEOUT',
@@ -68,6 +69,7 @@ function startExchange(
   state: ProxyState,
   req: IncomingMessage,
   res: ServerResponse,
+  mount: string,
   route: Route,
   u: Upstream,
   attempt: number,
@@ -82,5 +84,9 @@ function startExchange(
     basePath: u.basePath,
     rewrite: route.rewrite,
   });
-  new Exchange(state.env, route, u, req, res, attempt, hooks, hasBody).dispatch(req.method!, path, headers);
+  new Exchange(state.env, route, u, req, res, mount, attempt, hooks, hasBody).dispatch(
+    req.method!,
+    path,
+    headers,
+  );
 }

@@ -144,6 +144,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
     readonly u: Upstream,
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
+    /** Where an app mounted Gatehouse ('' at the root): rewritten URLs get it back. */
+    readonly mount: string,
     readonly attempt: number,
     readonly hooks: ForwardHooks | undefined,
     readonly hasBody: boolean,

@@ -3,8 +3,9 @@
 // routes, response-headers.ts is the header policy, admission.ts takes a request to an upstream,
 // forward.ts streams one exchange, upgrade-route.ts passes WebSocket handshakes through.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { passOn, type Step, type Tunnel } from '../core/context.js';
+import { passOn, type RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { Step, Tunnel } from '../node/types.js';
 import { compileRuleList } from '../static/policy.js';
 import { forward, retryExchange } from './admission.js';
 import { classifyUpstreamError } from './forward.js';
@@ -75,7 +76,8 @@ function createProxyState(routes: readonly ProxyRouteOptions[], deps: ProxyDeps)
     env: {
       logger,
       sendTimeoutMs: deps.sendTimeoutMs ?? 60_000,
-      responseHeaders: (x, headers) => responseHeaders(state, x.req, x.res, x.route as Route, x.u, headers),
+      responseHeaders: (x, headers) =>
+        responseHeaders(state, x.req, x.res, x.mount, x.route as Route, x.u, headers),
       retry: (x) => retryExchange(state, x),
     },
   };
@@ -86,29 +88,36 @@ function createProxyState(routes: readonly ProxyRouteOptions[], deps: ProxyDeps)
 function proxyStep(state: ProxyState): Step {
   const { deps } = state;
   const cached = state.routes.filter((r) => r.cache !== undefined);
-  const step: Step = (req, res) => {
+  const step: Step = (req, res, cx) => {
     const route = findRoute(state.routes, req.url!);
     if (route === undefined) {
       if (req.method !== 'PURGE' || cached.length === 0) return false;
-      return purgeElsewhere(cached, req, res, deps.ctx.clientAddress(req));
+      return purgeElsewhere(cached, req, res, cx, deps.ctx.clientAddress(req));
     }
     if (req.method === 'TRACE' && !route.o.allowTrace) {
       // TRACE would echo the request, cookies included, from the upstream (RFC 9110 §9.3.8): refused.
       sendError(req, res, ERRORS.methodNotAllowed, 'TRACE is not forwarded.', { Allow: ALLOW_WITHOUT_TRACE });
       return true;
     }
+    const mount = cx.mount?.path ?? '';
     if (route.cache !== undefined) {
-      if (route.cache.tryHit(req, res)) return true;
+      if (route.cache.tryHit(req, res, cx.facts)) return true;
       return route.cache
-        .handle(req, res, {
-          forward: (hooks) => forward(state, req, res, route, 0, undefined, hooks),
-          responseHeaders: (h) => responseHeaders(state, req, res, route, route.upstreams.all[0]!, h),
-          cacheControl: (h) => policyCacheControl(state, req, route, h),
-          clientAddress: () => deps.ctx.clientAddress(req),
-        })
+        .handle(
+          req,
+          res,
+          {
+            forward: (hooks) => forward(state, req, res, mount, route, 0, undefined, hooks),
+            responseHeaders: (h) =>
+              responseHeaders(state, req, res, mount, route, route.upstreams.all[0]!, h),
+            cacheControl: (h) => policyCacheControl(state, req, route, h),
+            clientAddress: () => deps.ctx.clientAddress(req),
+          },
+          cx.facts,
+        )
         .then(() => true);
     }
-    forward(state, req, res, route, 0);
+    forward(state, req, res, mount, route, 0);
     return true;
   };
   return step;
@@ -123,9 +132,10 @@ function purgeElsewhere(
   cached: readonly Route[],
   req: IncomingMessage,
   res: ServerResponse,
+  cx: RequestContext,
   clientAddress: string,
 ): true {
-  if (passOn(req)) return true;
+  if (passOn(cx)) return true;
   const where = cached.filter((r) => r.cache!.mayPurge(clientAddress)).map((r) => `${r.prefix}/`);
   const detail =
     where.length === 0

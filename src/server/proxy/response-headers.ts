@@ -8,7 +8,6 @@ import {
   rewriteSetCookie,
   stripHopByHop,
 } from '../../http/proxy-headers.js';
-import { mountOf } from '../core/context.js';
 import { mergeVary } from '../core/vary.js';
 import type { Route } from './routes.js';
 import { type ProxyState, VIA_NAME } from './state.js';
@@ -51,6 +50,7 @@ export function responseHeaders(
   state: ProxyState,
   req: IncomingMessage,
   res: ServerResponse,
+  mount: string,
   route: Route,
   u: Upstream,
   headers: IncomingHttpHeaders,
@@ -62,7 +62,6 @@ export function responseHeaders(
     const proto = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
     // Mounted in an app under a path: the client's URLs have it before the route's prefix. A path-only
     // Location gets it from the adapter; an absolute one and a cookie's Path get it here.
-    const mount = mountOf(req)?.path ?? '';
     const rw: ResponseRewrite = {
       upstreamOrigin: u.origin,
       publicOrigin: `${proto}://${req.headers.host}${mount}`,

@@ -2,7 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { upstreamRequestHeaders } from '../../http/proxy-headers.js';
-import type { StepContext } from '../core/context.js';
+import type { StepContext } from '../node/types.js';
 import type { Logger } from '../ops/log.js';
 import type { CacheRule, compileRuleList } from '../static/policy.js';
 import type { ExchangeEnv } from './forward.js';

@@ -1,8 +1,8 @@
 // WebSocket pass-through admission: a handshake that cleared every request step goes to its
 // route's upstream (bounded per upstream origin by maxUpgrades); the tunnel itself is upgrade.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Tunnel } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { Tunnel } from '../node/types.js';
 import { findRoute, upstreamTarget } from './routes.js';
 import { type ProxyState, upstreamHeadersFor } from './state.js';
 import { proxyUpgrade } from './upgrade.js';

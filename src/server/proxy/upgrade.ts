@@ -8,10 +8,10 @@ import { request as httpRequest, type IncomingMessage, type ServerResponse } fro
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { connectionTokens, isHopByHop, stripHopByHop } from '../../http/proxy-headers.js';
-import type { Tunnel } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { responseFields } from '../core/response-headers.js';
 import { mergeVary } from '../core/vary.js';
+import type { Tunnel } from '../node/types.js';
 import type { Logger } from '../ops/log.js';
 import { switchFields } from '../websocket/handshake.js';
 import type { Upstream } from './upstreams.js';

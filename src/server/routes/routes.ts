@@ -3,14 +3,15 @@
 // (src/server/routes/reply.ts). POST, PUT and PATCH read a JSON body bounded by limits.maxBodyBytes. A
 // thrown error or rejected promise is not caught here: it reaches the pipeline's onError (500 with a
 // request id), and so does an answer that cannot be sent (RouteAnswerError, naming the route).
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseParameters } from '../../http/lists.js';
 import { compileFrom, matchPath, type PathMatcher, RedirectRuleError } from '../../http/redirect.js';
-import type { Step, StepContext } from '../core/context.js';
+import { pathOf } from '../core/context.js';
 import { ERRORS, type ErrorEntry, sendError } from '../core/errors.js';
 import { requestHasContent } from '../core/request-head.js';
 import { writeHeadMerged } from '../core/vary.js';
-import { targetPath } from '../static/path.js';
+import type { Step, StepContext } from '../node/types.js';
 import { compileJsonp, type JsonpOptions, queryOf } from '../steps/jsonp.js';
 import type { LimitsOptions } from '../steps/limits.js';
 import { FileReply, fileReplyHeaders, planAnswer } from './reply.js';
@@ -285,9 +286,9 @@ export function createRoutes(
     serveFileAt(req, res, rawPath);
   };
 
-  return (req, res) => {
+  return (req, res, cx) => {
     const url = req.url!;
-    const rawPath = targetPath(url);
+    const rawPath = pathOf(cx);
     if (rawPath === null) return false;
     const method = req.method!;
     let route: CompiledRoute | undefined;

@@ -4,8 +4,8 @@ import type { Stats } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { ASSET_URL_VERSION_CHARS } from '../../http/asset-version.js';
+import { isInside, resolveFilePath } from '../../http/request-path.js';
 import { hashFile, type StaticOptions } from './files.js';
-import { isInside, resolveFilePath } from './path.js';
 
 /** What assetUrl reads from a server made by createServer (structural, so static/ needs no app import). */
 export interface AssetUrlServer {

@@ -13,8 +13,8 @@ import {
   type HintCandidate,
   scanEarlyHints,
 } from '../../http/early-hints.js';
+import { targetPath } from '../../http/request-path.js';
 import type { FileResource, FileView, StaticOptions } from './files.js';
-import { targetPath } from './path.js';
 
 /** The Link values of one page version. */
 interface PageHints {

@@ -7,6 +7,7 @@ import { readdir } from 'node:fs/promises';
 import { basename, join, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { formatHttpDate } from '../../http/dates.js';
+import { isInside, type PathResult, resolveFilePath } from '../../http/request-path.js';
 import { type Coding, type CompressionStats, Compressor, type Tier } from './compressor.js';
 import { ContentHashes, hashBuffer, statFingerprint } from './content-hashes.js';
 import { readSized, realPath, statOrUndefined } from './disk.js';
@@ -14,7 +15,6 @@ import { Doorkeeper } from './doorkeeper.js';
 import { isManifestName } from './hash-manifest.js';
 import { type ListingEntry, MAX_LISTED, renderListing } from './listing.js';
 import { mediaInfo } from './media.js';
-import { isInside, type PathResult, resolveFilePath } from './path.js';
 import type { CachePolicy, PolicyInput } from './policy.js';
 import { ZSTD_AVAILABLE } from './zstd.js';
 

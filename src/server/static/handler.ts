@@ -4,7 +4,7 @@
 // respond.ts applies the conditional/range decisions, body.ts sends bytes, fail.ts handles errors.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { globToRegExp } from '../../http/glob.js';
-import { passOn } from '../core/context.js';
+import { passOn, pathOf, type RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { makeExpires, type StaticContext } from './context.js';
 import { createEarlyHints } from './early-hints.js';
@@ -12,7 +12,6 @@ import { fail } from './fail.js';
 import type { Resource, StaticOptions } from './files.js';
 import { FileView } from './files.js';
 import { otherMethodAnswer } from './methods.js';
-import { targetPath } from './path.js';
 import type { CacheRule } from './policy.js';
 import { compilePolicy } from './policy.js';
 import { serveResource } from './resources.js';
@@ -21,13 +20,14 @@ import { serveFile } from './respond.js';
 const ALLOW = 'GET, HEAD, OPTIONS';
 
 export interface StaticHandler {
-  (req: IncomingMessage, res: ServerResponse): void;
+  (req: IncomingMessage, res: ServerResponse, cx: RequestContext): void;
   readonly files: FileView;
   /** The file at a raw path of the root, as a route's answer (reply.file): 404 when no file is there. */
   readonly serveFileAt: (req: IncomingMessage, res: ServerResponse, rawPath: string) => void;
 }
 
-export function createStaticHandler(o: {
+/** What the static handler is built from. */
+export interface StaticHandlerOptions {
   root: string;
   static: StaticOptions;
   cachePolicy: readonly CacheRule[];
@@ -40,8 +40,11 @@ export function createStaticHandler(o: {
    * something is on disk. 'pass-on' (the default): the app's next middleware, as serve-static; '405':
    * answered here, for an app whose next middleware is a static server of the same folder (Vite's preview).
    */
-  otherMethodsOnFiles?: 'pass-on' | '405';
-}): StaticHandler {
+  otherMethodsOnFiles?: 'pass-on' | '405' | undefined;
+}
+
+/** The final handler that serves the root's files (the composition root puts it last). */
+export function createStaticHandler(o: StaticHandlerOptions): StaticHandler {
   const opts = o.static;
   const now = o.nowMs ?? Date.now;
   const files = new FileView({
@@ -82,24 +85,29 @@ export function createStaticHandler(o: {
    * segment, Gatehouse's own files, a symlink out of the root, a bad target) is refused for every method
    * and never passed on to a mounted app, whose next middleware may serve it.
    */
-  const otherMethod = (req: IncomingMessage, res: ServerResponse, method: string): void => {
-    const rawPath = targetPath(req.url!);
+  const otherMethod = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    cx: RequestContext,
+  ): void => {
+    const rawPath = pathOf(cx);
     // `OPTIONS *` (RFC 9110 §9.3.7) asks about the server, not a path.
     if (rawPath === null) {
-      if (!passOn(req)) notAllowed(req, res, method);
+      if (!passOn(cx)) notAllowed(req, res, method);
       return;
     }
     const decide = (r: Resource) => {
       switch (otherMethodAnswer(r, passOnFiles)) {
         case 'refuse':
-          serveResource(ctx, req, res, r, rawPath);
+          serveResource(ctx, req, res, r, rawPath, cx);
           return;
         case 'not-allowed':
           notAllowed(req, res, method);
           return;
         case 'pass-on':
           // Mounted in an app (createHandler): its own routes may answer other methods.
-          if (!passOn(req)) notAllowed(req, res, method);
+          if (!passOn(cx)) notAllowed(req, res, method);
           return;
       }
     };
@@ -108,24 +116,24 @@ export function createStaticHandler(o: {
     else files.get(rawPath).then(decide, (err) => fail(ctx, req, res, err));
   };
 
-  const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    const method = req.method;
+  const handler = (req: IncomingMessage, res: ServerResponse, cx: RequestContext): void => {
+    const method = cx.method;
     if (method !== 'GET' && method !== 'HEAD') {
-      otherMethod(req, res, method!);
+      otherMethod(req, res, method, cx);
       return;
     }
-    const rawPath = targetPath(req.url!);
+    const rawPath = pathOf(cx);
     if (rawPath === null) {
       sendError(req, res, ERRORS.badRequest, 'The request target must be a path.');
       return;
     }
     const cached = files.peek(rawPath);
     if (cached !== undefined) {
-      serveResource(ctx, req, res, cached, rawPath);
+      serveResource(ctx, req, res, cached, rawPath, cx);
       return;
     }
     files.get(rawPath).then(
-      (r) => serveResource(ctx, req, res, r, rawPath),
+      (r) => serveResource(ctx, req, res, r, rawPath, cx),
       (err) => fail(ctx, req, res, err),
     );
   };

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { urlVersionMatches } from '../../http/asset-version.js';
 import { prefersHtml } from '../../http/negotiate.js';
-import { canPassOn, mountOf, passOn } from '../core/context.js';
+import { canPassOn, passOn, type RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { appendVary } from '../core/vary.js';
 import type { StaticContext } from './context.js';
@@ -19,12 +19,13 @@ export function serveResource(
   res: ServerResponse,
   r: Resource,
   rawPath: string,
+  cx: RequestContext,
 ): void {
   switch (r.kind) {
     case 'file':
       // Mounted at /app and asked for /app: the index (or listing) at /app/, as a folder's slash redirect
       // below, so that its relative URLs resolve (RFC 9110 §15.4.2). The adapter puts the mount back.
-      if (rawPath === '/' && mountOf(req)?.withoutSlash === true) slashRedirect(req, res, '/');
+      if (rawPath === '/' && cx.mount?.withoutSlash === true) slashRedirect(req, res, '/');
       else serveFile(ctx, req, res, r, rawPath, 200, undefined, isVersioned(ctx, req.url!, r));
       return;
     case 'redirect':
@@ -39,15 +40,15 @@ export function serveResource(
     case 'missing': {
       if (!ctx.opts.spa) {
         // Mounted in an app (createHandler): its next middleware gets what no file answers.
-        if (!passOn(req)) notFound(ctx, req, res);
+        if (!passOn(cx)) notFound(ctx, req, res);
         return;
       }
       if (!isNavigation(ctx, req, rawPath)) {
-        if (canPassOn(req)) {
+        if (canPassOn(cx)) {
           // RFC 9110 §12.5.5: a navigation to this URL gets the page, so whatever the app answers
           // varies on Accept too (as the 404 standalone says).
           appendVary(res, 'Accept');
-          passOn(req);
+          passOn(cx);
         } else notFound(ctx, req, res, 'Accept');
         return;
       }

@@ -15,8 +15,9 @@ import {
   privateCacheControl,
 } from '../../http/basic-auth.js';
 import { compileIpRanges, parseIp, parseIpRange } from '../../http/ip.js';
-import { requestFacts, type Step, type StepContext } from '../core/context.js';
+import type { RequestFacts } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { Step, StepContext } from '../node/types.js';
 import type { Logger } from '../ops/log.js';
 import { type CorsOptions, compileCorsPreflight } from './cors.js';
 import { type RuleIssue, rulePath } from './headers.js';
@@ -447,6 +448,7 @@ function basic(
   req: IncomingMessage,
   res: ServerResponse,
   b: CompiledBasic,
+  facts: RequestFacts,
 ): boolean | Promise<boolean> {
   const { ctx, now } = st;
   const header = req.headers.authorization;
@@ -454,8 +456,8 @@ function basic(
   if (creds.kind !== 'credentials') return challenge(req, res, b);
   const pass = (): false => {
     makeResponsePrivate(res);
-    requestFacts(req).authorized = true;
-    requestFacts(req).user = creds.userId;
+    facts.authorized = true;
+    facts.user = creds.userId;
     return false;
   };
   const key = createHash('sha256').update(header!).digest('base64');
@@ -518,10 +520,10 @@ export function createAuth(
   };
   const isPreflight = compileCorsPreflight(deps.cors);
 
-  return (req, res) => {
+  return (req, res, cx) => {
     // A preflight carries no credentials; `OPTIONS *` (RFC 9112 §3.2.4) names no resource.
-    if (req.url === '*' || isPreflight(req)) return false;
-    const path = rulePath(req.url);
+    if (req.url === '*' || isPreflight(req, cx)) return false;
+    const path = rulePath(cx);
     if (path === null) {
       sendError(req, res, ERRORS.badRequest, 'The request path cannot be decoded.');
       return true;
@@ -547,9 +549,9 @@ export function createAuth(
     const b = rule.basic;
     if (b === undefined) {
       makeResponsePrivate(res); // the answer depends on the client address
-      requestFacts(req).authorized = true;
+      cx.facts.authorized = true;
       return false;
     }
-    return basic(st, req, res, b);
+    return basic(st, req, res, b, cx.facts);
   };
 }

@@ -11,9 +11,9 @@ import {
   isPreflightShaped,
 } from '../../http/cors.js';
 import { globToRegExp } from '../../http/glob.js';
-import type { Step, StepContext } from '../core/context.js';
+import { type RequestContext, resolvedPath } from '../core/context.js';
 import { addResponseHeader, addResponseVary } from '../core/response-headers.js';
-import { resolveRequestPath, targetPath } from '../static/path.js';
+import type { Step, StepContext } from '../node/types.js';
 
 /** The resolved `cors` config section (src/config/cors.ts fills in the defaults). */
 export interface CorsOptions {
@@ -40,31 +40,31 @@ export interface CorsOptions {
 
 /** The path CORS `paths` are matched against: decoded and dot-normalised as the handlers serve it
  *  (a trailing slash kept), or null when the target cannot be resolved. */
-function corsPath(url: string): string | null {
-  const raw = targetPath(url);
-  if (raw === null) return null;
-  const r = resolveRequestPath(raw, true);
-  if (r.kind !== 'ok') return null;
+function corsPath(cx: RequestContext): string | null {
+  const r = resolvedPath(cx);
+  if (r?.kind !== 'ok') return null;
   return r.trailingSlash ? `${r.path}/` : r.path;
 }
 
 /** Does CORS apply to a request target? Built once from the `cors` section (undefined: never). */
-export function compileCorsApplies(opts: CorsOptions | undefined): (url: string) => boolean {
+export function compileCorsApplies(opts: CorsOptions | undefined): (cx: RequestContext) => boolean {
   if (opts === undefined) return () => false;
   const scope: CorsScope = { paths: opts.paths?.map(globToRegExp) };
   if (scope.paths === undefined) return () => true;
-  return (url) => corsApplies(scope, corsPath(url));
+  return (cx) => corsApplies(scope, corsPath(cx));
 }
 
 /**
  * Is this request a CORS preflight that the CORS step answers (Fetch §3.2.2 shape, on a path CORS
  * applies to)? Auth lets exactly these pass; any other OPTIONS is an ordinary request to it.
  */
-export function compileCorsPreflight(opts: CorsOptions | undefined): (req: IncomingMessage) => boolean {
+export function compileCorsPreflight(
+  opts: CorsOptions | undefined,
+): (req: IncomingMessage, cx: RequestContext) => boolean {
   const applies = compileCorsApplies(opts);
-  return (req) =>
+  return (req, cx) =>
     isPreflightShaped(req.method!, req.headers.origin, req.headers['access-control-request-method']) &&
-    applies(req.url!);
+    applies(cx);
 }
 
 function setAll(res: ServerResponse, headers: readonly CorsHeader[]): void {
@@ -79,8 +79,8 @@ export function createCors(opts: CorsOptions | undefined, _ctx: StepContext): St
   const policy = compileCorsPolicy(opts);
   const applies = compileCorsApplies(opts);
 
-  return (req: IncomingMessage, res: ServerResponse): boolean => {
-    if (!applies(req.url!)) return false;
+  return (req: IncomingMessage, res: ServerResponse, cx: RequestContext): boolean => {
+    if (!applies(cx)) return false;
     const h = req.headers;
     const method = req.method!;
     const options = method === 'OPTIONS';

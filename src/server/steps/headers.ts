@@ -5,9 +5,9 @@ import type { IncomingMessage, OutgoingHttpHeader } from 'node:http';
 import { isFieldValueChar } from '../../http/chars.js';
 import { globToRegExp } from '../../http/glob.js';
 import { isToken } from '../../http/lists.js';
-import type { Step, StepContext } from '../core/context.js';
+import { type RequestContext, resolvedPath } from '../core/context.js';
 import { addDefaultHeader } from '../core/response-headers.js';
-import { resolveRequestPath, targetPath } from '../static/path.js';
+import type { Step, StepContext } from '../node/types.js';
 
 export type HeaderPreset = 'security';
 
@@ -138,11 +138,9 @@ export function headerRuleIssues(rule: HeaderRule): RuleIssue[] {
  * `//admin/./x` are under `/admin`). Null when the target cannot be resolved (malformed
  * percent-encoding, NUL, backslash, `..` above the root).
  */
-export function rulePath(url: string | undefined): string | null {
-  const raw = targetPath(url ?? '/');
-  if (raw === null) return null;
-  const r = resolveRequestPath(raw, true);
-  return r.kind === 'ok' ? r.path : null;
+export function rulePath(cx: RequestContext): string | null {
+  const r = resolvedPath(cx);
+  return r?.kind === 'ok' ? r.path : null;
 }
 
 /** A compiled path matcher over globs; undefined globs match every path. */
@@ -243,9 +241,9 @@ export function createHeaderRules(
   }
 
   const memo = new Map<string, HeaderList>();
-  return (req, res) => {
+  return (req, res, cx) => {
     // A path that cannot be resolved gets the rules without globs (its answer is an error anyway).
-    const path = rulePath(req.url);
+    const path = rulePath(cx);
     const secure = isSecure(req);
     let key = secure ? 's' : 'p';
     const matching: CompiledRule[] = [];

@@ -4,13 +4,15 @@
 //
 // JSONP bypasses CORS: any site can include the script, and the browser attaches the user's
 // cookies. Never put per-user or otherwise private data on a JSONP path.
+
 import { globToRegExp } from '../../http/glob.js';
 import { type CallbackDecision, callbackFromQuery } from '../../http/jsonp.js';
-import type { Step, StepContext } from '../core/context.js';
+import { resolveRequestPath } from '../../http/request-path.js';
+import { pathOf } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { Step, StepContext } from '../node/types.js';
 import type { FileView } from '../static/files.js';
 import { type JsonpContext, serveJsonp } from '../static/jsonp-response.js';
-import { resolveRequestPath, targetPath } from '../static/path.js';
 
 export interface JsonpOptions {
   /** URL path globs (cache-rule syntax: `*` in a segment, `**` across) where JSONP is offered. */
@@ -85,9 +87,9 @@ export function createJsonp(
     charge: (rawPath, file, bytes) => files.charge(rawPath, file, bytes),
   };
 
-  return (req, res) => {
+  return (req, res, cx) => {
     const url = req.url!;
-    const rawPath = targetPath(url);
+    const rawPath = pathOf(cx);
     if (rawPath === null || !jsonp.matches(rawPath)) return false;
     const method = req.method;
     // RFC 9110 §9.3.7: OPTIONS asks what the resource supports; answered like any other path.

@@ -20,8 +20,9 @@ import {
   type TokenBucketPolicy,
   takeToken,
 } from '../../http/rate-limit.js';
-import type { Step, StepContext } from '../core/context.js';
+import type { RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { Step, StepContext } from '../node/types.js';
 import type { RedisOptions } from '../redis/connection.js';
 import { compileGlobs, rulePath } from './headers.js';
 import { createRedisBucketStore, REDIS_RATE_LIMIT_TIMEOUT_MS } from './rate-limit-redis.js';
@@ -156,16 +157,16 @@ export function createRateLimit(
   const prefix = o.ipv6PrefixLength ?? RATE_LIMIT_DEFAULTS.ipv6PrefixLength;
   const now = deps.nowMs ?? Date.now;
   const matches = compileGlobs(o.paths);
-  const counts = (req: IncomingMessage): boolean => {
+  const counts = (cx: RequestContext): boolean => {
     if (matches === undefined) return true;
-    const path = rulePath(req.url);
+    const path = rulePath(cx);
     // An unresolvable path counts: it must not be a way around the limit.
     return path === null || matches(path);
   };
   if (o.store === 'redis') return redisRateLimit(o, policy, policyField, counts, ctx);
   const buckets = new LRUCache<string, BucketState>({ max: o.maxClients ?? RATE_LIMIT_DEFAULTS.maxClients });
-  return (req, res) => {
-    if (!counts(req)) return false;
+  return (req, res, cx) => {
+    if (!counts(cx)) return false;
     const key = bucketKey(ctx.clientAddress(req), prefix);
     const r = takeToken(buckets.get(key), policy, now());
     buckets.set(key, r.state);
@@ -203,7 +204,7 @@ function redisRateLimit(
   o: RateLimitOptions,
   policy: TokenBucketPolicy,
   policyField: string,
-  counts: (req: IncomingMessage) => boolean,
+  counts: (cx: RequestContext) => boolean,
   ctx: StepContext,
 ): Step {
   if (ctx.redis === undefined) {
@@ -218,8 +219,8 @@ function redisRateLimit(
   const prefix = o.ipv6PrefixLength ?? RATE_LIMIT_DEFAULTS.ipv6PrefixLength;
   const closed = o.redisDown === 'closed';
   const retryAfter = String(RATE_LIMIT_DEFAULTS.redisDownRetryAfterSec);
-  return async (req, res) => {
-    if (!counts(req)) return false;
+  return async (req, res, cx) => {
+    if (!counts(cx)) return false;
     const r = await store.take(bucketKey(ctx.clientAddress(req), prefix));
     if (r !== undefined) return applyDecision(req, res, r, policyField);
     if (!closed) return false;

@@ -1,6 +1,7 @@
 // Redirect steps: configured rules (ordered, first match wins), HTTP -> HTTPS for a plain listener,
 // and canonical paths (trailing slash, index.html). The decisions live in src/http/redirect.ts;
 // here they meet the request and the response.
+
 import type { ServerResponse } from 'node:http';
 import {
   applyRedirect,
@@ -12,11 +13,11 @@ import {
   RedirectRuleError,
   type RedirectStatus,
 } from '../../http/redirect.js';
-import type { Step, StepContext } from '../core/context.js';
+import { pathOf } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { writeHeadMerged } from '../core/vary.js';
+import type { Step, StepContext } from '../node/types.js';
 import type { FileView, Resource } from '../static/files.js';
-import { targetPath } from '../static/path.js';
 import { queryOf } from './jsonp.js';
 
 export interface RedirectRule {
@@ -60,9 +61,9 @@ export function createRedirects(rules: readonly RedirectRule[], _ctx: StepContex
       throw err;
     }
   });
-  return (req, res) => {
+  return (req, res, cx) => {
     const url = req.url!;
-    const rawPath = targetPath(url);
+    const rawPath = pathOf(cx);
     if (rawPath === null) return false;
     const query = queryOf(url);
     for (const c of compiled) {
@@ -152,11 +153,11 @@ export function createCanonical(o: CanonicalStepOptions, files?: FileView): Step
     return target;
   };
 
-  return (req, res) => {
+  return (req, res, cx) => {
     const method = req.method;
     if (method !== 'GET' && method !== 'HEAD') return false;
     const url = req.url!;
-    const rawPath = targetPath(url);
+    const rawPath = pathOf(cx);
     if (rawPath === null) return false;
     const target = canonicalPath(rawPath, o);
     if (target === null) return false;

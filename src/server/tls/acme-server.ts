@@ -1,7 +1,7 @@
 // What the server needs from ACME, in one piece: the manager, the HTTP-01 step for the plain-HTTP
 // listener's `before` list, and a start that puts a self-signed fallback in place first (so HTTPS
 // answers from the first connection) before the stored or newly issued certificate replaces it.
-import type { Step } from '../core/context.js';
+import type { Step } from '../node/types.js';
 import type { Logger } from '../ops/log.js';
 import { type AcmeManager, type CertificatePair, createAcmeManager } from './acme.js';
 import { createAcmeChallengeStep } from './acme-step.js';

@@ -1,7 +1,8 @@
 // The HTTP-01 answer as a request step for the plain-HTTP listener (listen.httpPort), placed before
 // the https redirect: a challenge path is answered here (RFC 8555 §8.3), anything else goes on.
-import type { Step } from '../core/context.js';
+
 import { ERRORS, sendError } from '../core/errors.js';
+import type { Step } from '../node/types.js';
 import { type AcmeChallenges, answerAcmeChallenge } from './acme-challenge.js';
 
 export function createAcmeChallengeStep(challenges: AcmeChallenges): Step {

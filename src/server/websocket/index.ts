@@ -10,9 +10,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer } from 'ws';
-import type { Tunnel } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { responseFields } from '../core/response-headers.js';
+import type { Tunnel } from '../node/types.js';
 import { deliverLocal } from './broadcast.js';
 import { onConnection } from './connection.js';
 import { buildEndpoints, closeEndpoints } from './endpoints.js';

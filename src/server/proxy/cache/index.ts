@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HeaderMap } from '../../../cache/index.js';
 import { parseIp } from '../../../http/ip.js';
-import { peekRequestFacts } from '../../core/context.js';
+import type { RequestFacts } from '../../core/context.js';
 import type { Logger } from '../../ops/log.js';
 import { primaryKey, userKey } from './keys.js';
 import { lookup } from './lookup.js';
@@ -48,8 +48,8 @@ export function createRouteCache(
   const s = createCacheState(o, logger, redis);
   s.lookup = (x, mayWait) => lookup(s, x, mayWait);
   return {
-    tryHit: (req, res) => tryHit(s, req, res),
-    handle: (req, res, ctx) => handle(s, req, res, ctx),
+    tryHit: (req, res, facts) => tryHit(s, req, res, facts),
+    handle: (req, res, ctx, facts) => handle(s, req, res, ctx, facts),
     open: () => open(s),
     storedBytes: async () => {
       const store = s.storeNow;
@@ -70,6 +70,7 @@ async function handle(
   req: IncomingMessage,
   res: ServerResponse,
   ctx: CacheRequestContext,
+  facts: RequestFacts,
 ): Promise<void> {
   const method = req.method ?? 'GET';
   if (method === 'PURGE') return purge(s, req, res, ctx);
@@ -78,8 +79,7 @@ async function handle(
     ctx.forward({});
     return;
   }
-  const facts = peekRequestFacts(req);
-  if (facts?.authorized === true) {
+  if (facts.authorized === true) {
     // An auth rule let the request through: its answer is for this user only (RFC 9111 §3.5, §7.3).
     // It bypasses the shared cache, or with perUser is kept apart under the user's id.
     const user = s.o.perUser === true ? facts.user : undefined;

@@ -10,7 +10,7 @@ import {
   varyKey,
 } from '../../../cache/index.js';
 import type { SecondaryKeyOf, StoredEntry } from '../../../cache/store/types.js';
-import { peekRequestFacts } from '../../core/context.js';
+import type { RequestFacts } from '../../core/context.js';
 import { ERRORS, sendError } from '../../core/errors.js';
 import { logCacheStatus } from '../../ops/log.js';
 import { primaryKey } from './keys.js';
@@ -46,7 +46,12 @@ export function checkedVariant(
 }
 
 /** The hit path without a promise (see RouteCache.tryHit). */
-export function tryHit(s: CacheState, req: IncomingMessage, res: ServerResponse): boolean {
+export function tryHit(
+  s: CacheState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  facts: RequestFacts,
+): boolean {
   const store = s.storeNow;
   if (store?.openBodySync === undefined) return false;
   const h = req.headers as HeaderMap;
@@ -54,7 +59,7 @@ export function tryHit(s: CacheState, req: IncomingMessage, res: ServerResponse)
   if (!isPlainRead(h) || req.headers['set-cookie'] !== undefined) return false;
   if (res.destroyed || res.getHeaderNames().length !== 0) return false;
   // Let through by an auth rule: bypassed, or kept per user (see handle in index.ts).
-  if (peekRequestFacts(req)?.authorized === true) return false;
+  if (facts.authorized === true) return false;
   const key = primaryKey(req);
   if (key === undefined) return false;
   if (store.findVariantSync === undefined) return false;

@@ -2,6 +2,7 @@
 // argument: the options worked out once, the store, the invalidation counts, the exchanges under way
 // (coalescing) and the memoised per-response timings and fields. Also the types the proxy sees
 // (RouteCache, ForwardHooks, HeadAction) and small helpers without state.
+
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -27,6 +28,7 @@ import {
 } from '../../../cache/targeted.js';
 import { deltaSeconds, parseCacheControl } from '../../../http/cache-control.js';
 import { compileIpRanges, type IpBytes } from '../../../http/ip.js';
+import type { RequestFacts } from '../../core/context.js';
 import type { Logger } from '../../ops/log.js';
 import type { RedisOptions } from '../../redis/connection.js';
 
@@ -109,8 +111,13 @@ export interface RouteCache {
    * The hit path without a promise: answers a plain GET from a fresh response already served once
    * from a store that reads synchronously (memory). False when it did not answer: call handle().
    */
-  tryHit(req: IncomingMessage, res: ServerResponse): boolean;
-  handle(req: IncomingMessage, res: ServerResponse, ctx: CacheRequestContext): Promise<void>;
+  tryHit(req: IncomingMessage, res: ServerResponse, facts: RequestFacts): boolean;
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    ctx: CacheRequestContext,
+    facts: RequestFacts,
+  ): Promise<void>;
   /** Opens the store now; rejects, naming the store, when it cannot be opened. */
   open(): Promise<void>;
   /** Bytes the store accounts to entries (CacheStore.sizeBytes, read afresh from a shared store); 0 before it is open. */

@@ -1,5 +1,5 @@
 // Request target -> safe relative path under the root. Pure string work; the filesystem
-// checks (containment after realpath, symlinks) live in files.ts.
+// checks (containment after realpath, symlinks) live in server/static/files.ts.
 
 export type PathResult =
   | { readonly kind: 'ok'; readonly path: string; readonly trailingSlash: boolean }

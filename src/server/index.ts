@@ -12,6 +12,20 @@ export { type FileReply, type Reply, type ReplyHeaders, reply } from './routes/r
 export type { Route } from './routes/routes.js';
 export { AssetPathError, type AssetUrlServer, assetUrl } from './static/asset-url.js';
 export { createStaticHandler } from './static/handler.js';
+export { MANIFEST_NAME } from './static/hash-manifest.js';
+export {
+  CODINGS,
+  type Coding,
+  DEFAULT_MIN_BYTES,
+  formatKB,
+  formatSummary,
+  type PrecompressEvents,
+  type PrecompressOptions,
+  type PrecompressReport,
+  precompressDir,
+  type SiblingAction,
+} from './static/precompress.js';
+export { ZSTD_AVAILABLE } from './static/zstd.js';
 export type { TlsListener, TlsServer } from './tls/listener.js';
 export type { AcmeOptions, TlsOptions } from './tls/options.js';
 export type { WebSocketEndpoint, WebSocketHandler } from './websocket/index.js';

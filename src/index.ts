@@ -5,6 +5,8 @@ import { parseConfig, toServerOptions } from './config/load.js';
 import type { GatehouseConfigInput } from './config/schema.js';
 import { createGatehouse, type Gatehouse, type GatehouseDeps } from './server/index.js';
 
+export type { InspectResult } from './certs/inspect.js';
+export type { IssuedPem, IssueOptions } from './certs/x509.js';
 export { type DiskTier, type DiskTierOptions, diskTier } from './client/node/disk-tier.js';
 export { ConfigError, loadConfig, parseConfig } from './config/load.js';
 export type { GatehouseConfig, GatehouseConfigInput } from './config/schema.js';
@@ -21,9 +23,6 @@ export {
   createWebSocketEndpoints,
   type Gatehouse,
   type GatehouseDeps,
-  type InspectResult,
-  type IssuedPem,
-  type IssueOptions,
   type Reply,
   type ReplyHeaders,
   type Route,
@@ -44,38 +43,38 @@ export function createServer(input: GatehouseConfigInput = {}, deps: GatehouseDe
 }
 
 // The certificate tools load @peculiar/x509 when first called, not with the server (~16 MB, ~0.1 s).
-type Dev = typeof import('./server/tls/dev-ca.js');
-type Inspect = typeof import('./server/tls/inspect.js');
+type Dev = typeof import('./certs/dev-ca.js');
+type Inspect = typeof import('./certs/inspect.js');
 type Check = typeof import('./inspect/index.js');
-type X509 = typeof import('./server/tls/x509.js');
+type X509 = typeof import('./certs/x509.js');
 
-/** A certificate (ECDSA P-256 by default), self-signed or from `issuer` (tls/x509.ts). */
+/** A certificate (ECDSA P-256 by default), self-signed or from `issuer` (certs/x509.ts). */
 export async function issueCertificate(
   ...a: Parameters<X509['issueCertificate']>
 ): ReturnType<X509['issueCertificate']> {
-  return (await import('./server/tls/x509.js')).issueCertificate(...a);
+  return (await import('./certs/x509.js')).issueCertificate(...a);
 }
-/** The local development CA and its localhost leaf, made once (tls/dev-ca.ts). */
+/** The local development CA and its localhost leaf, made once (certs/dev-ca.ts). */
 export async function ensureDevCertificate(
   ...a: Parameters<Dev['ensureDevCertificate']>
 ): ReturnType<Dev['ensureDevCertificate']> {
-  return (await import('./server/tls/dev-ca.js')).ensureDevCertificate(...a);
+  return (await import('./certs/dev-ca.js')).ensureDevCertificate(...a);
 }
 /** How to trust the development CA, per system (the lines `serve --https` prints). */
 export async function devTrustInstructions(...a: Parameters<Dev['devTrustInstructions']>): Promise<string> {
-  return (await import('./server/tls/dev-ca.js')).devTrustInstructions(...a);
+  return (await import('./certs/dev-ca.js')).devTrustInstructions(...a);
 }
 /** What `gatehouse cert FILE` checks. */
 export async function inspectFile(
   ...a: Parameters<Inspect['inspectFile']>
 ): ReturnType<Inspect['inspectFile']> {
-  return (await import('./server/tls/inspect.js')).inspectFile(...a);
+  return (await import('./certs/inspect.js')).inspectFile(...a);
 }
 /** What `gatehouse cert HOST[:PORT]` checks, live. */
 export async function inspectLive(
   ...a: Parameters<Inspect['inspectLive']>
 ): ReturnType<Inspect['inspectLive']> {
-  return (await import('./server/tls/inspect.js')).inspectLive(...a);
+  return (await import('./certs/inspect.js')).inspectLive(...a);
 }
 /** `gatehouse check URL` as a library: requests the site and returns the report (src/inspect). */
 export async function checkUrl(...a: Parameters<Check['checkUrl']>): ReturnType<Check['checkUrl']> {

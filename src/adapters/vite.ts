@@ -9,19 +9,19 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import type { Connect, Plugin, PreviewServer, ResolvedConfig, Logger as ViteLogger } from 'vite';
 import { checkCommand } from '../cli/check.js';
+import { parseConfig } from '../config/load.js';
+import type { GatehouseConfigInput } from '../config/schema.js';
+import { forTerminal } from '../http/terminal.js';
+import { createHandler, type GatehouseHandler } from '../node.js';
 import {
   type Coding,
   DEFAULT_MIN_BYTES,
   formatSummary,
   type PrecompressOptions,
   precompressDir,
-} from '../cli/precompress.js';
-import { parseConfig } from '../config/load.js';
-import type { GatehouseConfigInput } from '../config/schema.js';
-import { forTerminal } from '../http/terminal.js';
-import { createHandler, type GatehouseHandler } from '../node.js';
+  ZSTD_AVAILABLE,
+} from '../server/index.js';
 import type { Logger } from '../server/ops/log.js';
-import { ZSTD_AVAILABLE } from '../server/static/zstd.js';
 import { answerAtMount } from './shared.js';
 
 export type { GatehouseConfigInput } from '../node.js';

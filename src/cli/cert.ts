@@ -5,9 +5,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { forTerminal, jsonForTerminal } from '../http/terminal.js';
-import { referenceIdentity } from '../server/tls/checks.js';
-import { existingDevCaPath } from '../server/tls/dev-ca.js';
+import { referenceIdentity } from '../certs/checks.js';
+import { existingDevCaPath } from '../certs/dev-ca.js';
 import {
   type CheckOptions,
   type InspectReport,
@@ -15,7 +14,8 @@ import {
   inspectFile,
   inspectLive,
   parsePemCertificates,
-} from '../server/tls/inspect.js';
+} from '../certs/inspect.js';
+import { forTerminal, jsonForTerminal } from '../http/terminal.js';
 import { type FlagTable, parseFlags } from './args.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 

@@ -2,6 +2,7 @@
 import cluster from 'node:cluster';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { devNameProblem, devNameWarning } from '../certs/dev-names.js';
 import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
 import type { GatehouseConfig, GatehouseConfigInput } from '../config/schema.js';
 import { closestName } from '../config/suggest.js';
@@ -9,7 +10,6 @@ import { isToken } from '../http/lists.js';
 import { forTerminal, forTerminalLines } from '../http/terminal.js';
 import { createGatehouse } from '../server/app/gatehouse.js';
 import { createLogger, dropWriteErrors } from '../server/ops/log.js';
-import { devNameProblem, devNameWarning } from '../server/tls/dev-names.js';
 import { WebSocketConfigError } from '../server/websocket/index.js';
 
 export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
@@ -273,9 +273,7 @@ function announce(config: GatehouseConfig, configFile: string | undefined): void
 
 /** serve --https: makes the dev CA and leaf now (idempotent) so the trust lines come before listening. */
 async function announceDevCa(names: readonly string[]): Promise<void> {
-  const { devLeafHosts, devTrustInstructions, ensureDevCertificate } = await import(
-    '../server/tls/dev-ca.js'
-  );
+  const { devLeafHosts, devTrustInstructions, ensureDevCertificate } = await import('../certs/dev-ca.js');
   const dev = await ensureDevCertificate({ names });
   process.stdout.write(
     dev.created.ca

@@ -8,14 +8,14 @@ import { constants, existsSync } from 'node:fs';
 import { access, copyFile, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { forTerminal, forTerminalLines } from '../http/terminal.js';
 import {
   devCaPaths,
   devDataDir,
   devTrustInstructions,
   ensureDevCa,
   existingDevCaPath,
-} from '../server/tls/dev-ca.js';
+} from '../certs/dev-ca.js';
+import { forTerminal, forTerminalLines } from '../http/terminal.js';
 import { type FlagTable, parseFlags } from './args.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 

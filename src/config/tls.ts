@@ -1,8 +1,8 @@
 // Config of the TLS listener: certificate files, SNI names, ACME and the dev CA. Paths are relative
 // to the config file (load.ts resolves them); checks that need the files happen when the server starts.
 import { z } from 'zod';
+import { devNameProblem } from '../certs/dev-names.js';
 import { blockedForHttp2, DEFAULT_CIPHERS, isTls13Suite, knownCipher } from '../server/tls/ciphers.js';
-import { devNameProblem } from '../server/tls/dev-names.js';
 import {
   SECRET_MAX_BYTES,
   SECRET_MIN_BYTES,

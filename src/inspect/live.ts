@@ -9,8 +9,8 @@ import http2 from 'node:http2';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import tls from 'node:tls';
-import { existingDevCaPath } from '../server/tls/dev-ca.js';
-import { inspectLive, parsePemCertificates } from '../server/tls/inspect.js';
+import { existingDevCaPath } from '../certs/dev-ca.js';
+import { inspectLive, parsePemCertificates } from '../certs/inspect.js';
 import { type AddressState, admitAddress, classifyAddress, noteAddress } from './address-policy.js';
 import { assetTargets } from './assets.js';
 import { field } from './exchange.js';
@@ -51,7 +51,7 @@ export interface CheckOptions {
   allowPrivate?: boolean;
   /** Resolves host names (default dns.lookup); every address it gives is checked before connecting. */
   lookup?: LookupFunction;
-  /** Where Gatehouse's development CA is looked for (default: dev-ca.ts devDataDir()); tests set it. */
+  /** Where Gatehouse's development CA is looked for (default: certs/dev-ca.ts devDataDir()); tests set it. */
   dataDir?: string;
 }
 

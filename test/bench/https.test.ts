@@ -1,7 +1,7 @@
 // The HTTPS bench rows (issue 15 §7): h2load's summary parsed table-style, and `node bench/https.mjs`
 // itself run briefly end to end (h2load from nghttp2-client, which .ci/run installs; nginx optional).
 // npm test builds first; run alone, build first (npm run build): the bench makes its certificate with
-// dist/server/tls/x509.js and starts bin/gatehouse.js.
+// dist/certs/x509.js and starts bin/gatehouse.js.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';

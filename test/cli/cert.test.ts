@@ -7,9 +7,9 @@ import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ensureDevCertificate } from '../../src/certs/dev-ca.js';
 import { certCommand, parseTarget } from '../../src/cli/cert.js';
 import { parseServeFlags } from '../../src/cli/main.js';
-import { ensureDevCertificate } from '../../src/server/tls/dev-ca.js';
 import { DAY_MS, leafFor, selfSigned, serveTls, testPki, unknownCaPki } from '../helpers/certs.js';
 
 const BIN = join(import.meta.dirname, '../../bin/gatehouse.js');

@@ -1,8 +1,8 @@
 // A test PKI made in the test process (RFC 5280): a root CA, an intermediate, and leaves with chosen
 // SANs and validity windows. Keys are made once per process (ECDSA P-256 is fast) and reused.
-import { type IssuedPem, type IssueOptions, issueCertificate } from '../../src/server/tls/x509.js';
+import { type IssuedPem, type IssueOptions, issueCertificate } from '../../src/certs/x509.js';
 
-export type { IssuedPem } from '../../src/server/tls/x509.js';
+export type { IssuedPem } from '../../src/certs/x509.js';
 
 export const DAY_MS = 86_400_000;
 

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createServer } from 'node:tls';
 import * as x509 from '@peculiar/x509';
+import { type KeyFacts, keyStrength } from '../../src/certs/checks.js';
 import { certCommand } from '../../src/cli/cert.js';
-import { type KeyFacts, keyStrength } from '../../src/server/tls/checks.js';
 import { DAY_MS, testPki } from '../helpers/certs.js';
 
 const cryptoImpl = webcrypto as unknown as Crypto;

@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { hostnameMatches, referenceIdentity } from '../../src/certs/checks.js';
+import { issueCertificate } from '../../src/certs/x509.js';
 import { certCommand } from '../../src/cli/cert.js';
-import { hostnameMatches, referenceIdentity } from '../../src/server/tls/checks.js';
-import { issueCertificate } from '../../src/server/tls/x509.js';
 import { DAY_MS, leafFor, leafWithRawSans, serveTls, testPki } from '../helpers/certs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-attack-'));

@@ -99,7 +99,7 @@ function tlsStartError(reason: string): Error {
   return Object.assign(new Error(`tls: ${reason}`), { code: 'GATEHOUSE_TLS' });
 }
 
-/** The first certificates: the dev CA's leaf (made once, tls/dev-ca.ts) or the files. */
+/** The first certificates: the dev CA's leaf (made once, certs/dev-ca.ts) or the files. */
 async function loadCertificates(p: ServerParts): Promise<void> {
   const tls = p.tls!;
   // ACME: the self-signed fallback at once, a stored certificate if there is one; orders and renewals
@@ -115,7 +115,7 @@ async function loadCertificates(p: ServerParts): Promise<void> {
     await p.started.acme.start();
   }
   if (p.options.tls?.dev === true) {
-    const { ensureDevCertificate } = await import('../tls/dev-ca.js');
+    const { ensureDevCertificate } = await import('../../certs/dev-ca.js');
     const dev = await ensureDevCertificate({ names: p.options.tls.names }).catch((err: Error) => {
       throw tlsStartError(`the development certificate could not be made: ${err.message}`);
     });

@@ -1,12 +1,12 @@
 // What the server needs from ACME, in one piece: the manager, the HTTP-01 step for the plain-HTTP
 // listener's `before` list, and a start that puts a self-signed fallback in place first (so HTTPS
 // answers from the first connection) before the stored or newly issued certificate replaces it.
+import { issueCertificate } from '../../certs/x509.js';
 import type { Step } from '../node/types.js';
 import type { Logger } from '../ops/log.js';
 import { type AcmeManager, type CertificatePair, createAcmeManager } from './acme.js';
 import { createAcmeChallengeStep } from './acme-step.js';
 import type { AcmeOptions } from './options.js';
-import { issueCertificate } from './x509.js';
 
 /** The fallback's lifetime: it is made again at every start, and only serves until ACME succeeds. */
 const FALLBACK_LIFETIME_MS = 30 * 86_400_000;

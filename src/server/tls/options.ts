@@ -42,7 +42,7 @@ export interface TlsOptions {
   acme?: AcmeOptions | undefined;
   /** The local development CA (`gatehouse serve --https`): a leaf for localhost, 127.0.0.1, ::1. */
   dev: boolean;
-  /** With dev: more names and addresses on the development leaf (dev-names.ts). */
+  /** With dev: more names and addresses on the development leaf (src/certs/dev-names.ts). */
   names?: string[] | undefined;
   /** Offer HTTP/2 by ALPN (default true); HTTP/1.1 is always offered. */
   http2: boolean;

@@ -30,8 +30,8 @@ import {
   devTrustInstructions,
   ensureDevCertificate,
   existingDevCaPath,
-} from '../../src/server/tls/dev-ca.js';
-import { issueCertificate } from '../../src/server/tls/x509.js';
+} from '../../src/certs/dev-ca.js';
+import { issueCertificate } from '../../src/certs/x509.js';
 import { DAY_MS, unknownCaPki } from '../helpers/certs.js';
 
 const dirs: string[] = [];
@@ -260,7 +260,7 @@ describe('ensureDevCertificate', () => {
 
   it('two processes starting at once make one CA', async () => {
     const dataDir = tempDir();
-    const mod = new URL('../../src/server/tls/dev-ca.ts', import.meta.url).href;
+    const mod = new URL('../../src/certs/dev-ca.ts', import.meta.url).href;
     const code = `const m = await import(${JSON.stringify(mod)});
       const r = await m.ensureDevCertificate({ dataDir: ${JSON.stringify(dataDir)} });
       process.stdout.write(JSON.stringify({ ca: r.created.ca, cert: r.certPem }));`;

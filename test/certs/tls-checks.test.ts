@@ -11,9 +11,9 @@ import {
   evaluateChecks,
   referenceIdentity,
   timeCheck,
-} from '../../src/server/tls/checks.js';
-import { toChainCert } from '../../src/server/tls/inspect.js';
-import { issueCertificate } from '../../src/server/tls/x509.js';
+} from '../../src/certs/checks.js';
+import { toChainCert } from '../../src/certs/inspect.js';
+import { issueCertificate } from '../../src/certs/x509.js';
 import { leafFor, selfSigned, testPki, unknownCaPki } from '../helpers/certs.js';
 
 describe('referenceIdentity', () => {

@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import tls from 'node:tls';
 import * as x509 from '@peculiar/x509';
+import { DevCaError, devCaPaths, ensureDevCa, ensureDevCertificate } from '../../src/certs/dev-ca.js';
+import { devNameProblem, devNameWarning, normalizeDevName } from '../../src/certs/dev-names.js';
 import { parseServeFlags, UsageError } from '../../src/cli/main.js';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
-import { DevCaError, devCaPaths, ensureDevCa, ensureDevCertificate } from '../../src/server/tls/dev-ca.js';
-import { devNameProblem, devNameWarning, normalizeDevName } from '../../src/server/tls/dev-names.js';
 
 const base = mkdtempSync(join(tmpdir(), 'gatehouse-devca-names-'));
 after(() => rmSync(base, { recursive: true, force: true }));

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import tls from 'node:tls';
 import * as x509 from '@peculiar/x509';
-import { issueCertificate } from '../../src/server/tls/x509.js';
+import { issueCertificate } from '../../src/certs/x509.js';
 import { DAY_MS, leafFor, selfSigned, testPki, unknownCaPki } from '../helpers/certs.js';
 
 /** Serves `cert` (a chain) on 127.0.0.1:0 and connects with `ca`; resolves with the client's verdict. */

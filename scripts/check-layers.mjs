@@ -25,6 +25,7 @@ const FLOORS = {
   'ops/log.ts': 1, // services
   'redis/': 1,
   'files/': 1,
+  'node/types.ts': 1, // the kernel's types as the Node transport instantiates them, for the features
   'static/': 2, // features
   'proxy/': 2,
   'websocket/': 2,
@@ -32,10 +33,10 @@ const FLOORS = {
   'steps/': 2,
   'ops/health.ts': 2,
   'ops/metrics': 2,
-  'node/': 3, // transports
-  'tls/': 3,
-  'app/': 4, // the composition root
-  'index.ts': 5, // the server's public face
+  'node/': 3, // the Node transport: node:http, Upgrade handling, pipelining, client errors
+  'tls/': 4, // HTTPS and HTTP/2 on the Node transport, ACME, session tickets
+  'app/': 5, // the composition root
+  'index.ts': 6, // the server's public face
 };
 
 /** What the kernel (floor 0) may import besides itself: these src/ folders, and no node: module below. */

@@ -112,7 +112,7 @@ class FileChangedError extends Error {}
 /**
  * Compressible regular files under `root` of at least `minBytes`, sorted by path. Symlinks, existing .br/.gz
  * files and dot folders are skipped, except /.well-known at the top, the one dot folder the static handler
- * serves by default (path.ts).
+ * serves by default (http/request-path.ts).
  */
 async function findCandidates(
   root: string,

@@ -4,6 +4,7 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { forTerminal } from '../http/terminal.js';
+import { nodeFiles } from '../server/files/node.js';
 import { AssetPathError, assetVersion } from '../server/static/asset-url.js';
 import {
   entryFor,
@@ -90,7 +91,7 @@ export async function hashCommand(args: string[], io: HashIo): Promise<number> {
   }
   for (const [dir, entries] of manifests) {
     try {
-      await updateManifest(dir, entries);
+      await updateManifest(nodeFiles, dir, entries);
     } catch (err) {
       const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
       io.stderr.write(`gatehouse hash: ${forTerminal(`${MANIFEST_NAME} not written in ${dir}: ${why}`)}\n`);

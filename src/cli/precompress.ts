@@ -19,6 +19,7 @@ import {
   constants as zc,
 } from 'node:zlib';
 import { forTerminal } from '../http/terminal.js';
+import { nodeFiles } from '../server/files/node.js';
 import { hashFile } from '../server/static/content-hashes.js';
 import {
   entryFor,
@@ -432,7 +433,7 @@ async function recordHashes(root: string, onError: (path: string, message: strin
       onError(relDir || '.', errorMessage(err));
       return;
     }
-    const old = await readManifest(absDir);
+    const old = await readManifest(nodeFiles, absDir);
     const updates = new Map<string, ManifestEntry>();
     for (const entry of entries) {
       const absPath = join(absDir, entry.name);
@@ -448,7 +449,7 @@ async function recordHashes(root: string, onError: (path: string, message: strin
         if (before.size < MANIFEST_MIN_FILE_BYTES) continue;
         const kept = old.kind === 'ok' ? old.entries.get(entry.name) : undefined;
         if (kept !== undefined && entryMatches(kept, before)) continue;
-        const hash = await hashFile(absPath);
+        const hash = await hashFile(nodeFiles, absPath);
         const after = await stat(absPath);
         if (sameVersion(before, after) && before.ctimeMs === after.ctimeMs)
           updates.set(entry.name, entryFor(after, hash));
@@ -458,7 +459,7 @@ async function recordHashes(root: string, onError: (path: string, message: strin
     }
     if (updates.size === 0) return;
     try {
-      await updateManifest(absDir, updates);
+      await updateManifest(nodeFiles, absDir, updates);
     } catch (err) {
       onError(relDir ? `${relDir}/${MANIFEST_NAME}` : MANIFEST_NAME, errorMessage(err));
     }

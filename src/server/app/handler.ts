@@ -9,6 +9,7 @@ import { type PassOn, type StepContext, setPassOn } from '../core/context.js';
 import { createEntry, type Entry, normalMount, type UpgradeListener } from '../core/entry.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { refuseBadHead } from '../core/request-head.js';
+import type { FileAccess } from '../files/access.js';
 import { createHealth, type Health } from '../ops/health.js';
 import { accessLogger, createLogger, type Logger } from '../ops/log.js';
 import { createMetrics, type Metrics } from '../ops/metrics.js';
@@ -46,6 +47,8 @@ export interface GatehouseDeps {
    * A path the files refuse (a dotfile, a symlink out of the root) is never passed on.
    */
   otherMethodsOnFiles?: 'pass-on' | '405';
+  /** What the static handler reads files through (server/files/access.ts); node:fs when absent. */
+  files?: FileAccess;
 }
 
 /** The pipeline and the parts behind it (one per createGatehouse / createHandler call). */
@@ -79,6 +82,7 @@ export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host
       logger.error({ err, method: req.method, url: req.url }, 'request failed'),
     onWarning: (message) => logger.warn(message),
     otherMethodsOnFiles: deps.otherMethodsOnFiles,
+    files: deps.files,
   });
   const redis = createRedisPool(options.redis, logger);
   // A configured Redis is connected at start, whatever uses it and whenever: one that cannot be

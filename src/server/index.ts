@@ -2,10 +2,13 @@
 // export from it. Where things are: core/ is the pipeline createHandler builds (the one entry, the steps'
 // contract, errors, response fields); steps/ the policy steps, one file each, and their order; static/,
 // proxy/, websocket/ and routes/ the handlers; tls/ the TLS listener and certificates; ops/ logs,
-// metrics and health; app/ the listener createGatehouse puts around the core; redis/ the shared connections.
+// metrics and health; app/ the listener createGatehouse puts around the core; redis/ the shared connections;
+// files/ the file access the static handler reads through (node:fs by default).
 export { createGatehouse, type Gatehouse, type GatehouseDeps } from './app/gatehouse.js';
 export { createHandler, type GatehouseHandler } from './app/handler.js';
 export type { CacheRule, ServerOptions } from './app/options.js';
+export type { DirEntry, FileAccess, FileStats, OpenFile } from './files/access.js';
+export { createNodeFiles, type NodeFilesOptions, nodeFiles } from './files/node.js';
 export { createLogger } from './ops/log.js';
 export { type FileReply, type Reply, type ReplyHeaders, reply } from './routes/reply.js';
 export type { Route } from './routes/routes.js';

@@ -6,11 +6,11 @@
 // of its per-round ratio to the first build (measured minutes apart at most, so load changes between
 // rounds cancel out).
 //
-//   node bench/builds.mjs [--scenario 1k|304] [--rounds 5] [--seconds 3] CHECKOUT...
+//   node bench/builds.mjs [--scenario 1k|304|150k] [--rounds 5] [--seconds 3] CHECKOUT...
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readCpuSec } from './lib/cpu.mjs';
-import { createFixture } from './lib/fixture.mjs';
+import { createFixture, FIXTURE } from './lib/fixture.mjs';
 import { probe } from './lib/http-probe.mjs';
 import { freePort, startServerProcess, stopAll } from './lib/proc.mjs';
 import { ensureWrk, runWrk } from './lib/wrk.mjs';
@@ -25,12 +25,17 @@ const { values: opts, positionals } = parseArgs({
 });
 if (positionals.length < 2) {
   console.error(
-    'usage: node bench/builds.mjs [--scenario 1k|304] [--rounds N] [--seconds S] CHECKOUT CHECKOUT...',
+    'usage: node bench/builds.mjs [--scenario 1k|304|150k] [--rounds N] [--seconds S] CHECKOUT CHECKOUT...',
   );
   process.exit(2);
 }
+const PATHS = { '1k': FIXTURE.small.path, 304: FIXTURE.html.path, '150k': FIXTURE.large.path };
+if (!(opts.scenario in PATHS)) {
+  console.error(`builds: --scenario is one of ${Object.keys(PATHS).join(', ')}`);
+  process.exit(2);
+}
 const conditional = opts.scenario === '304';
-const path = conditional ? '/index.html' : '/1k.txt';
+const path = PATHS[opts.scenario];
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 ensureWrk();

@@ -8,20 +8,19 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import type { Connect, Plugin, PreviewServer, ResolvedConfig, Logger as ViteLogger } from 'vite';
-import { checkCommand } from '../cli/check.js';
-import { parseConfig } from '../config/load.js';
-import type { GatehouseConfigInput } from '../config/schema.js';
-import { forTerminal } from '../http/terminal.js';
-import { createHandler, type GatehouseHandler } from '../node.js';
 import {
   type Coding,
   DEFAULT_MIN_BYTES,
   formatSummary,
   type PrecompressOptions,
   precompressDir,
-  ZSTD_AVAILABLE,
-} from '../server/index.js';
-import type { Logger } from '../server/ops/log.js';
+} from '../build/precompress.js';
+import { checkCommand } from '../cli/check.js';
+import { parseConfig } from '../config/load.js';
+import type { GatehouseConfigInput } from '../config/schema.js';
+import { forTerminal } from '../http/terminal.js';
+import { createHandler, type GatehouseHandler } from '../node.js';
+import { type Logger, ZSTD_AVAILABLE } from '../server/index.js';
 import { answerAtMount } from './shared.js';
 
 export type { GatehouseConfigInput } from '../node.js';

@@ -4,13 +4,15 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { forTerminal } from '../http/terminal.js';
-import { AssetPathError, assetVersion } from '../server/static/asset-url.js';
 import {
+  AssetPathError,
+  assetVersion,
   entryFor,
   MANIFEST_NAME,
   type ManifestEntry,
+  nodeFiles,
   updateManifest,
-} from '../server/static/hash-manifest.js';
+} from '../server/index.js';
 import { type FlagTable, parseFlags } from './args.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
@@ -90,7 +92,7 @@ export async function hashCommand(args: string[], io: HashIo): Promise<number> {
   }
   for (const [dir, entries] of manifests) {
     try {
-      await updateManifest(dir, entries);
+      await updateManifest(nodeFiles, dir, entries);
     } catch (err) {
       const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
       io.stderr.write(`gatehouse hash: ${forTerminal(`${MANIFEST_NAME} not written in ${dir}: ${why}`)}\n`);

@@ -1,18 +1,17 @@
-// gatehouse precompress DIR: the command over the library in server/static/precompress.ts (which writes
+// gatehouse precompress DIR: the command over the library in build/precompress.ts (which writes
 // FILE.br and FILE.gz, and FILE.zst with --zstd, beside the compressible files of a build folder): its
 // flags, the progress bar on a terminal, the dry-run lines and the summary.
 import { stat } from 'node:fs/promises';
-import { forTerminal } from '../http/terminal.js';
 import {
   CODINGS,
   DEFAULT_MIN_BYTES,
   formatKB,
   formatSummary,
-  MANIFEST_NAME,
   type PrecompressOptions,
   precompressDir,
-  ZSTD_AVAILABLE,
-} from '../server/index.js';
+} from '../build/precompress.js';
+import { forTerminal } from '../http/terminal.js';
+import { MANIFEST_NAME, ZSTD_AVAILABLE } from '../server/index.js';
 import { type FlagTable, parseFlags } from './args.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { precompressDir } from '../../src/build/precompress.js';
 import { type CommandIO, precompressCommand } from '../../src/cli/precompress.js';
-import { precompressDir } from '../../src/server/static/precompress.js';
 
 const scratch: string[] = [];
 after(() => Promise.all(scratch.map((d) => rm(d, { recursive: true, force: true }))));

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { nodeFiles } from '../../src/server/files/node.js';
 import {
   entryFor,
   entryMatches,
@@ -102,9 +103,9 @@ describe('manifest files', () => {
 
   it('absent -> absent; larger than the bound -> ignored without parsing', async () => {
     const d = mkdtempSync(join(dir, 'a-'));
-    assert.deepEqual(await readManifest(d), { kind: 'absent' });
+    assert.deepEqual(await readManifest(nodeFiles, d), { kind: 'absent' });
     writeFileSync(join(d, MANIFEST_NAME), Buffer.alloc(MAX_MANIFEST_BYTES + 1, 0x20));
-    const r = await readManifest(d);
+    const r = await readManifest(nodeFiles, d);
     assert.equal(r.kind, 'ignored');
     assert.match((r as { reason: string }).reason, /larger than/);
   });
@@ -114,12 +115,12 @@ describe('manifest files', () => {
     for (const n of ['a', 'b', 'c']) writeFileSync(join(d, n), n);
     const e = (n: string) => entryFor(statSync(join(d, n)), HASH);
     await Promise.all([
-      updateManifest(d, new Map([['a', e('a')]])),
-      updateManifest(d, new Map([['b', e('b')]])),
-      updateManifest(d, new Map([['ghost', e('c')]])),
+      updateManifest(nodeFiles, d, new Map([['a', e('a')]])),
+      updateManifest(nodeFiles, d, new Map([['b', e('b')]])),
+      updateManifest(nodeFiles, d, new Map([['ghost', e('c')]])),
     ]);
     rmSync(join(d, 'a'));
-    await updateManifest(d, new Map([['c', e('c')]]));
+    await updateManifest(nodeFiles, d, new Map([['c', e('c')]]));
     const r = parseManifest(readFileSync(join(d, MANIFEST_NAME), 'utf8'));
     assert.ok(r.ok);
     assert.deepEqual([...r.entries.keys()].sort(), ['b', 'c']);

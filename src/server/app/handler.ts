@@ -10,6 +10,7 @@ import { createEntry } from '../core/entry.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { normalMount } from '../core/mount.js';
 import { refuseBadHead } from '../core/request-head.js';
+import type { FileAccess } from '../files/access.js';
 import { type Entry, nodeEntry, type UpgradeListener } from '../node/entry.js';
 import type { StepContext } from '../node/types.js';
 import { createHealth, type Health } from '../ops/health.js';
@@ -49,6 +50,8 @@ export interface GatehouseDeps {
    * A path the files refuse (a dotfile, a symlink out of the root) is never passed on.
    */
   otherMethodsOnFiles?: 'pass-on' | '405';
+  /** What the static handler reads files through (server/files/access.ts); node:fs when absent. */
+  files?: FileAccess;
 }
 
 /** The pipeline and the parts behind it (one per createGatehouse / createHandler call). */
@@ -82,6 +85,7 @@ export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host
       logger.error({ err, method: req.method, url: req.url }, 'request failed'),
     onWarning: (message) => logger.warn(message),
     otherMethodsOnFiles: deps.otherMethodsOnFiles,
+    files: deps.files,
   });
   const redis = createRedisPool(options.redis, logger);
   // A configured Redis is connected at start, whatever uses it and whenever: one that cannot be

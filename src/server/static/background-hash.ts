@@ -3,10 +3,9 @@
 // only when the open descriptor was the requested version before and after reading (fstat), so a file
 // replaced while it was read never gets the old version's hash.
 import { createHash } from 'node:crypto';
-import type { Stats } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { CONTENT_HASH_CHARS } from '../../http/file-validators.js';
+import type { FileAccess, FileStats, OpenFile } from '../files/access.js';
 
 /** Files hashed at once (the box serving may have two cores). */
 const CONCURRENCY = 2;
@@ -17,7 +16,7 @@ const CHUNK_BYTES = 1024 * 1024;
 export interface HashJobResult {
   readonly absPath: string;
   readonly fingerprint: string;
-  readonly stats: Stats;
+  readonly stats: FileStats;
   readonly hash: string;
 }
 
@@ -32,7 +31,8 @@ export class BackgroundHasher {
   private closed = false;
 
   constructor(
-    private readonly fingerprintOf: (st: Stats) => string,
+    private readonly files: FileAccess,
+    private readonly fingerprintOf: (st: FileStats) => string,
     private readonly onDone: (r: HashJobResult) => void,
     private readonly onError: (absPath: string, err: unknown) => void,
   ) {}
@@ -78,9 +78,9 @@ export class BackgroundHasher {
   }
 
   private async hashOne(absPath: string, fingerprint: string): Promise<HashJobResult | undefined> {
-    let fh: FileHandle;
+    let fh: OpenFile;
     try {
-      fh = await open(absPath, 'r');
+      fh = await this.files.open(absPath);
     } catch {
       return undefined; // gone since: the next resolve sees that
     }
@@ -88,7 +88,7 @@ export class BackgroundHasher {
       const before = await fh.stat();
       if (this.fingerprintOf(before) !== fingerprint) return undefined;
       const h = createHash('sha256');
-      const stream = fh.createReadStream({ autoClose: false, highWaterMark: CHUNK_BYTES });
+      const stream = fh.stream(0, undefined, CHUNK_BYTES);
       this.running.add(stream);
       try {
         for await (const chunk of stream) h.update(chunk as Buffer);

@@ -1,23 +1,26 @@
 // Body sending for one variant: byte ranges (206, multipart/byteranges) and file streaming.
-import { createReadStream } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { type ByteRange, formatContentRange, multipartByterangesParts } from '../../http/range.js';
 import { writeHeadMerged } from '../core/vary.js';
+import type { FileAccess, OpenFile } from '../files/access.js';
 import { type FileResource, statFingerprint, type Variant } from './files.js';
 
-/** Where streamed bytes come from: the variant's path, or a descriptor the caller opened and closes. */
-export type FileSource = string | FileHandle;
+/** Where streamed bytes come from: the variant's path, or a file the caller opened and closes. */
+export type FileSource = string | OpenFile;
 
 /**
- * Opens `path` and returns the handle only when it is still the file version `fingerprint` names
- * (fstat of the open descriptor, so what is streamed from it is that version); else undefined.
+ * Opens `path` and returns it only when it is still the file version `fingerprint` names (the stat
+ * of the open file, so what is streamed from it is that version); else undefined.
  */
-export async function openUnchanged(path: string, fingerprint: string): Promise<FileHandle | undefined> {
-  let fh: FileHandle;
+export async function openUnchanged(
+  files: FileAccess,
+  path: string,
+  fingerprint: string,
+): Promise<OpenFile | undefined> {
+  let fh: OpenFile;
   try {
-    fh = await open(path, 'r');
+    fh = await files.open(path);
   } catch {
     return undefined;
   }
@@ -31,6 +34,7 @@ export async function openUnchanged(path: string, fingerprint: string): Promise<
 }
 
 export async function sendRanges(
+  files: FileAccess,
   req: IncomingMessage,
   res: ServerResponse,
   file: FileResource,
@@ -48,7 +52,7 @@ export async function sendRanges(
     writeHeadMerged(res, 206, h);
     if (req.method === 'HEAD') return void res.end();
     if (v.body !== undefined) return void res.end(v.body.subarray(r.start, r.end + 1));
-    return streamFile(res, source, r.start, r.end);
+    return streamFile(files, res, source, r.start, r.end);
   }
   // RFC 9110 §14.6: multipart/byteranges, each part with its own Content-Range.
   const boundary = `gatehouse-${v.etag.replace(/[^A-Za-z0-9]/g, '').slice(0, 24)}-${ranges.length}`;
@@ -63,16 +67,17 @@ export async function sendRanges(
     if (res.destroyed) return;
     res.write(parts.headers[i]!);
     if (v.body !== undefined) res.write(v.body.subarray(r.start, r.end + 1));
-    else await streamFile(res, source, r.start, r.end, false);
+    else await streamFile(files, res, source, r.start, r.end, false);
   }
   res.end(parts.trailer);
 }
 
 /**
- * Streams bytes [start, end] of a file. From a path, the descriptor closes on finish, error or client
- * abort; a FileHandle stays open for its owner to close.
+ * Streams bytes [start, end] of a file. From a path, the file closes on finish, error or client
+ * abort; an OpenFile stays open for its owner to close.
  */
 export async function streamFile(
+  files: FileAccess,
   res: ServerResponse,
   source: FileSource,
   start: number,
@@ -83,9 +88,6 @@ export async function streamFile(
     if (endResponse) res.end();
     return;
   }
-  const stream =
-    typeof source === 'string'
-      ? createReadStream(source, { start, end })
-      : source.createReadStream({ start, end, autoClose: false });
+  const stream = typeof source === 'string' ? files.stream(source, start, end) : source.stream(start, end);
   await pipeline(stream, res, { end: endResponse });
 }

@@ -4,8 +4,6 @@
 // once with W/"size-mtime" while BackgroundHasher computes the hash, and `onKnown` tells the file view
 // to switch. Only resolves (first request, a change on disk) come here, never a cached request.
 import { createHash } from 'node:crypto';
-import { createReadStream, type Stats } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import {
@@ -14,6 +12,7 @@ import {
   planContentHash,
   weakFileEtag,
 } from '../../http/file-validators.js';
+import type { FileAccess, FileStats } from '../files/access.js';
 import { BackgroundHasher, type HashJobResult } from './background-hash.js';
 import {
   entryFor,
@@ -28,9 +27,9 @@ import {
 export const HASH_CHARS = CONTENT_HASH_CHARS;
 
 /** base64url (RFC 4648 §5, no padding) sha256 of a file's bytes, first HASH_CHARS characters. */
-export async function hashFile(path: string): Promise<string> {
+export async function hashFile(files: FileAccess, path: string): Promise<string> {
   const h = createHash('sha256');
-  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  for await (const chunk of files.stream(path, 0)) h.update(chunk as Buffer);
   return h.digest('base64url').slice(0, HASH_CHARS);
 }
 
@@ -39,7 +38,7 @@ export function hashBuffer(buf: Buffer): string {
 }
 
 /** Inode, size and mtime: a file version. */
-export function statFingerprint(s: Stats | undefined): string {
+export function statFingerprint(s: FileStats | undefined): string {
   return s ? `${s.ino}:${s.size}:${s.mtimeMs}` : '-';
 }
 
@@ -47,6 +46,8 @@ export interface ContentHashOptions {
   readonly etag: 'strong' | 'weak';
   readonly hashInlineMaxBytes: number;
   readonly hashManifest: 'read' | 'write' | 'off';
+  /** What the files, the background hashes and the manifests are read (and written) through. */
+  readonly files: FileAccess;
   /** One line about a manifest ignored or not writable (once per manifest version or folder). */
   readonly onWarning: (message: string) => void;
   /** A background hash is known: cached views of this file should be resolved again. */
@@ -88,6 +89,7 @@ export class ContentHashes {
 
   constructor(private readonly o: ContentHashOptions) {
     this.hasher = new BackgroundHasher(
+      o.files,
       statFingerprint,
       (r) => this.learned(r),
       (absPath, err) => o.onWarning(`background hash of ${absPath} failed: ${(err as Error).message}`),
@@ -95,7 +97,7 @@ export class ContentHashes {
   }
 
   /** The validators of one file version; `body` is its bytes when held in memory. */
-  async tagFor(abs: string, st: Stats, body: Buffer | undefined, coding = ''): Promise<FileTag> {
+  async tagFor(abs: string, st: FileStats, body: Buffer | undefined, coding = ''): Promise<FileTag> {
     const o = this.o;
     const inMemory = body !== undefined;
     const base = { etagMode: o.etag, inMemory, sizeBytes: st.size, inlineMaxBytes: o.hashInlineMaxBytes };
@@ -116,7 +118,7 @@ export class ContentHashes {
         hash = knownHash!;
         break;
       case 'inline':
-        hash = await hashFile(abs);
+        hash = await hashFile(o.files, abs);
         break;
     }
     return { etag: `"${hash}"`, hash, weakAlias: mayHaveServedWeak(base) ? weak : undefined, pending: false };
@@ -126,7 +128,7 @@ export class ContentHashes {
     this.hasher.close();
   }
 
-  private async lookup(abs: string, st: Stats): Promise<string | undefined> {
+  private async lookup(abs: string, st: FileStats): Promise<string | undefined> {
     const k = this.known.get(abs);
     if (k !== undefined && k.fingerprint === statFingerprint(st) && k.ctimeMs === st.ctimeMs) return k.hash;
     if (this.o.hashManifest === 'off') return undefined;
@@ -137,10 +139,8 @@ export class ContentHashes {
   }
 
   private async manifestOf(dir: string): Promise<ReadonlyMap<string, ManifestEntry> | undefined> {
-    let st: Stats;
-    try {
-      st = await stat(join(dir, MANIFEST_NAME));
-    } catch {
+    const st = await this.o.files.stat(join(dir, MANIFEST_NAME));
+    if (st === undefined) {
       this.manifests.delete(dir);
       return undefined;
     }
@@ -148,7 +148,7 @@ export class ContentHashes {
     const cached = this.manifests.get(dir);
     if (cached?.key === key) return cached.entries;
     const r: Awaited<ReturnType<typeof readManifest>> = st.isFile()
-      ? await readManifest(dir)
+      ? await readManifest(this.o.files, dir)
       : { kind: 'ignored', reason: 'not a regular file' };
     const entries = r.kind === 'ok' ? r.entries : new Map<string, ManifestEntry>();
     // Remembered for this manifest version either way: one warning, not one per request.
@@ -164,13 +164,15 @@ export class ContentHashes {
     this.o.onKnown(r.absPath);
     if (this.o.hashManifest !== 'write') return;
     const dir = dirname(r.absPath);
-    updateManifest(dir, new Map([[basename(r.absPath), entryFor(r.stats, r.hash)]])).catch((err) => {
-      // A read-only folder (an image, a mount): the hashes stay in memory; one line per folder.
-      if (this.warnedUnwritable.has(dir)) return;
-      this.warnedUnwritable.add(dir);
-      this.o.onWarning(
-        `hash manifest in ${dir} not written (${(err as NodeJS.ErrnoException).code ?? 'error'}); hashes kept in memory only`,
-      );
-    });
+    updateManifest(this.o.files, dir, new Map([[basename(r.absPath), entryFor(r.stats, r.hash)]])).catch(
+      (err) => {
+        // A read-only folder (an image, a mount): the hashes stay in memory; one line per folder.
+        if (this.warnedUnwritable.has(dir)) return;
+        this.warnedUnwritable.add(dir);
+        this.o.onWarning(
+          `hash manifest in ${dir} not written (${(err as NodeJS.ErrnoException).code ?? 'error'}); hashes kept in memory only`,
+        );
+      },
+    );
   }
 }

@@ -2,7 +2,6 @@
 // the first 64 KB, `?v=` verified against the file view) and kept beside that FileResource, so they
 // change exactly when the view replaces it (new ETag). Per request: the eligibility decision and a
 // lookup. The pure parts live in http/early-hints.ts.
-import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { versionMatches } from '../../http/asset-version.js';
 import {
@@ -60,13 +59,13 @@ function urlDir(path: string): string {
   return escapeLinkUrl(dir.replaceAll('%', '%25'));
 }
 
-async function headBytes(file: FileResource): Promise<Uint8Array> {
+async function headBytes(files: FileView, file: FileResource): Promise<Uint8Array> {
   const body = file.identity.body;
   if (body !== undefined) return body.subarray(0, EARLY_HINTS_SCAN_BYTES);
-  const fh = await open(file.absPath, 'r');
+  const fh = await files.access.open(file.absPath);
   try {
     const buf = Buffer.alloc(Math.min(EARLY_HINTS_SCAN_BYTES, file.identity.size));
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    const bytesRead = await fh.read(buf, 0);
     return buf.subarray(0, bytesRead);
   } finally {
     await fh.close();
@@ -82,7 +81,7 @@ async function verified(files: FileView, c: HintCandidate): Promise<boolean> {
 
 async function compute(files: FileView, opts: StaticOptions, file: FileResource): Promise<PageHints> {
   const dir = urlDir(file.path);
-  const found = scanEarlyHints(await headBytes(file), {
+  const found = scanEarlyHints(await headBytes(files, file), {
     baseDir: dir,
     versionParam: opts.versionParam,
     max: opts.earlyHints.max,

@@ -2,15 +2,13 @@
 // validators, precompressed and compressed variants, and small bodies cached in a
 // byte-bounded LRU. Entries (kept from a path's second request on) are trusted for `revalidateMs`, then checked.
 // Compressed variants of kept files are made off the request path (compressor.ts).
-import type { Stats } from 'node:fs';
-import { readdir } from 'node:fs/promises';
-import { basename, join, sep } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { formatHttpDate } from '../../http/dates.js';
 import { isInside, type PathResult, resolveFilePath } from '../../http/request-path.js';
+import type { FileAccess, FileStats } from '../files/access.js';
 import { type Coding, type CompressionStats, Compressor, type Tier } from './compressor.js';
 import { ContentHashes, hashBuffer, statFingerprint } from './content-hashes.js';
-import { readSized, realPath, statOrUndefined } from './disk.js';
 import { Doorkeeper } from './doorkeeper.js';
 import { isManifestName } from './hash-manifest.js';
 import { type ListingEntry, MAX_LISTED, renderListing } from './listing.js';
@@ -150,6 +148,8 @@ interface Entry {
 
 export interface FileViewOptions {
   readonly root: string;
+  /** Every read of the disk goes through it (server/files/access.ts). */
+  readonly files: FileAccess;
   readonly static: StaticOptions;
   readonly policyFor: (input: PolicyInput) => CachePolicy;
   readonly nowMs?: () => number;
@@ -204,9 +204,17 @@ export class FileView {
   /** Codings of a file version being compressed (fast level), or that failed for it: not started again. */
   private readonly making = new WeakMap<FileResource, Map<Coding, 'making' | 'failed'>>();
   private realRoot: string | undefined;
+  /** Every read of the disk goes through it (server/files/access.ts). */
+  readonly access: FileAccess;
+  private readonly stat: (path: string) => Promise<FileStats | undefined>;
+  /** Paths named by FileAccess.watch since the last pass over the entries ('all': it could not say). */
+  private noticed: Set<string> | 'all' | undefined;
+  private readonly unwatch: (() => void) | undefined;
 
   constructor(o: FileViewOptions) {
     this.root = o.root;
+    this.access = o.files;
+    this.stat = (path) => o.files.stat(path);
     this.opts = o.static;
     this.policyFor = o.policyFor;
     this.now = o.nowMs ?? Date.now;
@@ -218,6 +226,7 @@ export class FileView {
       etag: o.static.etag,
       hashInlineMaxBytes: o.static.hashInlineMaxBytes ?? DEFAULT_HASH_INLINE_MAX_BYTES,
       hashManifest: o.static.hashManifest ?? 'read',
+      files: o.files,
       onWarning: o.onWarning ?? (() => {}),
       onKnown: (abs) => this.forget(abs),
     });
@@ -225,10 +234,12 @@ export class FileView {
       concurrency: o.static.compressConcurrency ?? 1,
       onWarning: o.onWarning,
     });
+    this.unwatch = o.files.watch?.(o.root, (path) => this.notice(path));
   }
 
-  /** Stops background hashing and compression (server shutdown). */
+  /** Stops watching, background hashing and compression (server shutdown). */
   close(): void {
+    this.unwatch?.();
     this.hashes.close();
     this.compressor.close();
   }
@@ -236,6 +247,28 @@ export class FileView {
   /** What on-the-fly compression did so far, and what waits. */
   compressionStats(): CompressionStats {
     return this.compressor.stats();
+  }
+
+  /**
+   * FileAccess.watch named a changed path: entries that watch it or its folder are checked at their
+   * next request (their stats decide, as after revalidateMs). Notices are gathered and applied in one
+   * pass over the entries (a deploy sends thousands), before the next round of I/O is read.
+   */
+  private notice(path: string | undefined): void {
+    if (this.noticed === undefined) setImmediate(() => this.applyNotices());
+    if (path === undefined) this.noticed = 'all';
+    else if (this.noticed !== 'all') {
+      this.noticed ??= new Set();
+      this.noticed.add(path).add(dirname(path));
+    }
+  }
+
+  private applyNotices(): void {
+    const noticed = this.noticed;
+    this.noticed = undefined;
+    for (const e of this.cache.values()) {
+      if (noticed === 'all' || e.watch.some((p) => noticed?.has(p))) e.checkedAtMs = Number.NEGATIVE_INFINITY;
+    }
   }
 
   /** Drops cached views of a file (or sibling) whose hash became known: the next request resolves. */
@@ -354,7 +387,7 @@ export class FileView {
 
   private async refresh(rawPath: string, old: Entry | undefined): Promise<Entry> {
     if (old !== undefined && old.watch.length > 0 && 'fingerprint' in old.resource && !old.pendingHash) {
-      const stats = await Promise.all(old.watch.map(statOrUndefined));
+      const stats = await Promise.all(old.watch.map(this.stat));
       if (stats.map(fp).join('|') === old.resource.fingerprint) {
         old.checkedAtMs = this.now();
         return old;
@@ -377,9 +410,9 @@ export class FileView {
     // The hash manifests (and their temp files) are never served, even with dotfiles allowed.
     if (isManifestName(basename(r.path))) return hiddenEntry(checkedAtMs);
     const abs = r.path === '/' ? this.root : join(this.root, r.path);
-    const st = await statOrUndefined(abs);
+    const st = await this.stat(abs);
     const sizeBytes = ENTRY_BYTES + PATH_CHAR_BYTES * abs.length;
-    const missing = (watch: string[], stats: (Stats | undefined)[]): Entry => ({
+    const missing = (watch: string[], stats: (FileStats | undefined)[]): Entry => ({
       resource: { kind: 'missing', fingerprint: stats.map(fp).join('|'), onDisk: stats[0] !== undefined },
       checkedAtMs,
       sizeBytes,
@@ -407,7 +440,7 @@ export class FileView {
       }
       for (const name of this.opts.index) {
         const idx = join(abs, name);
-        const ist = await statOrUndefined(idx);
+        const ist = await this.stat(idx);
         if (ist?.isFile()) {
           if (!(await this.contained(idx))) return hiddenEntry(checkedAtMs);
           return this.fileEntry(`${r.path === '/' ? '' : r.path}/${name}`, idx, ist, checkedAtMs, [abs]);
@@ -429,16 +462,16 @@ export class FileView {
     path: string,
     abs: string,
     checkedAtMs: number,
-  ): Promise<{ entry?: Entry; tried: string[]; stats: (Stats | undefined)[] } | undefined> {
+  ): Promise<{ entry?: Entry; tried: string[]; stats: (FileStats | undefined)[] } | undefined> {
     const exts = this.opts.extensions;
     if (exts === undefined || exts.length === 0) return undefined;
     const tried: string[] = [];
-    const stats: (Stats | undefined)[] = [];
+    const stats: (FileStats | undefined)[] = [];
     for (const ext of exts) {
       const alt = `${abs}.${ext}`;
       // The hash manifests stay hidden however they are reached (dotfiles allowed, ext json).
       if (isManifestName(basename(alt))) continue;
-      const ast = await statOrUndefined(alt);
+      const ast = await this.stat(alt);
       tried.push(alt);
       stats.push(ast);
       if (ast?.isFile() && (await this.contained(alt))) {
@@ -450,16 +483,16 @@ export class FileView {
   }
 
   /** static.directoryListing: a folder without an index file as an HTML page (listing.ts). */
-  private async listingEntry(path: string, abs: string, st: Stats, checkedAtMs: number): Promise<Entry> {
+  private async listingEntry(path: string, abs: string, st: FileStats, checkedAtMs: number): Promise<Entry> {
     const entries: ListingEntry[] = [];
     let more = 0;
-    for (const d of await readdir(abs, { withFileTypes: true })) {
+    for (const d of await this.access.readDir(abs)) {
       // Never dotfiles or Gatehouse's own files, whatever static.dotfiles says.
       if (d.name.startsWith('.') || isManifestName(d.name)) continue;
       let folder = d.isDirectory();
       if (d.isSymbolicLink()) {
         const target = join(abs, d.name);
-        const tst = await statOrUndefined(target);
+        const tst = await this.stat(target);
         if (tst === undefined || !(await this.contained(target))) continue;
         folder = tst.isDirectory();
       } else if (!folder && !d.isFile()) continue;
@@ -513,8 +546,8 @@ export class FileView {
   private async contained(abs: string): Promise<boolean> {
     if (this.opts.followSymlinks) return true;
     try {
-      this.realRoot ??= await realPath(this.root);
-      return isInside(this.realRoot, await realPath(abs), sep);
+      this.realRoot ??= await this.access.realPath(this.root);
+      return isInside(this.realRoot, await this.access.realPath(abs), sep);
     } catch {
       return false;
     }
@@ -523,7 +556,7 @@ export class FileView {
   private async fileEntry(
     path: string,
     abs: string,
-    st: Stats,
+    st: FileStats,
     checkedAtMs: number,
     extraWatch: string[],
   ): Promise<Entry> {
@@ -536,11 +569,11 @@ export class FileView {
     const lastModifiedMs = this.opts.lastModified ? Math.floor(st.mtimeMs / 1000) * 1000 : undefined;
     // The body and the precompressed siblings' stats at once (one wait, not four).
     const [body, siblingStats] = await Promise.all([
-      st.size <= this.maxBodyBytes ? readSized(abs, st.size) : undefined,
-      this.opts.precompressed ? Promise.all(CODINGS.map((c) => statOrUndefined(abs + CODING_EXT[c]))) : [],
+      st.size <= this.maxBodyBytes ? this.access.readSized(abs, st.size) : undefined,
+      this.opts.precompressed ? Promise.all(CODINGS.map((c) => this.stat(abs + CODING_EXT[c]))) : [],
     ]);
     // Siblings are ignored when older than the file they encode.
-    const siblings = new Map<Coding, { path: string; st: Stats }>();
+    const siblings = new Map<Coding, { path: string; st: FileStats }>();
     for (let k = 0; k < siblingStats.length; k++) {
       const sst = siblingStats[k];
       const sp = abs + CODING_EXT[CODINGS[k]!];
@@ -556,7 +589,7 @@ export class FileView {
     const make = (
       coding: Coding | 'identity',
       filePath: string,
-      vst: Stats,
+      vst: FileStats,
       vbody: Buffer | undefined,
       tag: { etag: string; weakAlias: string | undefined },
     ) =>
@@ -590,7 +623,8 @@ export class FileView {
     // absPath and the watch list's names built from it (`path` is mostly the key itself).
     let sizeBytes = FILE_ENTRY_BYTES + (body?.length ?? 0) + PATH_CHAR_BYTES * abs.length;
     for (const [c, s] of siblings) {
-      const sbody = s.st.size <= this.maxBodyBytes ? await readSized(s.path, s.st.size) : undefined;
+      const sbody =
+        s.st.size <= this.maxBodyBytes ? await this.access.readSized(s.path, s.st.size) : undefined;
       sizeBytes += VARIANT_BYTES + (sbody?.length ?? 0);
       const tag = await this.hashes.tagFor(s.path, s.st, sbody, c);
       pendingHash ||= tag.pending;
@@ -614,7 +648,7 @@ export class FileView {
     };
     if (extraWatch.length) {
       // Index files: a change of the directory (file added/removed) re-resolves too.
-      const dirStats = await Promise.all(extraWatch.map(statOrUndefined));
+      const dirStats = await Promise.all(extraWatch.map(this.stat));
       (resource as { fingerprint: string }).fingerprint += `|${dirStats.map(fp).join('|')}`;
     }
     return { resource, checkedAtMs, sizeBytes, watch: [...watch, ...extraWatch], pendingHash };

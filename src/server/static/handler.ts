@@ -6,6 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { globToRegExp } from '../../http/glob.js';
 import { passOn, pathOf, type RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { FileAccess } from '../files/access.js';
+import { nodeFiles } from '../files/node.js';
 import { makeExpires, type StaticContext } from './context.js';
 import { createEarlyHints } from './early-hints.js';
 import { fail } from './fail.js';
@@ -31,6 +33,11 @@ export interface StaticHandlerOptions {
   root: string;
   static: StaticOptions;
   cachePolicy: readonly CacheRule[];
+  /**
+   * What every file is read through (server/files/access.ts): node:fs by default; another runtime's
+   * files (Bun.file, Deno) or a site held in memory otherwise.
+   */
+  files?: FileAccess;
   nowMs?: () => number;
   onError?: (err: unknown, req: IncomingMessage) => void;
   /** Hash manifests ignored or not writable, background hashes failed (files.ts). */
@@ -49,6 +56,7 @@ export function createStaticHandler(o: StaticHandlerOptions): StaticHandler {
   const now = o.nowMs ?? Date.now;
   const files = new FileView({
     root: o.root,
+    files: o.files ?? nodeFiles,
     static: opts,
     policyFor: compilePolicy(o.cachePolicy),
     nowMs: now,

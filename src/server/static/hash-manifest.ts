@@ -5,10 +5,9 @@
 // place changes ctime even when a build pins mtimes). The file is input from disk: it is read with a
 // byte bound, every field checked, and anything odd ignored whole or entry by entry, never trusted.
 import { randomBytes } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
-import { open, readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isContentHash } from '../../http/file-validators.js';
+import type { FileAccess, FileStats, OpenFile } from '../files/access.js';
 
 export const MANIFEST_NAME = '.gatehouse-hashes.json';
 /** A larger manifest is ignored (about 40,000 entries). */
@@ -95,11 +94,11 @@ export function parseManifest(text: string): ParsedManifest {
 }
 
 /** True when the entry was made for exactly this file version. */
-export function entryMatches(e: ManifestEntry, st: Stats): boolean {
+export function entryMatches(e: ManifestEntry, st: FileStats): boolean {
   return e.ino === st.ino && e.size === st.size && e.mtimeMs === st.mtimeMs && e.ctimeMs === st.ctimeMs;
 }
 
-export function entryFor(st: Stats, hash: string): ManifestEntry {
+export function entryFor(st: FileStats, hash: string): ManifestEntry {
   return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, hash };
 }
 
@@ -116,12 +115,14 @@ export type ReadResult =
   | { readonly kind: 'ok'; readonly entries: ReadonlyMap<string, ManifestEntry>; readonly skipped: number }
   | { readonly kind: 'ignored'; readonly reason: string };
 
-/** Reads `dir`'s manifest, at most MAX_MANIFEST_BYTES, from one descriptor (no size/read race). */
-export async function readManifest(dir: string): Promise<ReadResult> {
-  let fh: Awaited<ReturnType<typeof open>>;
+/**
+ * Reads `dir`'s manifest, at most MAX_MANIFEST_BYTES, from one open file (no size/read race; a FIFO
+ * under the manifest's name does not hang, FileAccess.open).
+ */
+export async function readManifest(files: FileAccess, dir: string): Promise<ReadResult> {
+  let fh: OpenFile;
   try {
-    // O_NONBLOCK: a FIFO under the manifest's name must not hold a thread of the pool forever.
-    fh = await open(join(dir, MANIFEST_NAME), constants.O_RDONLY | constants.O_NONBLOCK);
+    fh = await files.open(join(dir, MANIFEST_NAME));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     return code === 'ENOENT' || code === 'ENOTDIR'
@@ -134,7 +135,7 @@ export async function readManifest(dir: string): Promise<ReadResult> {
     if (st.size > MAX_MANIFEST_BYTES)
       return { kind: 'ignored', reason: `larger than ${MAX_MANIFEST_BYTES} bytes` };
     const buf = Buffer.alloc(st.size);
-    const { bytesRead } = await fh.read(buf, 0, st.size, 0);
+    const bytesRead = await fh.read(buf, 0);
     const parsed = parseManifest(buf.subarray(0, bytesRead).toString('utf8'));
     return parsed.ok
       ? { kind: 'ok', entries: parsed.entries, skipped: parsed.skipped }
@@ -153,9 +154,13 @@ const writing = new Map<string, Promise<void>>();
  * rename). Entries of names no longer in the folder are dropped; an unreadable old manifest is
  * replaced. Writes to one folder are queued in this process. Rejects when the folder is not writable.
  */
-export function updateManifest(dir: string, updates: ReadonlyMap<string, ManifestEntry>): Promise<void> {
+export function updateManifest(
+  files: FileAccess,
+  dir: string,
+  updates: ReadonlyMap<string, ManifestEntry>,
+): Promise<void> {
   const prev = writing.get(dir) ?? Promise.resolve();
-  const next = prev.then(() => writeMerged(dir, updates));
+  const next = prev.then(() => writeMerged(files, dir, updates));
   // The queue's own link never rejects (the caller handles `next`).
   const tail: Promise<void> = next.then(
     () => undefined,
@@ -168,18 +173,22 @@ export function updateManifest(dir: string, updates: ReadonlyMap<string, Manifes
   return next;
 }
 
-async function writeMerged(dir: string, updates: ReadonlyMap<string, ManifestEntry>): Promise<void> {
-  const old = await readManifest(dir);
-  const present = new Set(await readdir(dir));
+async function writeMerged(
+  files: FileAccess,
+  dir: string,
+  updates: ReadonlyMap<string, ManifestEntry>,
+): Promise<void> {
+  const old = await readManifest(files, dir);
+  const present = new Set((await files.readDir(dir)).map((d) => d.name));
   const merged = new Map<string, ManifestEntry>();
   if (old.kind === 'ok') for (const [n, e] of old.entries) if (present.has(n)) merged.set(n, e);
   for (const [n, e] of updates) if (isEntryName(n) && present.has(n)) merged.set(n, e);
   const temp = join(dir, `.gatehouse-hashes-${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
   try {
-    await writeFile(temp, formatManifest(merged), { flag: 'wx' });
-    await rename(temp, join(dir, MANIFEST_NAME));
+    await files.createFile(temp, formatManifest(merged));
+    await files.rename(temp, join(dir, MANIFEST_NAME));
   } catch (err) {
-    await unlink(temp).catch(() => {});
+    await files.remove(temp).catch(() => {});
     throw err;
   }
 }

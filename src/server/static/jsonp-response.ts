@@ -1,13 +1,13 @@
 // A JSONP response for one JSON file: validators and preconditions of the wrapped representation,
 // the script-safe body (memoised per in-memory file version), 304/412, HEAD.
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { evaluatePreconditions } from '../../http/conditional.js';
 import { formatHttpDate } from '../../http/dates.js';
 import { escapeJsonForScript, JSONP_SUFFIX, jsonpPrefix } from '../../http/jsonp.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { writeHeadMerged } from '../core/vary.js';
+import { type FileAccess, readAll } from '../files/access.js';
 import type { FileResource, Resource } from './files.js';
 
 export const JSONP_CONTENT_TYPE = 'text/javascript; charset=utf-8';
@@ -20,6 +20,8 @@ export interface JsonpContext {
   readonly memo: WeakMap<FileResource, Buffer | Error>;
   /** Counts what the memo keeps against static.memoryCacheBytes with the file's entry (FileView.charge). */
   readonly charge: (rawPath: string, file: FileResource, bytes: number) => void;
+  /** The static handler's file access (FileView.access): larger files are read through it. */
+  readonly files: FileAccess;
 }
 
 /** Heap of one memo slot besides its bytes (Buffer object, WeakMap slot), rounded up. */
@@ -60,7 +62,8 @@ function scriptSafeJson(file: FileResource, bytes: Buffer): Buffer {
 
 function body(ctx: JsonpContext, file: FileResource, rawPath: string): Buffer | Promise<Buffer> {
   const bytes = file.identity.body;
-  if (bytes === undefined) return readFile(file.absPath).then((b) => scriptSafeJson(file, b));
+  if (bytes === undefined)
+    return readAll(ctx.files.stream(file.absPath, 0)).then((b) => scriptSafeJson(file, b));
   let v = ctx.memo.get(file);
   if (v === undefined) {
     try {

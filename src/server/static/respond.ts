@@ -102,7 +102,7 @@ function respond(
   if (pinned !== undefined && v.body === undefined && req.method === 'GET') {
     // Streamed bytes are read now, not when they were hashed: pin them only from a descriptor that
     // is still that file version. A file replaced since (a deploy) gets the normal policy.
-    openUnchanged(v.filePath, v.diskFingerprint ?? '').then(
+    openUnchanged(ctx.files.access, v.filePath, v.diskFingerprint ?? '').then(
       (fh) => {
         if (fh === undefined) {
           respond(ctx, req, res, file, v, status, extraVary, false, interim);
@@ -166,7 +166,7 @@ function sendBody(
         return;
       }
       if (d.kind === 'ranges') {
-        return sendRanges(req, res, file, v, h, d.ranges, source);
+        return sendRanges(ctx.files.access, req, res, file, v, h, d.ranges, source);
       }
     }
   }
@@ -183,7 +183,7 @@ function sendBody(
     return;
   }
   writeHeadMerged(res, status, h);
-  return streamFile(res, source, 0, v.size - 1);
+  return streamFile(ctx.files.access, res, source, 0, v.size - 1);
 }
 
 function withExtras(

@@ -85,6 +85,7 @@ export function createJsonp(
     nowMs,
     memo: new WeakMap(),
     charge: (rawPath, file, bytes) => files.charge(rawPath, file, bytes),
+    files: files.access,
   };
 
   return (req, res, cx) => {

@@ -3,6 +3,7 @@
 // plugin's `precompress` (src/adapters/vite.ts); it prints nothing, reporting through PrecompressEvents.
 // The static handler serves a sibling only while its mtime >= the original's (files.ts), so a sibling
 // here always gets such an mtime, and a sibling older than its file counts as stale.
+
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, type Dirent, type Stats } from 'node:fs';
 import { lstat, readdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
@@ -19,19 +20,21 @@ import {
   type ZlibOptions,
   constants as zc,
 } from 'node:zlib';
-import { hashFile } from './content-hashes.js';
 import {
+  createZstdCompress,
   entryFor,
   entryMatches,
+  hashFile,
   isManifestName,
   MANIFEST_MIN_FILE_BYTES,
   MANIFEST_NAME,
   type ManifestEntry,
+  mediaInfo,
+  nodeFiles,
   readManifest,
   updateManifest,
-} from './hash-manifest.js';
-import { mediaInfo } from './media.js';
-import { createZstdCompress, zstdCompress } from './zstd.js';
+  zstdCompress,
+} from '../server/index.js';
 
 export type Coding = 'br' | 'gzip' | 'zstd';
 export const CODINGS: readonly Coding[] = ['br', 'gzip', 'zstd'];
@@ -425,7 +428,7 @@ async function recordHashes(root: string, onError: (path: string, message: strin
       onError(relDir || '.', errorMessage(err));
       return;
     }
-    const old = await readManifest(absDir);
+    const old = await readManifest(nodeFiles, absDir);
     const updates = new Map<string, ManifestEntry>();
     for (const entry of entries) {
       const absPath = join(absDir, entry.name);
@@ -441,7 +444,7 @@ async function recordHashes(root: string, onError: (path: string, message: strin
         if (before.size < MANIFEST_MIN_FILE_BYTES) continue;
         const kept = old.kind === 'ok' ? old.entries.get(entry.name) : undefined;
         if (kept !== undefined && entryMatches(kept, before)) continue;
-        const hash = await hashFile(absPath);
+        const hash = await hashFile(nodeFiles, absPath);
         const after = await stat(absPath);
         if (sameVersion(before, after) && before.ctimeMs === after.ctimeMs)
           updates.set(entry.name, entryFor(after, hash));
@@ -451,7 +454,7 @@ async function recordHashes(root: string, onError: (path: string, message: strin
     }
     if (updates.size === 0) return;
     try {
-      await updateManifest(absDir, updates);
+      await updateManifest(nodeFiles, absDir, updates);
     } catch (err) {
       onError(relDir ? `${relDir}/${MANIFEST_NAME}` : MANIFEST_NAME, errorMessage(err));
     }

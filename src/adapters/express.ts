@@ -50,7 +50,7 @@ export function gatehouse(config: GatehouseConfigInput = {}, deps: GatehouseDeps
       h.handle(req, res, next);
       return;
     }
-    const at = answerAtMount(req, res, mount, isMountRoot(req.url!) && !pathEndsWithSlash(req));
+    const at = answerAtMount(res, mount, isMountRoot(req.url!) && !pathEndsWithSlash(req));
     h.handle(
       req,
       res,

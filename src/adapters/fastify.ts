@@ -57,7 +57,7 @@ const gatehousePlugin: FastifyPluginCallback<GatehouseFastifyOptions> = (fastify
     }
     raw.url = inner;
     // Locations get the prefix back; `/app` alone is the folder without its slash (shared.ts).
-    const at = answerAtMount(raw, reply.raw, prefix, isMountWithoutSlash(url, prefix));
+    const at = answerAtMount(reply.raw, prefix, isMountWithoutSlash(url, prefix));
     h.handle(
       raw,
       reply.raw,

@@ -62,7 +62,7 @@ export function gatehouse(
       return undefined;
     }
     req.url = inner;
-    const at = answerAtMount(req, res, mount, mount !== '' && isMountWithoutSlash(url, mount));
+    const at = answerAtMount(res, mount, mount !== '' && isMountWithoutSlash(url, mount));
     const passed = await handleOrPass(
       h,
       req,

@@ -53,7 +53,7 @@ export function gatehouse(
       return;
     }
     ctx.req.url = inner;
-    const at = answerAtMount(ctx.req, ctx.res, mount, mount !== '' && isMountWithoutSlash(url, mount));
+    const at = answerAtMount(ctx.res, mount, mount !== '' && isMountWithoutSlash(url, mount));
     ctx.respond = false;
     const passed = await handleOrPass(
       h,

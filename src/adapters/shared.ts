@@ -99,7 +99,7 @@ export interface AtMount {
 const AT_ROOT: AtMount = { mount: undefined, undo: () => {} };
 
 /**
- * Gatehouse answers `req` below the path the app mounted it at (`mount`, no trailing slash: Express's
+ * Gatehouse answers a request below the path the app mounted it at (`mount`, no trailing slash: Express's
  * req.baseUrl, Fastify's prefix, the Koa and Hono `mountPath`), the mount already stripped from req.url.
  * - A path-only Location in the answer gets the mount back: the client resolves it against the URL it
  *   asked for (RFC 9110 §10.2.2), which has the mount. Absolute and protocol-relative ones are left alone.
@@ -110,12 +110,7 @@ const AT_ROOT: AtMount = { mount: undefined, undo: () => {} };
  * Returns the mount facts for `handle`, and what undoes the Location fixes, called before the request
  * is passed on: the app's answers are its own.
  */
-export function answerAtMount(
-  req: IncomingMessage,
-  res: ServerResponse,
-  mount: string,
-  withoutSlash: boolean,
-): AtMount {
+export function answerAtMount(res: ServerResponse, mount: string, withoutSlash: boolean): AtMount {
   if (mount === '') return AT_ROOT;
   // Never a protocol-relative result, whatever the app's router took as its mount.
   const prefix = mount.replace(/^[/\\]+/, '/');

@@ -179,7 +179,7 @@ function mountPreview(server: PreviewServer, h: GatehouseHandler, viteProxy: (ur
     if (inner === undefined) return next();
     req.url = inner;
     // Vite's base back on path-only Locations (its own middleware redirects the base without its slash).
-    const at = answerAtMount(req, res as ServerResponse, prefix, false);
+    const at = answerAtMount(res as ServerResponse, prefix, false);
     // GET and HEAD are the build's: a missing file is Gatehouse's 404 (or the SPA page for a navigation),
     // never Vite's index.html. Other methods go on to Vite's middlewares only where nothing is on disk:
     // a file gets 405, a refused path (dotfile, symlink out of outDir, own files) 404.

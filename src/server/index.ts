@@ -1,10 +1,9 @@
-// The server layer's public face, what src/index.ts (gatehouse-http) and src/node.ts (gatehouse-http/node)
-// export from it. Where things are: core/ is the pipeline createHandler builds (the one entry, the steps'
-// contract, errors, response fields); steps/ the policy steps, one file each, and their order; static/,
-// proxy/, websocket/ and routes/ the handlers; tls/ the TLS listener, HTTP/2, ACME and session tickets
-// (the certificate tooling is src/certs/); ops/ logs, metrics and health; app/ the listener
-// createGatehouse puts around the core; redis/ the shared connections.
-// files/ the file access the static handler reads through (node:fs by default).
+// The server layer's public face, what src/index.ts (gatehouse-http), src/node.ts (gatehouse-http/node),
+// the adapters, config and cli import; nothing outside src/server/ reaches past it. Where things are:
+// core/ the kernel (the one entry, the request context, the plug-in shape, errors, response fields);
+// ops/log, redis/, files/ the services; static/, proxy/, websocket/, routes/, steps/, ops/ the features;
+// node/ the Node transport; tls/ HTTPS, HTTP/2 and ACME on it; app/ the composition root (the table of
+// features, createHandler, createGatehouse). CONTRIBUTING.md has the floors and how to add a feature.
 export { createGatehouse, type Gatehouse, type GatehouseDeps } from './app/gatehouse.js';
 export { createHandler, type GatehouseHandler } from './app/handler.js';
 export type { CacheRule, ServerOptions } from './app/options.js';

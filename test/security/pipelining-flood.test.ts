@@ -2,7 +2,7 @@
 // every request of each chunk it reads and starts a handler for each, so the server held thousands of
 // responses per connection (RSS 72 MB -> 0.3-2 GB with 60 connections). With limits.maxPipelinedRequests
 // at most that many requests per connection are handled and unanswered; the rest of the read that showed
-// the pipelining waits unhandled and the socket is not read further (src/server/app/pipelining.ts), so other
+// the pipelining waits unhandled and the socket is not read further (src/server/node/pipelining.ts), so other
 // clients are still served. Measured per connection as the server's 'request' events saw it.
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';

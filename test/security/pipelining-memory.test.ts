@@ -2,7 +2,7 @@
 // pipelined GETs (225 KB) and never read. Node's parser turned each connection's first read (64 KiB,
 // about 1,400 heads) into requests, though only limits.maxPipelinedRequests run: about 3 MB per
 // connection, RSS +885 MB at 300 (issue 25). The read now stops at the first request beyond the bound
-// (src/server/app/pipelining.ts, stopRead). The server runs in a child process, so the RSS is its own,
+// (src/server/node/pipelining.ts, stopRead). The server runs in a child process, so the RSS is its own,
 // measured against its RSS before the attack.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';

@@ -1,5 +1,5 @@
 // The server: node:http (or, with tls, node:http2's secure server with HTTP/1.1 beside it) plus the
-// handlers, listening and graceful drain. The steps and their order are app/order.ts; listen and the
+// handlers, listening and graceful drain. The features and their order are app/features.ts; listen and the
 // drain are app/lifecycle.ts; the TLS listener is tls/listener.ts.
 import { createServer, type Server } from 'node:http';
 import { handleClientError } from '../node/client-error.js';
@@ -9,10 +9,10 @@ import type { StaticHandler } from '../static/handler.js';
 import { http1ServerOptions } from '../steps/limits.js';
 import { createCertificateStore } from '../tls/certificates.js';
 import { createTlsListener, type TlsListener, type TlsServer } from '../tls/listener.js';
+import { internalErrorHandler } from './features.js';
 import { buildCore, type GatehouseDeps } from './handler.js';
 import { close, connectionsOf, listen, type ServerParts } from './lifecycle.js';
 import type { ServerOptions } from './options.js';
-import { internalErrorHandler } from './order.js';
 import { createRedirectListener } from './redirect-listener.js';
 
 export type { GatehouseDeps } from './handler.js';

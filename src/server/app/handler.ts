@@ -10,48 +10,28 @@ import { createEntry } from '../core/entry.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { normalMount } from '../core/mount.js';
 import { refuseBadHead } from '../core/request-head.js';
-import type { FileAccess } from '../files/access.js';
 import { type Entry, nodeEntry, type UpgradeListener } from '../node/entry.js';
-import type { StepContext } from '../node/types.js';
-import { createHealth, type Health } from '../ops/health.js';
+import type { Feature, StepContext } from '../node/types.js';
+import type { Health } from '../ops/health.js';
 import { accessLogger, createLogger, type Logger } from '../ops/log.js';
-import { createMetrics, type Metrics } from '../ops/metrics.js';
-import { createProxy, type Proxy as ReverseProxy } from '../proxy/handler.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { Proxy as ReverseProxy } from '../proxy/handler.js';
 import { createRedisPool, type RedisPool } from '../redis/pool.js';
-import type { Route } from '../routes/routes.js';
-import { createStaticHandler, type StaticHandler } from '../static/handler.js';
-import { createClientAddress, createTrustedPeer } from '../steps/client-address.js';
-import { namesInRules } from '../steps/headers.js';
+import type { StaticHandler } from '../static/handler.js';
+import { createClientAddress } from '../steps/client-address.js';
 import type { H2Stats } from '../tls/h2-sessions.js';
-import {
-  createWebSocketEndpoints,
-  type WebSocketEndpoints,
-  type WebSocketHandler,
-} from '../websocket/index.js';
+import type { WebSocketEndpoints } from '../websocket/index.js';
 import { closeParts } from './close-parts.js';
+import { compose, type FeatureDeps, internalErrorHandler } from './features.js';
 import type { ServerOptions } from './options.js';
-import { buildSteps, buildTunnels, internalErrorHandler, websocketOriginPolicy } from './order.js';
 
-export interface GatehouseDeps {
+export interface GatehouseDeps extends Omit<FeatureDeps, 'http2Stats'> {
   logger?: Logger;
-  /** Library routes: a handler returns a JSON value (JSONP-wrapped on jsonp paths). */
-  routes?: readonly Route[];
-  /** Connection handlers of `custom` WebSocket endpoints, by path. */
-  websocketHandlers?: Record<string, WebSocketHandler>;
   /**
    * Mounted handlers (createHandler, the adapters): true (the default) passes what nothing here claims to
    * the app's `next`; false answers it with Gatehouse's own 404/405, as serve-static's option of that name.
    */
   fallthrough?: boolean;
-  /**
-   * Mounted handlers: what a method other than GET/HEAD gets on a path where a file or folder is.
-   * 'pass-on' (the default) hands it to the app's `next`, as serve-static does; '405' answers 405 with
-   * Allow, for an app whose next middleware serves the same folder to any method (Vite's preview).
-   * A path the files refuse (a dotfile, a symlink out of the root) is never passed on.
-   */
-  otherMethodsOnFiles?: 'pass-on' | '405';
-  /** What the static handler reads files through (server/files/access.ts); node:fs when absent. */
-  files?: FileAccess;
 }
 
 /** The pipeline and the parts behind it (one per createGatehouse / createHandler call). */
@@ -65,6 +45,8 @@ export interface Core {
   readonly health: Health | undefined;
   readonly metrics: Metrics | undefined;
   readonly entry: Entry;
+  /** Every feature the table made, in table order. */
+  readonly features: readonly Feature[];
 }
 
 /** What the listener around the core lends it (nothing, for a mounted handler). */
@@ -73,63 +55,23 @@ export interface CoreHost {
   readonly http2Stats?: () => H2Stats | undefined;
 }
 
-/** Builds the parts, the steps and the entry. */
+/** Builds the features from the table (features.ts), the kernel's entry and its Node transport. */
 export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host: CoreHost = {}): Core {
   const logger = deps.logger ?? createLogger(options.log);
-  const staticHandler = createStaticHandler({
-    root: options.root,
-    // The HTML security defaults yield to header rules that name the same fields (files.ts).
-    static: { ...options.static, htmlHeadersRuled: namesInRules(options.headers) },
-    cachePolicy: options.cachePolicy,
-    onError: (err, req: IncomingMessage) =>
-      logger.error({ err, method: req.method, url: req.url }, 'request failed'),
-    onWarning: (message) => logger.warn(message),
-    otherMethodsOnFiles: deps.otherMethodsOnFiles,
-    files: deps.files,
-  });
   const redis = createRedisPool(options.redis, logger);
   // A configured Redis is connected at start, whatever uses it and whenever: one that cannot be
   // reached is reported now, not at the first request that needs it.
   if (options.redis !== undefined) redis.get();
-  const ctx: StepContext = { logger, clientAddress: createClientAddress(options.trustProxy), redis };
-  const proxy = createProxy(options.proxy, {
-    ctx,
-    cachePolicy: options.cachePolicy,
-    isTrustedPeer: createTrustedPeer(options.trustProxy),
-    sendTimeoutMs: options.limits.sendTimeoutMs,
-  });
-  const originAllowed = websocketOriginPolicy(options);
-  const websocket = createWebSocketEndpoints(options.websocket, {
-    originAllowed,
-    handlers: deps.websocketHandlers,
-    redis,
-    logger,
-  });
-  // Off unless configured: then no step, no hook, no timer (ops/health.ts, ops/metrics.ts).
-  const health = createHealth(options.health, ctx, options.redis !== undefined);
-  const metrics = createMetrics(options.metrics, ctx, {
-    cacheRoutes: options.proxy.flatMap((r) =>
-      r.cache?.enabled ? [{ prefix: r.prefix, store: r.cache.store ?? 'memory' }] : [],
-    ),
-    openWebSockets: () => options.websocket.reduce((n, e) => n + websocket.clients(e.path), 0),
-    proxyStats: () => proxy.stats(),
-    http2Stats: () => host.http2Stats?.(),
-  });
-  const { gate, handlers } = buildSteps(options, ctx, {
-    routes: deps.routes ?? [],
-    staticHandler,
-    proxy,
-    websocket,
-    health,
-    metrics,
-  });
+  const kernel: StepContext = { logger, clientAddress: createClientAddress(options.trustProxy), redis };
+  const c = compose(options, kernel, { ...deps, http2Stats: host.http2Stats });
+  const { metrics } = c.made;
   const logAccess = accessLogger(logger);
   const entry = nodeEntry(
     createEntry({
       maxUrlBytes: options.limits.maxUrlBytes,
-      gate,
-      handlers,
-      final: metrics ? metrics.tagFinal('static', staticHandler) : staticHandler,
+      gate: c.gate,
+      handlers: c.answers,
+      final: c.final,
       onError: internalErrorHandler(logger),
       logAccess:
         metrics === undefined || logAccess === undefined
@@ -140,19 +82,20 @@ export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host
             },
       // RFC 9112 §3.2: Host and target validated first; req.url and Host rewritten to the canonical values.
       checkTarget: refuseBadHead,
-      tunnels: buildTunnels(websocket, proxy, originAllowed, metrics),
+      tunnels: c.tunnels,
     }),
   );
   return {
     options,
     logger,
-    static: staticHandler,
-    proxy,
-    websocket,
+    static: c.made.static!,
+    proxy: c.made.proxy!,
+    websocket: c.made.websocket!,
     redis,
-    health,
+    health: c.made.health,
     metrics,
     entry,
+    features: c.features,
   };
 }
 

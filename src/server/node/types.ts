@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type * as core from '../core/context.js';
+import type * as plug from '../core/feature.js';
 import type { RedisPool } from '../redis/pool.js';
 
 export type Step = core.Step<IncomingMessage, ServerResponse>;
@@ -25,3 +26,5 @@ export interface Tunnel extends core.TunnelBase {
 }
 
 export type TunnelHandler = core.TunnelHandler<IncomingMessage, ServerResponse, Tunnel>;
+/** The plug-in shape every feature returns (core/feature.ts). */
+export type Feature = plug.Feature<IncomingMessage, ServerResponse, Tunnel>;

@@ -1,0 +1,28 @@
+// The one plug-in shape. Every feature (static files, the proxy, WebSocket endpoints, routes, and the
+// policy steps: headers, CORS, limits, auth, redirects, JSONP, health, metrics) is made by a
+// create(options, kernel) that returns a Feature; the composition root (app/features.ts) holds the
+// ordered table of them and is the only place that knows them all.
+import type { Final, Step, TunnelBase } from './context.js';
+import type { TunnelRoute } from './entry.js';
+import type { ExchangeRequest, ResponseSink } from './exchange.js';
+
+export interface Feature<
+  Q extends ExchangeRequest = ExchangeRequest,
+  S extends ResponseSink = ResponseSink,
+  T extends TunnelBase = TunnelBase,
+> {
+  /** A step every request passes, WebSocket handshakes included (the policy steps). */
+  readonly gate?: Step<Q, S> | undefined;
+  /** A step that answers ordinary requests it claims (routes, JSONP, the proxy). */
+  readonly answer?: Step<Q, S> | undefined;
+  /** The handler of what no step took (the static files); one per table. */
+  readonly final?: Final<Q, S> | undefined;
+  /** The WebSocket handshakes it takes after the gate. */
+  readonly tunnel?: TunnelRoute<Q, S, T> | undefined;
+  /** Resolves once it can answer (a cache store opened); a rejection stops the start. */
+  ready?(): Promise<void>;
+  /** Closes what outlives the requests (connections, timers, watchers). */
+  close?(): void | Promise<void>;
+  /** Figures for the metrics, read when scraped. */
+  stats?(): unknown;
+}

@@ -4,7 +4,8 @@
 // request is made; a file "entered" is one with a function called during that request. Start-up and the
 // client's own code are left out: only files of the checkout's dist/ count.
 //
-//   node bench/walk.mjs [CHECKOUT]      (default: this checkout; needs `npm run build` there)
+//   node bench/walk.mjs [CHECKOUT] [--verbose]   (default: this checkout; needs `npm run build` there;
+//                                                --verbose names the functions called)
 //
 // Prints, per scenario, the files entered and how many functions of the cache's stores ran (get, peek,
 // findVariant...: the lookups a hit costs).
@@ -15,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const checkout = resolve(process.argv[2] ?? fileURLToPath(new URL('..', import.meta.url)));
+const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const checkout = resolve(positional[0] ?? fileURLToPath(new URL('..', import.meta.url)));
 const dist = join(checkout, 'dist');
 const { createServer } = await import(pathToFileURL(join(dist, 'index.js')).href);
 
@@ -28,19 +30,23 @@ const upstream = http.createServer((_req, res) => {
 });
 await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
 const upstreamUrl = `http://127.0.0.1:${upstream.address().port}`;
-const app = createServer({
+// The static files alone (the default config), and a caching proxy route (nothing else).
+const staticApp = createServer({ root: site, log: { format: 'off' }, listen: { port: 0 } });
+const proxyApp = createServer({
   root: site,
   log: { format: 'off' },
+  listen: { port: 0 },
   proxy: [{ prefix: '/api', upstream: upstreamUrl, cache: { enabled: true } }],
 });
-const { url } = await app.listen();
+const urls = { static: (await staticApp.listen()).url, proxy: (await proxyApp.listen()).url };
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const verbose = process.argv.includes('--verbose');
 
 /** One GET; resolves with the status and Cache-Status once the body is read. */
-const get = (path) =>
+const get = (app, path) =>
   new Promise((done, fail) => {
     http
-      .get(`${url}${path}`, { agent }, (res) => {
+      .get(`${urls[app]}${path}`, { agent }, (res) => {
         res.resume();
         res.on('end', () => done({ status: res.statusCode, cache: res.headers['cache-status'] }));
       })
@@ -61,7 +67,8 @@ async function take() {
     if (!script.url.startsWith(pathToFileURL(dist).href)) continue;
     const file = relative(dist, fileURLToPath(script.url));
     const called = script.functions.filter((f) => f.ranges[0].count > 0 && f.functionName !== '');
-    if (script.functions.some((f) => f.ranges[0].count > 0)) files.push(file);
+    if (script.functions.some((f) => f.ranges[0].count > 0))
+      files.push(verbose ? `${file} (${called.map((f) => f.functionName).join(', ')})` : file);
     if (file.startsWith('cache/store') || file.includes('/stores/'))
       for (const f of called) storeCalls.push(`${file}:${f.functionName} x${f.ranges[0].count}`);
   }
@@ -69,15 +76,15 @@ async function take() {
 }
 
 const scenarios = [
-  { name: 'static GET /index.html', path: '/index.html', warm: 3 },
+  { name: 'static GET /index.html', app: 'static', path: '/index.html', warm: 3 },
   // The first hit: the response was stored by the miss just before, and is now served from the cache.
-  { name: 'first proxied cache hit', path: '/api/walk', warm: 1 },
+  { name: 'first proxied cache hit', app: 'proxy', path: '/api/walk', warm: 1 },
 ];
 try {
   for (const s of scenarios) {
-    for (let i = 0; i < s.warm; i++) await get(s.path);
+    for (let i = 0; i < s.warm; i++) await get(s.app, s.path);
     await take();
-    const answer = await get(s.path);
+    const answer = await get(s.app, s.path);
     const { files, storeCalls } = await take();
     console.log(
       `${s.name}: ${answer.status}${answer.cache ? ` (${answer.cache})` : ''}, ${files.length} files`,
@@ -89,7 +96,8 @@ try {
   await session.post('Profiler.stopPreciseCoverage');
   session.disconnect();
   agent.destroy();
-  await app.close();
+  await staticApp.close();
+  await proxyApp.close();
   upstream.close();
   rmSync(site, { recursive: true, force: true });
 }

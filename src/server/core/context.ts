@@ -2,7 +2,7 @@
 // implements, and the logger the kernel and the features write to. A leaf module: it imports
 // nothing from the features, so any of them may import it. The types are generic over the
 // transport's request and response (exchange.ts); the Node transport's instances are node/types.ts.
-import { type PathResult, resolveRequestPath, targetPath } from '../../http/request-path.js';
+import { type PathResult, resolveRequestPath } from '../../http/request-path.js';
 import type { ExchangeRequest, ResponseSink } from './exchange.js';
 
 /** Facts that earlier steps establish about one request and later steps read. */
@@ -52,27 +52,6 @@ export interface RequestContext {
   next: PassOn | undefined;
   /** resolvedPath's answer, once asked. */
   resolved: PathResult | null | undefined;
-}
-
-/** The context of a request whose target the entry accepted. */
-export function createRequestContext(
-  method: string,
-  url: string,
-  authority: string | undefined,
-  mounted: Mounted | undefined,
-): RequestContext {
-  const q = url.indexOf('?');
-  return {
-    method,
-    // The entry made the target origin-form; a pipeline run without that check may see another form.
-    path: url.charCodeAt(0) === 47 ? (q === -1 ? url : url.slice(0, q)) : (targetPath(url) ?? url),
-    query: q === -1 ? '' : url.slice(q),
-    authority,
-    facts: {},
-    mount: mounted?.mount,
-    next: mounted?.passOn,
-    resolved: undefined,
-  };
 }
 
 /** The path, or null for `OPTIONS *` (RFC 9110 §9.3.7: it names the server, not a resource). */

@@ -9,18 +9,11 @@
 //   handler see it, at one fixed point (the handoff after the gate).
 // - What a transport does with any other Upgrade (RFC 9110 §7.8: ignore it) is the transport's
 //   (node/entry.ts on Node).
-import {
-  createRequestContext,
-  type Final,
-  type Mounted,
-  type RequestContext,
-  type Step,
-  type TunnelBase,
-  type TunnelHandler,
-} from './context.js';
+
+import { targetPath } from '../../http/request-path.js';
+import type { Final, Mounted, RequestContext, Step, TunnelBase, TunnelHandler } from './context.js';
 import { ERRORS, type ErrorEntry, sendError } from './errors.js';
 import type { ExchangeRequest, FieldValue, ResponseSink } from './exchange.js';
-import { compilePipeline } from './pipeline.js';
 
 /** A tunnel target: which handshakes are its (by path), and the handler that takes them. */
 export interface TunnelRoute<Q extends ExchangeRequest, S extends ResponseSink, T extends TunnelBase> {
@@ -119,12 +112,7 @@ export function createEntry<Q extends ExchangeRequest, S extends ResponseSink, T
       return;
     }
     const host = req.headers.host;
-    const cx: RequestContext = createRequestContext(
-      req.method!,
-      url,
-      typeof host === 'string' ? host : undefined,
-      mounted,
-    );
+    const cx = createRequestContext(req.method!, url, typeof host === 'string' ? host : undefined, mounted);
     run(req, res, cx);
   };
 
@@ -138,5 +126,65 @@ export function createEntry<Q extends ExchangeRequest, S extends ResponseSink, T
     setClosing: () => {
       closing = true;
     },
+  };
+}
+
+/** Runs `steps` then `final`; a thrown or rejected step goes to `onError`. */
+export function compilePipeline<Q extends ExchangeRequest, S extends ResponseSink>(
+  steps: readonly Step<Q, S>[],
+  final: Final<Q, S>,
+  onError: (err: unknown, req: Q, res: S) => void,
+): Final<Q, S> {
+  if (steps.length === 0) {
+    return (req, res, cx) => {
+      try {
+        final(req, res, cx);
+      } catch (err) {
+        onError(err, req, res);
+      }
+    };
+  }
+  const run = (req: Q, res: S, cx: RequestContext, from: number): void => {
+    try {
+      for (let i = from; i < steps.length; i++) {
+        const r = steps[i]!(req, res, cx);
+        if (r === true) return;
+        if (r !== false) {
+          r.then(
+            (taken) => {
+              // The client left while the step waited (an HTTP/2 stream reset): start nothing more.
+              if (!taken && !res.destroyed) run(req, res, cx, i + 1);
+            },
+            (err) => onError(err, req, res),
+          );
+          return;
+        }
+      }
+      final(req, res, cx);
+    } catch (err) {
+      onError(err, req, res);
+    }
+  };
+  return (req, res, cx) => run(req, res, cx, 0);
+}
+
+/** The context of a request whose target the entry accepted. */
+export function createRequestContext(
+  method: string,
+  url: string,
+  authority: string | undefined,
+  mounted: Mounted | undefined,
+): RequestContext {
+  const q = url.indexOf('?');
+  return {
+    method,
+    // The entry made the target origin-form; a pipeline run without that check may see another form.
+    path: url.charCodeAt(0) === 47 ? (q === -1 ? url : url.slice(0, q)) : (targetPath(url) ?? url),
+    query: q === -1 ? '' : url.slice(q),
+    authority,
+    facts: {},
+    mount: mounted?.mount,
+    next: mounted?.passOn,
+    resolved: undefined,
   };
 }

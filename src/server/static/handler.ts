@@ -130,8 +130,9 @@ export function createStaticHandler(o: StaticHandlerOptions): StaticHandler {
       otherMethod(req, res, method, cx);
       return;
     }
-    const rawPath = pathOf(cx);
-    if (rawPath === null) {
+    // RFC 9112 §3.2.4: only OPTIONS has the asterisk-form; a GET has a path (the entry refuses others).
+    const rawPath = cx.path;
+    if (rawPath.charCodeAt(0) !== 47) {
       sendError(req, res, ERRORS.badRequest, 'The request target must be a path.');
       return;
     }

@@ -35,7 +35,10 @@ export {
 } from './static/hash-manifest.js';
 export { mediaInfo } from './static/media.js';
 export { createZstdCompress, ZSTD_AVAILABLE, zstdCompress } from './static/zstd.js';
-export { hashPassword, parseScryptHash, SCRYPT_DEFAULTS } from './steps/auth.js';
+export { authRulesIssues, DEFAULT_REALM, FAILURE_DEFAULTS } from './steps/auth-options.js';
+export { headerRuleIssues, type RuleIssue } from './steps/headers-options.js';
+export { HTTP2_DEFAULTS, RATE_LIMIT_DEFAULTS } from './steps/limits-options.js';
+export { hashPassword, parseScryptHash, SCRYPT_DEFAULTS } from './steps/password-hash.js';
 export type { TlsListener, TlsServer } from './tls/listener.js';
 export type { AcmeOptions, TlsOptions } from './tls/options.js';
 export { TICKET_KEY_BYTES, TICKET_SECRET_ENV } from './tls/session-tickets.js';

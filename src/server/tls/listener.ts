@@ -10,7 +10,8 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { basename, dirname } from 'node:path';
 import type { Logger } from '../ops/log.js';
 import type { RedisPool } from '../redis/pool.js';
-import { HTTP2_DEFAULTS, http1ServerOptions, type LimitsOptions } from '../steps/limits.js';
+import { http1ServerOptions } from '../steps/limits.js';
+import { HTTP2_DEFAULTS, type LimitsOptions } from '../steps/limits-options.js';
 import { CertificateError, type CertificateStore, type PemPair } from './certificates.js';
 import { serveStreams } from './h2-exchange.js';
 import { type H2Stats, SessionGuard } from './h2-sessions.js';

@@ -39,8 +39,16 @@ export { authRulesIssues, DEFAULT_REALM, FAILURE_DEFAULTS } from './steps/auth-o
 export { headerRuleIssues, type RuleIssue } from './steps/headers-options.js';
 export { HTTP2_DEFAULTS, RATE_LIMIT_DEFAULTS } from './steps/limits-options.js';
 export { hashPassword, parseScryptHash, SCRYPT_DEFAULTS } from './steps/password-hash.js';
+export { blockedForHttp2, DEFAULT_CIPHERS, isTls13Suite, knownCipher } from './tls/ciphers.js';
 export type { TlsListener, TlsServer } from './tls/listener.js';
-export type { AcmeOptions, TlsOptions } from './tls/options.js';
+export {
+  type AcmeOptions,
+  SECRET_MAX_BYTES,
+  SECRET_MIN_BYTES,
+  SESSION_TICKET_DEFAULTS,
+  type SessionTicketOptions,
+  type TlsOptions,
+} from './tls/options.js';
 export { TICKET_KEY_BYTES, TICKET_SECRET_ENV } from './tls/session-tickets.js';
 export type { WebSocketEndpoint, WebSocketHandler } from './websocket/index.js';
 export { createWebSocketEndpoints, WebSocketConfigError } from './websocket/index.js';

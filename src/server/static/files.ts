@@ -4,6 +4,7 @@
 // Compressed variants of kept files are made off the request path (compressor.ts).
 import { basename, dirname, join, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
+import type { CachePolicy, PolicyInput } from '../../http/cache-policy.js';
 import { formatHttpDate } from '../../http/dates.js';
 import { isInside, type PathResult, resolveFilePath } from '../../http/request-path.js';
 import type { FileAccess, FileStats } from '../files/access.js';
@@ -13,7 +14,6 @@ import { Doorkeeper } from './doorkeeper.js';
 import { isManifestName } from './hash-manifest.js';
 import { type ListingEntry, MAX_LISTED, renderListing } from './listing.js';
 import { mediaInfo } from './media.js';
-import type { CachePolicy, PolicyInput } from './policy.js';
 import { ZSTD_AVAILABLE } from './zstd.js';
 
 export interface StaticOptions {

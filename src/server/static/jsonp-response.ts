@@ -4,13 +4,11 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { evaluatePreconditions } from '../../http/conditional.js';
 import { formatHttpDate } from '../../http/dates.js';
-import { escapeJsonForScript, JSONP_SUFFIX, jsonpPrefix } from '../../http/jsonp.js';
+import { escapeJsonForScript, JSONP_CONTENT_TYPE, JSONP_SUFFIX, jsonpPrefix } from '../../http/jsonp.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { writeHeadMerged } from '../core/vary.js';
 import { type FileAccess, readAll } from '../files/access.js';
 import type { FileResource, Resource } from './files.js';
-
-export const JSONP_CONTENT_TYPE = 'text/javascript; charset=utf-8';
 
 /** Built once by createJsonp. */
 export interface JsonpContext {

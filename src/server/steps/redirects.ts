@@ -13,12 +13,12 @@ import {
   RedirectRuleError,
   type RedirectStatus,
 } from '../../http/redirect.js';
+import { queryOf } from '../../http/request-path.js';
 import { pathOf } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { writeHeadMerged } from '../core/vary.js';
 import type { Step, StepContext } from '../node/types.js';
 import type { FileView, Resource } from '../static/files.js';
-import { queryOf } from './jsonp.js';
 
 export interface RedirectRule {
   /** `/old`, `/blog/:slug`, `/docs/*`, `/files/:rest*`, or an anchored regex `^/v(\d+)/(.*)$`. */

@@ -8,6 +8,7 @@ import type { CachePolicy, PolicyInput } from '../../http/cache-policy.js';
 import { formatHttpDate } from '../../http/dates.js';
 import { isInside, type PathResult, resolveFilePath } from '../../http/request-path.js';
 import type { FileAccess, FileStats } from '../files/access.js';
+import type { FileLookup } from '../files/view.js';
 import { type Coding, type CompressionStats, Compressor, type Tier } from './compressor.js';
 import { ContentHashes, hashBuffer, statFingerprint } from './content-hashes.js';
 import { Doorkeeper } from './doorkeeper.js';
@@ -189,7 +190,7 @@ function isHtml(mediaType: string): boolean {
   return mediaType === 'text/html' || mediaType === 'application/xhtml+xml';
 }
 
-export class FileView {
+export class FileView implements FileLookup {
   readonly root: string;
   private readonly opts: StaticOptions;
   private readonly policyFor: (input: PolicyInput) => CachePolicy;

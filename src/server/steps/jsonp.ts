@@ -8,9 +8,9 @@
 import { compileJsonp, type JsonpOptions } from '../../http/jsonp.js';
 import { pathOf } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { FileLookup } from '../files/view.js';
 import type { Step, StepContext } from '../node/types.js';
-import type { FileView } from '../static/files.js';
-import { type JsonpContext, serveJsonp } from '../static/jsonp-response.js';
+import { type JsonpContext, serveJsonp } from './jsonp-response.js';
 
 export type { JsonpOptions } from '../../http/jsonp.js';
 
@@ -25,7 +25,7 @@ export const JSONP_ALLOW = 'GET, HEAD, OPTIONS';
  */
 export function createJsonp(
   o: JsonpOptions | undefined,
-  files: FileView,
+  files: FileLookup,
   _ctx: StepContext,
   nowMs: () => number = Date.now,
 ): Step | undefined {

@@ -8,8 +8,7 @@ import type { Server } from 'node:http';
 import type { FastifyPluginCallback } from 'fastify';
 import type { GatehouseConfigInput } from '../config/schema.js';
 import { createHandler, type GatehouseDeps, type GatehouseHandler } from '../node.js';
-import { belowMount, normalMount } from '../server/index.js';
-import type { Logger } from '../server/ops/log.js';
+import { belowMount, type Logger, normalMount } from '../server/index.js';
 import { answerAtMount, isMountWithoutSlash } from './shared.js';
 
 export type { GatehouseConfigInput, GatehouseDeps } from '../node.js';

@@ -2,7 +2,7 @@
 //   printf '%s' 'correct horse' | gatehouse hash-password
 // The password never appears in argv (visible in `ps` and shell history).
 
-import { hashPassword, parseScryptHash, SCRYPT_DEFAULTS } from '../server/steps/auth.js';
+import { hashPassword, parseScryptHash, SCRYPT_DEFAULTS } from '../server/index.js';
 import { type FlagTable, parseFlags } from './args.js';
 
 const EXIT_OK = 0;

@@ -8,9 +8,13 @@ import type { GatehouseConfig, GatehouseConfigInput } from '../config/schema.js'
 import { closestName } from '../config/suggest.js';
 import { isToken } from '../http/lists.js';
 import { forTerminal, forTerminalLines } from '../http/terminal.js';
-import { createGatehouse } from '../server/app/gatehouse.js';
-import { createLogger, dropWriteErrors } from '../server/ops/log.js';
-import { WebSocketConfigError } from '../server/websocket/index.js';
+import {
+  createGatehouse,
+  createLogger,
+  dropWriteErrors,
+  primaryMetrics,
+  WebSocketConfigError,
+} from '../server/index.js';
 
 export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
@@ -305,7 +309,6 @@ async function serve(args: string[]): Promise<number> {
   if (slot === undefined && config.tls?.dev === true) await announceDevCa(config.tls.names);
   const count = workerCount(config.workers);
   if (slot === undefined && count > 1) {
-    const { primaryMetrics } = await import('../server/ops/metrics-cluster.js');
     return runPrimary({
       count,
       logger: createLogger(config.log, process.stdout, { worker: 0 }),

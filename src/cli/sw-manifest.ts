@@ -10,7 +10,7 @@ import { join, relative, resolve } from 'node:path';
 import { globToRegExp } from '../http/glob.js';
 import { isHashedName } from '../http/hashed-name.js';
 import { forTerminal, jsonForTerminal } from '../http/terminal.js';
-import { HASH_CHARS } from '../server/static/files.js';
+import { HASH_CHARS } from '../server/index.js';
 import { type FlagTable, parseFlags } from './args.js';
 import { type CommandIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 

@@ -5,9 +5,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import type { Logger } from '../server/ops/log.js';
-import type { TlsOptions } from '../server/tls/options.js';
-import { TICKET_KEY_BYTES, TICKET_SECRET_ENV } from '../server/tls/session-tickets.js';
+import { type Logger, TICKET_KEY_BYTES, TICKET_SECRET_ENV, type TlsOptions } from '../server/index.js';
 
 /** A crash loop: this many unrequested worker deaths within windowMs stop the primary (exit 1). */
 export const CRASH_LOOP = { deaths: 5, windowMs: 30_000 } as const;

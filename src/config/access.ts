@@ -1,12 +1,16 @@
 // Access, limits and header config: `trustProxy`, `limits.rateLimit`, `auth`, `headers`.
-// Semantic checks come from the server modules (authRulesIssues, headerRuleIssues, parseIpRange), so
-// the config file and library callers refuse the same things; issues name the key (auth[0].allow[1]).
+// Semantic checks and defaults come from the steps' options modules (authRulesIssues, headerRuleIssues,
+// through src/server/index.ts) and src/http (parseIpRange), so the config file and library callers
+// refuse the same things; issues name the key (auth[0].allow[1]).
 import { z } from 'zod';
 import { parseIpRange } from '../http/ip.js';
-import { authRulesIssues, DEFAULT_REALM } from '../server/steps/auth.js';
-import { headerRuleIssues } from '../server/steps/headers.js';
-import { RATE_LIMIT_DEFAULTS } from '../server/steps/limits.js';
-import { FAILURE_DEFAULTS } from '../server/steps/login-guard.js';
+import {
+  authRulesIssues,
+  DEFAULT_REALM,
+  FAILURE_DEFAULTS,
+  headerRuleIssues,
+  RATE_LIMIT_DEFAULTS,
+} from '../server/index.js';
 import { redisOverrideSchema } from './redis.js';
 
 export const ipRangeEntry = z

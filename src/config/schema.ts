@@ -2,7 +2,7 @@
 // Field docs (`.describe`) flow into schema.json for editor completion.
 import { z } from 'zod';
 import { EARLY_HINTS_MAX } from '../http/early-hints.js';
-import { HTTP2_DEFAULTS } from '../server/steps/limits.js';
+import { HTTP2_DEFAULTS } from '../server/index.js';
 import { authSchema, headersSchema, rateLimitSchema, trustProxySchema } from './access.js';
 import { corsSchema } from './cors.js';
 import { jsonpSchema, redirectsSchema } from './jsonp.js';

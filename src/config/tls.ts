@@ -2,12 +2,15 @@
 // to the config file (load.ts resolves them); checks that need the files happen when the server starts.
 import { z } from 'zod';
 import { devNameProblem } from '../certs/dev-names.js';
-import { blockedForHttp2, DEFAULT_CIPHERS, isTls13Suite, knownCipher } from '../server/tls/ciphers.js';
 import {
+  blockedForHttp2,
+  DEFAULT_CIPHERS,
+  isTls13Suite,
+  knownCipher,
   SECRET_MAX_BYTES,
   SECRET_MIN_BYTES,
   SESSION_TICKET_DEFAULTS,
-} from '../server/tls/session-tickets.js';
+} from '../server/index.js';
 import { redisOverrideSchema } from './redis.js';
 
 const pemPath = z.string().min(1);

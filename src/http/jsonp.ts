@@ -3,6 +3,8 @@
 //
 // JSONP bypasses CORS by design: any page on any origin can load the script, and the browser sends
 // the user's cookies with it. Only public, non-personal data may ever be served on a JSONP path.
+import { globToRegExp } from './glob.js';
+import { queryOf, resolveRequestPath } from './request-path.js';
 
 /** Longest callback name accepted (DESIGN.md). Checked on the decoded value. */
 export const MAX_CALLBACK_LENGTH = 64;
@@ -147,4 +149,49 @@ export const JSONP_SUFFIX = ');';
 /** The whole JSONP body: `/**\/ cb(<json>);` with the JSON escaped for a script. */
 export function jsonpBody(callback: string, json: string): string {
   return jsonpPrefix(callback) + escapeJsonForScript(json) + JSONP_SUFFIX;
+}
+
+/** The media type of a JSONP answer (static files and library routes alike). */
+export const JSONP_CONTENT_TYPE = 'text/javascript; charset=utf-8';
+
+/** The `jsonp` config section. */
+export interface JsonpOptions {
+  /** URL path globs (cache-rule syntax: `*` in a segment, `**` across) where JSONP is offered. */
+  paths: string[];
+  /** Query parameter naming the callback (default `callback`). */
+  callbackParam?: string | undefined;
+  /** Accept `ns.fn` callbacks (default false: they enable Same Origin Method Execution). */
+  allowDottedCallbacks?: boolean | undefined;
+}
+
+/** JSONP options compiled once; shared by the static JSONP step and library routes. */
+export interface CompiledJsonp {
+  readonly param: string;
+  /** True when the request path (decoded, dot segments resolved) is on a JSONP path. */
+  matches(rawPath: string): boolean;
+  /** What the request URL's callback parameter asks for. */
+  callback(url: string): CallbackDecision;
+  /** The 400 detail for an invalid callback. Never contains the callback itself. */
+  invalidDetail(reason: string): string;
+}
+
+/** The `jsonp` section compiled, or undefined when JSONP is off (no paths). */
+export function compileJsonp(o: JsonpOptions | undefined): CompiledJsonp | undefined {
+  if (o === undefined || o.paths.length === 0) return undefined;
+  const globs = o.paths.map(globToRegExp);
+  const param = o.callbackParam ?? 'callback';
+  const allowDotted = o.allowDottedCallbacks ?? false;
+  return {
+    param,
+    matches(rawPath) {
+      // Matched on the path the static handler resolves, so `/data/%2e%2e/x.json` or `/data//x.json`
+      // cannot slip past (or into) a glob by spelling.
+      const r = resolveRequestPath(rawPath, true);
+      if (r.kind !== 'ok') return false;
+      for (const g of globs) if (g.test(r.path)) return true;
+      return false;
+    },
+    callback: (url) => callbackFromQuery(queryOf(url), param, allowDotted),
+    invalidDetail: (reason) => `The ${param} parameter is not a valid JSONP callback: ${reason}.`,
+  };
 }

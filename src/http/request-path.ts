@@ -31,6 +31,14 @@ export function targetPath(url: string): string | null {
   return start === 0 && end === url.length ? url : url.slice(start, end);
 }
 
+/** The query of a request target: the text after `?` up to any `#`, or undefined. */
+export function queryOf(url: string): string | undefined {
+  const q = url.indexOf('?');
+  if (q === -1) return undefined;
+  const h = url.indexOf('#', q);
+  return h === -1 ? url.slice(q + 1) : url.slice(q + 1, h);
+}
+
 /**
  * Decodes the path once and normalises dot segments (RFC 3986 §5.2.4).
  * Returns a path that starts with '/' and holds no '.', '..' or empty segments.

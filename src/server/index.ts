@@ -17,11 +17,12 @@ export type { Logger, MountFacts } from './core/context.js';
 export { belowMount, normalMount } from './core/mount.js';
 export type { DirEntry, FileAccess, FileStats, OpenFile } from './files/access.js';
 export { createNodeFiles, type NodeFilesOptions, nodeFiles } from './files/node.js';
-export { createLogger } from './ops/log.js';
+export { createLogger, dropWriteErrors } from './ops/log.js';
+export { primaryMetrics } from './ops/metrics-cluster.js';
 export { type FileReply, type Reply, type ReplyHeaders, reply } from './routes/reply.js';
 export type { Route } from './routes/routes.js';
 export { AssetPathError, type AssetUrlServer, assetUrl, assetVersion } from './static/asset-url.js';
-export { hashFile } from './static/content-hashes.js';
+export { HASH_CHARS, hashFile } from './static/content-hashes.js';
 export {
   entryFor,
   entryMatches,
@@ -34,7 +35,20 @@ export {
 } from './static/hash-manifest.js';
 export { mediaInfo } from './static/media.js';
 export { createZstdCompress, ZSTD_AVAILABLE, zstdCompress } from './static/zstd.js';
+export { authRulesIssues, DEFAULT_REALM, FAILURE_DEFAULTS } from './steps/auth-options.js';
+export { headerRuleIssues, type RuleIssue } from './steps/headers-options.js';
+export { HTTP2_DEFAULTS, RATE_LIMIT_DEFAULTS } from './steps/limits-options.js';
+export { hashPassword, parseScryptHash, SCRYPT_DEFAULTS } from './steps/password-hash.js';
+export { blockedForHttp2, DEFAULT_CIPHERS, isTls13Suite, knownCipher } from './tls/ciphers.js';
 export type { TlsListener, TlsServer } from './tls/listener.js';
-export type { AcmeOptions, TlsOptions } from './tls/options.js';
+export {
+  type AcmeOptions,
+  SECRET_MAX_BYTES,
+  SECRET_MIN_BYTES,
+  SESSION_TICKET_DEFAULTS,
+  type SessionTicketOptions,
+  type TlsOptions,
+} from './tls/options.js';
+export { TICKET_KEY_BYTES, TICKET_SECRET_ENV } from './tls/session-tickets.js';
 export type { WebSocketEndpoint, WebSocketHandler } from './websocket/index.js';
 export { createWebSocketEndpoints, WebSocketConfigError } from './websocket/index.js';

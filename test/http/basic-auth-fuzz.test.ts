@@ -11,7 +11,7 @@ import {
   normalizeUserId,
   parseBasicAuthorization,
 } from '../../src/http/basic-auth.js';
-import { parseScryptHash, SCRYPT_MIN_WORK } from '../../src/server/steps/auth.js';
+import { parseScryptHash, SCRYPT_MIN_WORK } from '../../src/server/steps/password-hash.js';
 import { Gen, ITERATIONS } from '../helpers/random.js';
 
 const CONTROL = /[\x00-\x1f\x7f]/;

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { formatBasicAuthorization } from '../../src/http/basic-auth.js';
-import { hashPassword } from '../../src/server/steps/auth.js';
+import { hashPassword } from '../../src/server/steps/password-hash.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { type Handler, type Origin, origin, text } from '../helpers/origin.js';
 import { waitUntil } from '../helpers/wait.js';

@@ -9,15 +9,9 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { formatBasicAuthorization } from '../../src/http/basic-auth.js';
 import { serveSteps } from '../../src/server/index.js';
 import type { Logger } from '../../src/server/ops/log.js';
-import {
-  type AuthDeps,
-  type AuthRule,
-  createAuth,
-  hashPassword,
-  type ScryptHash,
-  verifyPassword,
-} from '../../src/server/steps/auth.js';
+import { type AuthDeps, type AuthRule, createAuth } from '../../src/server/steps/auth.js';
 import { createClientAddress } from '../../src/server/steps/client-address.js';
+import { hashPassword, type ScryptHash, verifyPassword } from '../../src/server/steps/password-hash.js';
 import { get, makeSite, type Res, removeSite, startServer } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 

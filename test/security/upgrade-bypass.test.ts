@@ -10,7 +10,7 @@ import { parseConfig, toServerOptions } from '../../src/config/load.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
 import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
 import type { Logger } from '../../src/server/ops/log.js';
-import { hashPassword } from '../../src/server/steps/auth.js';
+import { hashPassword } from '../../src/server/steps/password-hash.js';
 import { makeSite, raw, rawStatus, removeSite } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 

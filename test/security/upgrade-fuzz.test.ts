@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { WebSocketServer } from 'ws';
-import { hashPassword } from '../../src/server/steps/auth.js';
+import { hashPassword } from '../../src/server/steps/password-hash.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { ITERATIONS, mulberry32, SEED_OFFSET } from '../helpers/random.js';
 import { WAIT_DEADLINE_MS } from '../helpers/wait.js';

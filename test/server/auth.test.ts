@@ -12,15 +12,14 @@ import { formatBasicAuthorization } from '../../src/http/basic-auth.js';
 import type { RequestFacts } from '../../src/server/core/context.js';
 import { serveSteps } from '../../src/server/index.js';
 import { createLogger } from '../../src/server/ops/log.js';
+import { type AuthRule, createAuth } from '../../src/server/steps/auth.js';
+import { createClientAddress } from '../../src/server/steps/client-address.js';
 import {
-  type AuthRule,
-  createAuth,
   hashPassword,
   parseScryptHash,
   type ScryptHash,
   verifyPassword,
-} from '../../src/server/steps/auth.js';
-import { createClientAddress } from '../../src/server/steps/client-address.js';
+} from '../../src/server/steps/password-hash.js';
 import { get, makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 

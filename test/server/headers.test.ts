@@ -10,7 +10,8 @@ import { ERRORS, sendError } from '../../src/server/core/errors.js';
 import { serveSteps } from '../../src/server/index.js';
 import { createLogger } from '../../src/server/ops/log.js';
 import { createIsSecure } from '../../src/server/steps/client-address.js';
-import { createHeaderRules, type HeaderRule, SECURITY_PRESET } from '../../src/server/steps/headers.js';
+import { createHeaderRules, type HeaderRule } from '../../src/server/steps/headers.js';
+import { SECURITY_PRESET } from '../../src/server/steps/headers-options.js';
 import { get, makeSite, removeSite, scheme, startServer, type TestServer } from '../helpers/http.js';
 
 describe('header rules on a real server', () => {

@@ -7,10 +7,10 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket, WebSocketServer } from 'ws';
 import { parseConfig, toServerOptions } from '../../src/config/load.js';
+import { switchFields } from '../../src/http/switch-fields.js';
 import { createGatehouse, type Gatehouse } from '../../src/server/app/gatehouse.js';
 import type { Logger } from '../../src/server/ops/log.js';
 import { switchHead } from '../../src/server/proxy/upgrade.js';
-import { switchFields } from '../../src/server/websocket/index.js';
 import { makeSite, removeSite } from '../helpers/http.js';
 
 const T = { timeout: 30_000 };

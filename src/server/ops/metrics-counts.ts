@@ -2,8 +2,6 @@
 // reads them through collectors at scrape time, so a request costs a few array writes (prom-client's
 // labelled inc() would hash the labels on every call).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ProxyStats } from '../proxy/handler.js';
-import { H2_CLOSE_REASONS, type H2Stats } from '../tls/h2-sessions.js';
 import { answeredBytes, answeredStatus, cacheStatusOf, droppedLogWrites } from './log.js';
 
 /** Which part of the server answered a request. */
@@ -80,15 +78,42 @@ export interface RequestCounts {
   readonly collectors: readonly Collector[];
 }
 
+/**
+ * What the proxy reports at scrape time, as the metrics read it (the proxy's stats(): proxy/handler.ts
+ * ProxyStats has this shape). Declared here so the metrics import no feature.
+ */
+export interface ProxyFigures {
+  /** Per cached route: bytes its store accounts to entries, entries it could not serve. */
+  readonly caches: readonly { route: string; store: string; bytes: number; invalid: number }[];
+  /** Per upstream of each route: balanced to (not cooling down), requests in flight, failures so far. */
+  readonly upstreams: readonly {
+    route: string;
+    upstream: string;
+    up: boolean;
+    inFlight: number;
+    errors: number;
+  }[];
+}
+
+/** The HTTP/2 session guard's counts as the metrics read them (tls/h2-sessions.ts H2Stats has this shape). */
+export interface Http2Figures {
+  readonly clientResets: number;
+  readonly refusedHeaderBlocks: number;
+  readonly sendTimeouts: number;
+  readonly refusedConnections: number;
+  /** Sessions the guard closed, by reason (the `reason` label), in the guard's order. */
+  readonly closed: Readonly<Record<string, number>>;
+}
+
 export interface CountsDeps {
   /** Proxy routes with a cache, for the `store` label: prefix and store kind. */
   cacheRoutes: readonly { prefix: string; store: string }[];
   /** Open WebSocket connections on our endpoints, read at scrape time. */
   openWebSockets: () => number;
   /** The proxy's stores and upstreams, read at scrape time. */
-  proxyStats: () => Promise<ProxyStats>;
+  proxyStats: () => Promise<ProxyFigures>;
   /** The HTTP/2 session guard's counts (tls/h2-sessions.ts); undefined without HTTP/2. */
-  http2Stats?: (() => H2Stats | undefined) | undefined;
+  http2Stats?: (() => Http2Figures | undefined) | undefined;
 }
 
 const KINDS = ROUTE_KINDS.length;
@@ -226,8 +251,8 @@ function collectorsOf(
 }
 
 /** The HTTP/2 session guard: client resets, refused header blocks, stalled streams, GOAWAYs, bans. */
-function http2Collectors(collector: AddCollector, stats: () => H2Stats | undefined): void {
-  const one = (value: (s: H2Stats) => number) => (): MetricValue[] => {
+function http2Collectors(collector: AddCollector, stats: () => Http2Figures | undefined): void {
+  const one = (value: (s: Http2Figures) => number) => (): MetricValue[] => {
     const s = stats();
     return s === undefined ? [] : [{ labels: {}, value: value(s) }];
   };
@@ -264,15 +289,15 @@ function http2Collectors(collector: AddCollector, stats: () => H2Stats | undefin
       const s = stats();
       return s === undefined
         ? []
-        : H2_CLOSE_REASONS.map((reason) => ({ labels: { reason }, value: s.closed[reason] }));
+        : Object.entries(s.closed).map(([reason, value]) => ({ labels: { reason }, value }));
     },
   );
 }
 
 /** The cache stores' sizes and the upstreams' health, read from the proxy when scraped. */
-function proxyCollectors(collector: AddCollector, stats: () => Promise<ProxyStats>): void {
+function proxyCollectors(collector: AddCollector, stats: () => Promise<ProxyFigures>): void {
   // One read per scrape: prom-client collects every metric at once (the stores' sizes may cost a Redis GET).
-  let pending: Promise<ProxyStats> | undefined;
+  let pending: Promise<ProxyFigures> | undefined;
   const read = () =>
     (pending ??= stats().finally(() => {
       pending = undefined;
@@ -311,7 +336,7 @@ function proxyCollectors(collector: AddCollector, stats: () => Promise<ProxyStat
         value: invalid,
       })),
   );
-  const upstreams = (value: (u: ProxyStats['upstreams'][number]) => number) => async () =>
+  const upstreams = (value: (u: ProxyFigures['upstreams'][number]) => number) => async () =>
     (await read()).upstreams.map((u) => ({
       labels: { route: u.route, upstream: u.upstream },
       value: value(u),

@@ -3,10 +3,10 @@
 // routes, response-headers.ts is the header policy, admission.ts takes a request to an upstream,
 // forward.ts streams one exchange, upgrade-route.ts passes WebSocket handshakes through.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { compileRuleList } from '../../http/cache-policy.js';
 import { passOn, type RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import type { Step, Tunnel } from '../node/types.js';
-import { compileRuleList } from '../static/policy.js';
 import { forward, retryExchange } from './admission.js';
 import { classifyUpstreamError } from './forward.js';
 import { policyCacheControl, responseHeaders } from './response-headers.js';

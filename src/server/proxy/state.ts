@@ -1,10 +1,10 @@
 // The state one proxy's parts share: compiled routes, cache policy, open tunnels, exchange env.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { CacheRule, compileRuleList } from '../../http/cache-policy.js';
 import { upstreamRequestHeaders } from '../../http/proxy-headers.js';
 import type { StepContext } from '../node/types.js';
 import type { Logger } from '../ops/log.js';
-import type { CacheRule, compileRuleList } from '../static/policy.js';
 import type { ExchangeEnv } from './forward.js';
 import type { Route } from './routes.js';
 import type { Upstream } from './upstreams.js';

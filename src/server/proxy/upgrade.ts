@@ -8,12 +8,12 @@ import { request as httpRequest, type IncomingMessage, type ServerResponse } fro
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { connectionTokens, isHopByHop, stripHopByHop } from '../../http/proxy-headers.js';
+import { switchFields } from '../../http/switch-fields.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { responseFields } from '../core/response-headers.js';
 import { mergeVary } from '../core/vary.js';
 import type { Tunnel } from '../node/types.js';
 import type { Logger } from '../ops/log.js';
-import { switchFields } from '../websocket/handshake.js';
 import type { Upstream } from './upstreams.js';
 
 export interface UpgradeOptions {

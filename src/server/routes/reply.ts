@@ -2,9 +2,8 @@
 // chooses the status and adds headers. planAnswer decides the response from plain values; the
 // routes step writes it.
 import { isFieldName, isFieldValue } from '../../http/fields.js';
-import { escapeJsonForScript, JSONP_SUFFIX, jsonpPrefix } from '../../http/jsonp.js';
+import { escapeJsonForScript, JSONP_CONTENT_TYPE, JSONP_SUFFIX, jsonpPrefix } from '../../http/jsonp.js';
 import { resolveLocation } from '../../http/location.js';
-import { JSONP_CONTENT_TYPE } from '../steps/jsonp.js';
 
 /** Header name (any case) -> value; an array sends one field line per member (Set-Cookie). */
 export type ReplyHeaders = Readonly<Record<string, string | readonly string[]>>;

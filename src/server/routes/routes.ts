@@ -5,15 +5,15 @@
 // request id), and so does an answer that cannot be sent (RouteAnswerError, naming the route).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { compileJsonp, type JsonpOptions } from '../../http/jsonp.js';
 import { parseParameters } from '../../http/lists.js';
 import { compileFrom, matchPath, type PathMatcher, RedirectRuleError } from '../../http/redirect.js';
+import { queryOf } from '../../http/request-path.js';
 import { pathOf } from '../core/context.js';
 import { ERRORS, type ErrorEntry, sendError } from '../core/errors.js';
 import { requestHasContent } from '../core/request-head.js';
 import { writeHeadMerged } from '../core/vary.js';
 import type { Step, StepContext } from '../node/types.js';
-import { compileJsonp, type JsonpOptions, queryOf } from '../steps/jsonp.js';
-import type { LimitsOptions } from '../steps/limits.js';
 import { FileReply, fileReplyHeaders, planAnswer } from './reply.js';
 
 /** Not in the shared catalogue yet (RFC 9110 §15.5.16). */
@@ -226,6 +226,12 @@ function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBytes: numbe
     req.on('error', onGone);
     req.on('close', onClose);
   });
+}
+
+/** The server's limits as the routes read them (the `limits` section, steps/limits-options.ts, has
+ *  this shape; declared here so the routes import no step). */
+interface LimitsOptions {
+  readonly maxBodyBytes: number;
 }
 
 /**

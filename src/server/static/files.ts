@@ -4,16 +4,17 @@
 // Compressed variants of kept files are made off the request path (compressor.ts).
 import { basename, dirname, join, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
+import type { CachePolicy, PolicyInput } from '../../http/cache-policy.js';
 import { formatHttpDate } from '../../http/dates.js';
 import { isInside, type PathResult, resolveFilePath } from '../../http/request-path.js';
 import type { FileAccess, FileStats } from '../files/access.js';
+import type { FileLookup } from '../files/view.js';
 import { type Coding, type CompressionStats, Compressor, type Tier } from './compressor.js';
 import { ContentHashes, hashBuffer, statFingerprint } from './content-hashes.js';
 import { Doorkeeper } from './doorkeeper.js';
 import { isManifestName } from './hash-manifest.js';
 import { type ListingEntry, MAX_LISTED, renderListing } from './listing.js';
 import { mediaInfo } from './media.js';
-import type { CachePolicy, PolicyInput } from './policy.js';
 import { ZSTD_AVAILABLE } from './zstd.js';
 
 export interface StaticOptions {
@@ -189,7 +190,7 @@ function isHtml(mediaType: string): boolean {
   return mediaType === 'text/html' || mediaType === 'application/xhtml+xml';
 }
 
-export class FileView {
+export class FileView implements FileLookup {
   readonly root: string;
   private readonly opts: StaticOptions;
   private readonly policyFor: (input: PolicyInput) => CachePolicy;

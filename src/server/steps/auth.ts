@@ -3,239 +3,42 @@
 // request path decides. CORS preflights pass untouched where CORS applies (they carry no credentials,
 // Fetch §3.2.5); elsewhere a preflight-shaped OPTIONS is an ordinary request. Password checks are
 // shared fairly between client addresses and throttled per address after repeated failures
-// (login-guard.ts).
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+// (login-guard.ts). The rules' shape and checks are auth-options.ts; the hashes password-hash.ts.
+import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import {
   formatBasicChallenge,
-  normalizePassword,
   normalizeUserId,
   parseBasicAuthorization,
   privateCacheControl,
 } from '../../http/basic-auth.js';
-import { compileIpRanges, parseIp, parseIpRange } from '../../http/ip.js';
+import { compileIpRanges, parseIp } from '../../http/ip.js';
 import type { RequestFacts } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import type { Step, StepContext } from '../node/types.js';
 import type { Logger } from '../ops/log.js';
+import {
+  type AuthRule,
+  authRuleIssues,
+  DEFAULT_REALM,
+  FAILURE_DEFAULTS,
+  normalizePrefix,
+  underPrefix,
+} from './auth-options.js';
 import { type CorsOptions, compileCorsPreflight } from './cors.js';
-import { type RuleIssue, rulePath } from './headers.js';
+import { rulePath } from './headers.js';
 import { bucketKey } from './limits.js';
 import {
   checkThrottle,
-  FAILURE_DEFAULTS,
   type FailurePolicy,
   type FailureRecord,
   FairQueue,
   recordFailure,
 } from './login-guard.js';
+import { parseScryptHash, type ScryptHash, verifyPassword } from './password-hash.js';
 
-export interface BasicAuthOptions {
-  /** The protection space shown by browsers (RFC 7617 §2); default "Gatehouse". */
-  realm?: string | undefined;
-  /** user-id -> scrypt hash (`scrypt$N$r$p$salt$hash`, from `gatehouse hash-password`). */
-  users: Record<string, string>;
-  /** Failed checks a client address (IPv6: its /64) may make per window before 429; default 10. */
-  maxFailures?: number | undefined;
-  /** The failure window, from the first failure; default 60. */
-  failureWindowSec?: number | undefined;
-}
-
-export interface AuthRule {
-  /** URL path prefix, matched by whole segments against the decoded path, ignoring case (`/admin`
-   *  covers `/admin/x` and `/ADMIN/x`, not `/administrator`). */
-  prefix: string;
-  basic?: BasicAuthOptions | undefined;
-  /** Client addresses, CIDRs or keywords (loopback, private, linklocal) allowed; others get 403. */
-  allow?: string[] | undefined;
-  /** Client addresses, CIDRs or keywords refused with 403; deny wins over allow. */
-  deny?: string[] | undefined;
-}
-
-export const DEFAULT_REALM = 'Gatehouse';
-
-// ---------------------------------------------------------------------------------------------------
-// Password hashes: scrypt (RFC 7914) in a self-describing string.
-
-export interface ScryptHash {
-  readonly N: number;
-  readonly r: number;
-  readonly p: number;
-  readonly salt: Buffer;
-  readonly hash: Buffer;
-}
-
-/** Defaults for new hashes: OWASP's scrypt equivalent of N=2^17,r=8,p=1 with 32 MiB instead of 128. */
-export const SCRYPT_DEFAULTS = { N: 2 ** 15, r: 8, p: 3 } as const;
-/** Least work accepted (N*r*p): weaker hashes are refused at load, as plaintext is. */
-export const SCRYPT_MIN_WORK = 2 ** 17;
-const SCRYPT_MAX_MEMORY_BYTES = 256 * 1024 * 1024;
-const SALT_BYTES = 16;
-const KEY_BYTES = 32;
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
-
-const HASH_FORMAT =
-  'expected a scrypt hash scrypt$N$r$p$<salt base64>$<hash base64> (run gatehouse hash-password)';
-
-/** Parses `scrypt$N$r$p$<salt b64>$<hash b64>`; a string explains what is wrong (never echoing it). */
-export function parseScryptHash(s: string): ScryptHash | string {
-  const parts = s.split('$');
-  if (parts.length !== 6 || parts[0] !== 'scrypt') return `not a password hash: ${HASH_FORMAT}`;
-  const [, nText, rText, pText, saltText, hashText] = parts as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-  ];
-  if (![nText, rText, pText].every((t) => /^[1-9]\d{0,9}$/.test(t)))
-    return `bad scrypt parameters: ${HASH_FORMAT}`;
-  const N = Number(nText);
-  const r = Number(rText);
-  const p = Number(pText);
-  if (N < 2 || (N & (N - 1)) !== 0) return 'scrypt N must be a power of two';
-  if (N * r * p < SCRYPT_MIN_WORK) return `scrypt cost too low: N*r*p must be at least ${SCRYPT_MIN_WORK}`;
-  if (128 * N * r > SCRYPT_MAX_MEMORY_BYTES || p > 16)
-    return 'scrypt parameters need too much memory or time';
-  if (!BASE64.test(saltText) || !BASE64.test(hashText)) return `salt and hash must be base64: ${HASH_FORMAT}`;
-  const salt = Buffer.from(saltText, 'base64');
-  const hash = Buffer.from(hashText, 'base64');
-  if (salt.length < 8) return 'scrypt salt must be at least 8 bytes';
-  if (hash.length < 16 || hash.length > 128) return 'scrypt hash must be 16 to 128 bytes';
-  return { N, r, p, salt, hash };
-}
-
-function derive(
-  password: string,
-  salt: Buffer,
-  keylen: number,
-  N: number,
-  r: number,
-  p: number,
-): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    scrypt(password, salt, keylen, { N, r, p, maxmem: 256 * N * r }, (err, key) =>
-      err ? reject(err) : resolve(key),
-    ),
-  );
-}
-
-/** Hashes a password (normalised per RFC 7617 §2.1 first) into the stored format. */
-export async function hashPassword(
-  password: string,
-  params: { N?: number; r?: number; p?: number } = {},
-): Promise<string> {
-  const { N = SCRYPT_DEFAULTS.N, r = SCRYPT_DEFAULTS.r, p = SCRYPT_DEFAULTS.p } = params;
-  const salt = randomBytes(SALT_BYTES);
-  const key = await derive(normalizePassword(password), salt, KEY_BYTES, N, r, p);
-  const out = `scrypt$${N}$${r}$${p}$${salt.toString('base64')}$${key.toString('base64')}`;
-  const check = parseScryptHash(out);
-  if (typeof check === 'string') throw new RangeError(check);
-  return out;
-}
-
-/** Verifies a (normalised) password against a parsed hash in constant time for its length. */
-export async function verifyPassword(password: string, h: ScryptHash): Promise<boolean> {
-  const key = await derive(password, h.salt, h.hash.length, h.N, h.r, h.p);
-  return timingSafeEqual(key, h.hash);
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Config checks, shared with src/config/access.ts so the file and library callers refuse the same.
-
-const CONTROL = /[\x00-\x1f\x7f]/;
-
-/** Problems in one rule, paths relative to the rule (`['basic', 'users', 'alice']`). */
-export function authRuleIssues(rule: AuthRule): RuleIssue[] {
-  const issues: RuleIssue[] = [];
-  const p = rule.prefix;
-  if (!p.startsWith('/')) issues.push({ path: ['prefix'], message: 'must start with /' });
-  else if (/[?#%\\]|\0/.test(p) || /\/\.{1,2}(?:\/|$)/.test(p) || p.includes('//'))
-    issues.push({
-      path: ['prefix'],
-      message: 'must be a plain decoded path (no ?, #, %, \\, //, . or .. segments)',
-    });
-  if (rule.basic === undefined && rule.allow === undefined && rule.deny === undefined)
-    issues.push({ path: [], message: 'an auth rule needs basic, allow or deny' });
-  if (rule.basic !== undefined) {
-    const realm = rule.basic.realm;
-    if (realm !== undefined) {
-      if (realm === '' || realm.length > 256 || CONTROL.test(realm) || /[^\x00-\xff]/.test(realm))
-        issues.push({
-          path: ['basic', 'realm'],
-          message: 'must be 1-256 Latin-1 characters without controls',
-        });
-    }
-    const names = Object.keys(rule.basic.users);
-    if (names.length === 0) issues.push({ path: ['basic', 'users'], message: 'needs at least one user' });
-    const seen = new Set<string>();
-    for (const name of names) {
-      const at = ['basic', 'users', name];
-      // RFC 7617 §2: a user-id containing a colon cannot be sent; no control characters.
-      if (name === '' || name.includes(':') || CONTROL.test(name))
-        issues.push({
-          path: at,
-          message: 'user-ids are non-empty, without ":" or control characters (RFC 7617 §2)',
-        });
-      const n = normalizeUserId(name);
-      if (seen.has(n))
-        issues.push({ path: at, message: 'the same user-id twice (after Unicode NFC normalisation)' });
-      seen.add(n);
-      const h = parseScryptHash(String(rule.basic.users[name]));
-      if (typeof h === 'string') issues.push({ path: at, message: h });
-    }
-    for (const key of ['maxFailures', 'failureWindowSec'] as const) {
-      const v = rule.basic[key];
-      if (v !== undefined && !(Number.isInteger(v) && v >= 1 && v <= 86_400))
-        issues.push({ path: ['basic', key], message: 'must be a whole number from 1 to 86400' });
-    }
-  }
-  for (const list of ['allow', 'deny'] as const) {
-    for (const [i, entry] of (rule[list] ?? []).entries()) {
-      const r = parseIpRange(entry);
-      if (r.kind === 'invalid') issues.push({ path: [list, i], message: r.reason });
-    }
-  }
-  return issues;
-}
-
-/** Lowercased and without a trailing slash: prefixes match case-insensitively, so a case-insensitive
- *  filesystem (macOS, Windows) cannot serve /ADMIN/x from /admin/x past the rule. Over-matching only
- *  ever asks for credentials where none were needed. */
-function normalizePrefix(prefix: string): string {
-  const p = prefix.toLowerCase();
-  return p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p;
-}
-
-function underPrefix(path: string, prefix: string): boolean {
-  return (
-    prefix === '/' || path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 47)
-  );
-}
-
-/** Problems across rules: each rule's own, plus a rule an earlier rule's prefix always wins over. */
-export function authRulesIssues(rules: readonly AuthRule[]): RuleIssue[] {
-  const issues: RuleIssue[] = [];
-  for (const [i, rule] of rules.entries()) {
-    for (const issue of authRuleIssues(rule))
-      issues.push({ path: [i, ...issue.path], message: issue.message });
-    for (let j = 0; j < i; j++) {
-      if (underPrefix(normalizePrefix(rule.prefix), normalizePrefix(rules[j]!.prefix))) {
-        issues.push({
-          path: [i, 'prefix'],
-          message: `never used: auth[${j}] (prefix ${rules[j]!.prefix}) matches first`,
-        });
-        break;
-      }
-    }
-  }
-  return issues;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// The step.
+export type { AuthRule, BasicAuthOptions } from './auth-options.js';
 
 export interface AuthDeps {
   /** The clock for the verified-credentials cache and the failure windows; default Date.now. */

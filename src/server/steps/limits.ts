@@ -23,9 +23,11 @@ import {
 import type { RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import type { Step, StepContext } from '../node/types.js';
-import type { RedisOptions } from '../redis/connection.js';
 import { compileGlobs, rulePath } from './headers.js';
-import { createRedisBucketStore, REDIS_RATE_LIMIT_TIMEOUT_MS } from './rate-limit-redis.js';
+import { type LimitsOptions, RATE_LIMIT_DEFAULTS, type RateLimitOptions } from './limits-options.js';
+import { createRedisBucketStore } from './rate-limit-redis.js';
+
+export type { Http2LimitsOptions, LimitsOptions, RateLimitOptions } from './limits-options.js';
 
 /**
  * How often Node walks the connections that are mid-request for headersTimeout / requestTimeout: the
@@ -55,79 +57,6 @@ export function http1ServerOptions(limits: LimitsOptions) {
     requireHostHeader: false,
   };
 }
-
-export interface LimitsOptions {
-  maxUrlBytes: number;
-  maxHeaderBytes: number;
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-  shutdownTimeoutMs: number;
-  /** Request bodies over this get 413 on endpoints that read bodies. */
-  maxBodyBytes: number;
-  /** Open connections at most (0: no limit); more are refused. */
-  maxConnections: number;
-  /** Requests handled and not yet answered per connection at most; the rest wait unhandled and the
-   *  socket is not read beyond them (0: no bound). */
-  maxPipelinedRequests: number;
-  /** Every connection read one head at a time from its first byte (the parser never runs ahead). */
-  strictPipelining?: boolean | undefined;
-  /** A client that accepts no response bytes for this long is dropped (proxied responses). */
-  sendTimeoutMs: number;
-  rateLimit?: RateLimitOptions | undefined;
-  /** HTTP/2 sessions on the TLS listener (tls/h2-sessions.ts); HTTP2_DEFAULTS fill the gaps. */
-  http2?: Partial<Http2LimitsOptions> | undefined;
-}
-
-export interface Http2LimitsOptions {
-  /** SETTINGS_MAX_CONCURRENT_STREAMS we announce (RFC 9113 §6.5.2); nginx's default is 128. */
-  maxConcurrentStreams: number;
-  /** Streams a client address may reset within resetWindowMs, over all its connections. */
-  maxResetsPerWindow: number;
-  resetWindowMs: number;
-  /** How long an address over the reset budget has its new connections refused. */
-  resetBanMs: number;
-  /** Header blocks refused on one session (too large, too many fields) before GOAWAY. */
-  maxRefusedHeaderBlocks: number;
-}
-
-export const HTTP2_DEFAULTS: Readonly<Http2LimitsOptions> = {
-  maxConcurrentStreams: 128,
-  maxResetsPerWindow: 400,
-  resetWindowMs: 10_000,
-  resetBanMs: 30_000,
-  maxRefusedHeaderBlocks: 3,
-};
-
-export interface RateLimitOptions {
-  /** Sustained rate per client (tokens added per second); > 0, may be fractional (0.5 = one per 2 s). */
-  requestsPerSec: number;
-  /** Requests a client may make at once after being idle (bucket size); integer >= 1. */
-  burst: number;
-  /** URL path globs that count (`/api/**`); default every path. */
-  paths?: string[] | undefined;
-  /** Client buckets kept (least recently used dropped first; a dropped bucket starts full). */
-  maxClients?: number | undefined;
-  /** IPv6 clients share a bucket per prefix of this length (a host usually owns a whole /64). */
-  ipv6PrefixLength?: number | undefined;
-  /** Where the buckets live: this process (default) or the shared Redis (rate-limit-redis.ts). */
-  store?: 'memory' | 'redis' | undefined;
-  /** With the Redis store, while Redis is down or slow: allow without rate-limit fields (open, the
-   *  default) or refuse with 503 and Retry-After (closed). */
-  redisDown?: 'open' | 'closed' | undefined;
-  /** With the Redis store: a bucket call slower than this counts as Redis down. */
-  redisTimeoutMs?: number | undefined;
-  /** This limit's own Redis, in place of the top-level one. */
-  redis?: Partial<RedisOptions> | undefined;
-}
-
-export const RATE_LIMIT_DEFAULTS = {
-  maxClients: 10_000,
-  ipv6PrefixLength: 64,
-  redisTimeoutMs: REDIS_RATE_LIMIT_TIMEOUT_MS,
-  /** Retry-After of the 503 a closed limit answers while Redis is down (its reconnects are <= 2 s apart). */
-  redisDownRetryAfterSec: 1,
-} as const;
 
 export interface RateLimitDeps {
   /** The clock; default Date.now. */

@@ -79,8 +79,6 @@ export interface FailurePolicy {
   readonly windowMs: number;
 }
 
-export const FAILURE_DEFAULTS = { maxFailures: 10, failureWindowSec: 60 } as const;
-
 /** One client's failures in its current window (the window starts at its first failure). */
 export interface FailureRecord {
   readonly windowStartMs: number;

@@ -8,9 +8,6 @@ import { type TakeResult, type TokenBucketPolicy, takeToken } from '../../http/r
 import type { Logger } from '../ops/log.js';
 import type { RedisConnection } from '../redis/connection.js';
 
-/** How long one bucket call may take before the request is treated as "Redis down". */
-export const REDIS_RATE_LIMIT_TIMEOUT_MS = 50;
-
 /** The command name on the shared client (ioredis defineCommand: EVALSHA, EVAL on NOSCRIPT). */
 const COMMAND = 'gatehouseTakeToken';
 

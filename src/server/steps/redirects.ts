@@ -13,12 +13,12 @@ import {
   RedirectRuleError,
   type RedirectStatus,
 } from '../../http/redirect.js';
+import { queryOf } from '../../http/request-path.js';
 import { pathOf } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { writeHeadMerged } from '../core/vary.js';
+import type { FileLookup, ViewedResource } from '../files/view.js';
 import type { Step, StepContext } from '../node/types.js';
-import type { FileView, Resource } from '../static/files.js';
-import { queryOf } from './jsonp.js';
 
 export interface RedirectRule {
   /** `/old`, `/blog/:slug`, `/docs/*`, `/files/:rest*`, or an anchored regex `^/v(\d+)/(.*)$`. */
@@ -120,17 +120,17 @@ export interface CanonicalStepOptions extends CanonicalOptions {
  * trailing slash rule, in one 301 (query kept, `Cache-Control: no-cache` like the static handler's
  * directory redirect, so a later config change is not stuck in browser caches).
  *
- * With `files` (the static handler's FileView) the disk is consulted so the step never fights the
+ * With `files` (the static handler's view of its root) the disk is consulted so the step never fights the
  * static handler: `add` leaves existing files without an extension alone (`/LICENSE`), and `remove`
  * keeps the slash of directories (the static handler redirects `/dir` to `/dir/`; serving a
  * directory without its slash needs a change there). Without `files`, `add` treats a last segment
  * with a `.` as a file and everything else as a directory.
  */
-export function createCanonical(o: CanonicalStepOptions, files?: FileView): Step | undefined {
+export function createCanonical(o: CanonicalStepOptions, files?: FileLookup): Step | undefined {
   if (o.trailingSlash === 'ignore' && !o.indexHtml) return undefined;
   const status = o.status ?? 301;
 
-  const lookup = (rawPath: string): Resource | Promise<Resource> =>
+  const lookup = (rawPath: string): ViewedResource | Promise<ViewedResource> =>
     files!.peek(rawPath) ?? files!.get(rawPath);
 
   /** The final target, after checking the disk; null when the request is to stay where it is. */
@@ -138,12 +138,12 @@ export function createCanonical(o: CanonicalStepOptions, files?: FileView): Step
     if (files === undefined) return target;
     if (o.trailingSlash === 'add' && target === `${rawPath}/`) {
       const r = lookup(rawPath);
-      const keep = (x: Resource) => (x.kind === 'file' ? null : target);
+      const keep = (x: ViewedResource) => (x.kind === 'file' ? null : target);
       return r instanceof Promise ? r.then(keep) : keep(r);
     }
     if (o.trailingSlash === 'remove' && target !== '/') {
       const r = lookup(target);
-      const fix = (x: Resource) => {
+      const fix = (x: ViewedResource) => {
         if (x.kind !== 'redirect') return target;
         const slashed = `${target}/`;
         return slashed === rawPath ? null : slashed;

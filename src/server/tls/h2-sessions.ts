@@ -13,7 +13,8 @@ import { constants } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { LRUCache } from 'lru-cache';
-import { bucketKey, type Http2LimitsOptions } from '../steps/limits.js';
+import { bucketKey } from '../steps/limits.js';
+import type { Http2LimitsOptions } from '../steps/limits-options.js';
 
 /** What the guard reads and marks on a response (h2-exchange.ts GuardedResponse). */
 export interface GuardedResponse {

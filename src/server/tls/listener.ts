@@ -10,17 +10,13 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { basename, dirname } from 'node:path';
 import type { Logger } from '../ops/log.js';
 import type { RedisPool } from '../redis/pool.js';
-import { HTTP2_DEFAULTS, http1ServerOptions, type LimitsOptions } from '../steps/limits.js';
+import { http1ServerOptions } from '../steps/limits.js';
+import { HTTP2_DEFAULTS, type LimitsOptions } from '../steps/limits-options.js';
 import { CertificateError, type CertificateStore, type PemPair } from './certificates.js';
 import { serveStreams } from './h2-exchange.js';
 import { type H2Stats, SessionGuard } from './h2-sessions.js';
-import type { TlsOptions } from './options.js';
-import {
-  createTicketKeys,
-  SESSION_ID_CONTEXT,
-  SESSION_TICKET_DEFAULTS,
-  type TicketKeys,
-} from './session-tickets.js';
+import { SESSION_TICKET_DEFAULTS, type TlsOptions } from './options.js';
+import { createTicketKeys, SESSION_ID_CONTEXT, type TicketKeys } from './session-tickets.js';
 
 // The response classes differ per server; handlers only see IncomingMessage/ServerResponse-like ones.
 // biome-ignore lint/suspicious/noExplicitAny: the four class parameters of Node's generic servers

@@ -1,7 +1,7 @@
-import type { SessionTicketOptions } from './session-tickets.js';
-
-// What the TLS listener runs on (src/config/tls.ts validates user input into this shape). File paths
-// are absolute by the time they get here (relative ones are resolved against the config file).
+// What the TLS listener runs on (src/config/tls.ts validates user input into this shape, with the
+// defaults and bounds below and ciphers.ts). File paths are absolute by the time they get here
+// (relative ones are resolved against the config file).
+import type { RedisOptions } from '../redis/connection.js';
 
 /** A certificate chain and its private key, as PEM files. */
 export interface CertFiles {
@@ -51,3 +51,28 @@ export interface TlsOptions {
   /** Session ticket keys shared across workers and instances (session-tickets.ts); absent: the defaults. */
   sessionTickets?: SessionTicketOptions | undefined;
 }
+
+/** Session tickets shared across workers and instances (session-tickets.ts). */
+export interface SessionTicketOptions {
+  /** false: no stateless tickets (Node's in-process session cache only). */
+  enabled: boolean;
+  /** Seconds each derived key is used; also the ticket lifetime (sessionTimeout). */
+  rotateSecs: number;
+  /** A file of 48 to 1024 secret bytes (mode 0600 or stricter), read at start and each rotation. */
+  keyFile?: string | undefined;
+  /** redis: the secret lives in Redis (made by the first instance); local: the file, else in process. */
+  store: 'local' | 'redis';
+  redis?: Partial<RedisOptions> | undefined;
+  /** In memory, from the primary (--workers): workers share the primary's secret. */
+  secret?: Buffer | undefined;
+}
+
+export const SESSION_TICKET_DEFAULTS: SessionTicketOptions = {
+  enabled: true,
+  rotateSecs: 3600,
+  store: 'local',
+};
+
+/** A shared secret: at least a ticket key's worth (nginx's 48- or 80-byte key files qualify). */
+export const SECRET_MIN_BYTES = 48;
+export const SECRET_MAX_BYTES = 1024;

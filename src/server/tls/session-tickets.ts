@@ -8,14 +8,12 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import type { Logger } from '../ops/log.js';
-import type { RedisConnection, RedisOptions } from '../redis/connection.js';
+import type { RedisConnection } from '../redis/connection.js';
 import type { RedisPool } from '../redis/pool.js';
+import { SECRET_MAX_BYTES, SECRET_MIN_BYTES, type SessionTicketOptions } from './options.js';
 
 /** Node's ticket key: 16 bytes name, 16 HMAC, 16 AES (tls.Server#setTicketKeys). */
 export const TICKET_KEY_BYTES = 48;
-/** A shared secret: at least a ticket key's worth (nginx's 48- or 80-byte key files qualify). */
-export const SECRET_MIN_BYTES = 48;
-export const SECRET_MAX_BYTES = 1024;
 /** What the primary hands its workers (hex) when the secret is made in process. */
 export const TICKET_SECRET_ENV = 'GATEHOUSE_TICKET_SECRET';
 /** The same on every instance: OpenSSL resumes a session only under the context it was made in
@@ -24,26 +22,6 @@ export const SESSION_ID_CONTEXT = 'gatehouse-session';
 const HKDF_SALT = 'gatehouse tls session ticket key';
 /** How long a Redis read of the secret may take before the local key is used. */
 const REDIS_WAIT_MS = 1000;
-
-export interface SessionTicketOptions {
-  /** false: no stateless tickets (Node's in-process session cache only). */
-  enabled: boolean;
-  /** Seconds each derived key is used; also the ticket lifetime (sessionTimeout). */
-  rotateSecs: number;
-  /** A file of 48 to 1024 secret bytes (mode 0600 or stricter), read at start and each rotation. */
-  keyFile?: string | undefined;
-  /** redis: the secret lives in Redis (made by the first instance); local: the file, else in process. */
-  store: 'local' | 'redis';
-  redis?: Partial<RedisOptions> | undefined;
-  /** In memory, from the primary (--workers): workers share the primary's secret. */
-  secret?: Buffer | undefined;
-}
-
-export const SESSION_TICKET_DEFAULTS: SessionTicketOptions = {
-  enabled: true,
-  rotateSecs: 3600,
-  store: 'local',
-};
 
 /** The time window `nowMs` falls in and when it ends (windows start at the Unix epoch). */
 export function ticketWindow(nowMs: number, rotateSecs: number): { index: number; endsMs: number } {

@@ -1,6 +1,5 @@
-// The handshake decision (pure): RFC 6455 §4.2.1 checks and the origin policy; the fields a 101
-// carries beside the handshake's own.
-import { isHopByHop } from '../../http/proxy-headers.js';
+// The handshake decision (pure): RFC 6455 §4.2.1 checks and the origin policy. (The fields a 101
+// carries beside the handshake's own: src/http/switch-fields.ts.)
 import { ERRORS, type ErrorEntry } from '../core/errors.js';
 
 /** RFC 9110 §15.5.22; not in the shared error catalogue (yet). */
@@ -81,28 +80,3 @@ export function isSameOrigin(origin: string, host: string | undefined): boolean 
   // URL lowercases the host and drops the scheme's default port; Host may still carry it.
   return u.host === h || (u.port === '' && `${u.host}:${defaultPort}` === h);
 }
-
-/** A response field as Node holds it (setHeader values). */
-export type FieldValue = string | number | readonly string[];
-
-/**
- * The request steps' response fields that go on a `101 Switching Protocols` written by another
- * writer (ws for an endpoint, the pass-through for an upstream's 101), one [name, value] per line.
- * Left out: hop-by-hop fields (RFC 9110 §7.6.1; the switch's own Connection/Upgrade are the
- * writer's), framing fields (a 101 ends its head, no content: RFC 9110 §15.2, RFC 9112 §6.3) and
- * the handshake's own Sec-WebSocket-* fields (RFC 6455 §4.2.2), which only the writer may set.
- */
-export function switchFields(
-  fields: ReadonlyArray<readonly [name: string, value: FieldValue]>,
-): [string, string][] {
-  const out: [string, string][] = [];
-  for (const [name, value] of fields) {
-    const lower = name.toLowerCase();
-    if (isHopByHop(lower) || NOT_ON_SWITCH.has(lower) || lower.startsWith('sec-websocket-')) continue;
-    if (typeof value === 'object') for (const v of value) out.push([name, v]);
-    else out.push([name, String(value)]);
-  }
-  return out;
-}
-
-const NOT_ON_SWITCH = new Set(['content-length']);

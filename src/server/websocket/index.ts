@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer } from 'ws';
+import { switchFields } from '../../http/switch-fields.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { responseFields } from '../core/response-headers.js';
 import type { Tunnel } from '../node/types.js';
@@ -17,7 +18,7 @@ import { deliverLocal } from './broadcast.js';
 import { onConnection } from './connection.js';
 import { buildEndpoints, closeEndpoints } from './endpoints.js';
 import { createRedisFanout } from './fanout-redis.js';
-import { checkHandshake, isSameOrigin, switchFields } from './handshake.js';
+import { checkHandshake, isSameOrigin } from './handshake.js';
 import {
   type Endpoint,
   type Fanout,
@@ -30,7 +31,7 @@ import {
 export type { Envelope } from './envelope.js';
 export { isAppPing, parseEnvelope } from './envelope.js';
 export type { HandshakeDecision } from './handshake.js';
-export { checkHandshake, isSameOrigin, switchFields } from './handshake.js';
+export { checkHandshake, isSameOrigin } from './handshake.js';
 export type { WebSocketDeps, WebSocketEndpoint, WebSocketHandler } from './types.js';
 export { CLOSE_CODES, WebSocketConfigError } from './types.js';
 

@@ -4,23 +4,21 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { evaluatePreconditions } from '../../http/conditional.js';
 import { formatHttpDate } from '../../http/dates.js';
-import { escapeJsonForScript, JSONP_SUFFIX, jsonpPrefix } from '../../http/jsonp.js';
+import { escapeJsonForScript, JSONP_CONTENT_TYPE, JSONP_SUFFIX, jsonpPrefix } from '../../http/jsonp.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { writeHeadMerged } from '../core/vary.js';
 import { type FileAccess, readAll } from '../files/access.js';
-import type { FileResource, Resource } from './files.js';
-
-export const JSONP_CONTENT_TYPE = 'text/javascript; charset=utf-8';
+import type { ViewedFile, ViewedResource } from '../files/view.js';
 
 /** Built once by createJsonp. */
 export interface JsonpContext {
   readonly nowMs: () => number;
-  /** Escaped JSON of in-memory files, per file version (a new FileResource replaces a changed file).
+  /** Escaped JSON of in-memory files, per file version (a changed file is a new ViewedFile).
    *  Larger files are read from disk per request and not kept, like the static handler streams them. */
-  readonly memo: WeakMap<FileResource, Buffer | Error>;
-  /** Counts what the memo keeps against static.memoryCacheBytes with the file's entry (FileView.charge). */
-  readonly charge: (rawPath: string, file: FileResource, bytes: number) => void;
-  /** The static handler's file access (FileView.access): larger files are read through it. */
+  readonly memo: WeakMap<ViewedFile, Buffer | Error>;
+  /** Counts what the memo keeps against static.memoryCacheBytes with the file's entry (FileLookup.charge). */
+  readonly charge: (rawPath: string, file: ViewedFile, bytes: number) => void;
+  /** The static handler's file access (FileLookup.access): larger files are read through it. */
   readonly files: FileAccess;
 }
 
@@ -49,7 +47,7 @@ function isJson(mediaType: string): boolean {
  * not JSON could execute it as script in the including page. Throws for invalid JSON (a 500 from
  * the pipeline: the file is broken, not the request).
  */
-function scriptSafeJson(file: FileResource, bytes: Buffer): Buffer {
+function scriptSafeJson(file: ViewedFile, bytes: Buffer): Buffer {
   let text = bytes.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // RFC 8259 §8.1 lets parsers ignore a BOM
   try {
@@ -60,7 +58,7 @@ function scriptSafeJson(file: FileResource, bytes: Buffer): Buffer {
   return Buffer.from(escapeJsonForScript(text), 'utf8');
 }
 
-function body(ctx: JsonpContext, file: FileResource, rawPath: string): Buffer | Promise<Buffer> {
+function body(ctx: JsonpContext, file: ViewedFile, rawPath: string): Buffer | Promise<Buffer> {
   const bytes = file.identity.body;
   if (bytes === undefined)
     return readAll(ctx.files.stream(file.absPath, 0)).then((b) => scriptSafeJson(file, b));
@@ -82,7 +80,7 @@ function respond(
   ctx: JsonpContext,
   req: IncomingMessage,
   res: ServerResponse,
-  file: FileResource,
+  file: ViewedFile,
   rawPath: string,
   callback: string,
 ): boolean | Promise<boolean> {
@@ -134,7 +132,7 @@ export function serveJsonp(
   ctx: JsonpContext,
   req: IncomingMessage,
   res: ServerResponse,
-  r: Resource,
+  r: ViewedResource,
   rawPath: string,
   callback: string,
 ): boolean | Promise<boolean> {

@@ -51,11 +51,7 @@ export function createRouteCache(
     tryHit: (req, res) => tryHit(s, req, res),
     handle: (req, res, ctx) => handle(s, req, res, ctx),
     open: () => open(s),
-    storedBytes: async () => {
-      const store = s.storeNow;
-      if (store === undefined) return 0;
-      return store.readSizeBytes ? store.readSizeBytes() : store.sizeBytes();
-    },
+    storedBytes: async () => (s.storeNow === undefined ? 0 : s.storeNow.readSizeBytes()),
     invalidEntries: () => s.invalidEntries,
     mayPurge: (clientAddress) => {
       const addr = parseIp(clientAddress);

@@ -118,7 +118,7 @@ async function languageVariant(x: Exchange, any: StoredEntry): Promise<StoredEnt
   const vary = getHeader(any.meta.response.headers, 'vary');
   if (vary === undefined || !/accept-language/i.test(vary)) return undefined;
   const store = x.store!;
-  let variants: StoredEntry[];
+  let variants: readonly StoredEntry[];
   try {
     variants = store.getVariantsSync?.(x.key) ?? (await store.getVariants(x.key));
   } catch {

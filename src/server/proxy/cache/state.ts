@@ -15,10 +15,11 @@ import {
   plainFreshUntilMs,
   type StoredResponse,
 } from '../../../cache/index.js';
-import { openDiskStore } from '../../../cache/store/disk.js';
-import { createMemoryStore } from '../../../cache/store/memory.js';
-import { openRedisStore, type RedisLink } from '../../../cache/store/redis.js';
-import type { CacheStore, StoreOptions } from '../../../cache/store/types.js';
+import { openDiskCache } from '../../../cache/store/disk.js';
+import type { EntryCache } from '../../../cache/store/entry-cache.js';
+import { createMemoryCache } from '../../../cache/store/memory.js';
+import { openRedisCache, type RedisLink } from '../../../cache/store/redis.js';
+import type { StoreOptions } from '../../../cache/store/types.js';
 import {
   forwardedSurrogateControl,
   policyHeaders,
@@ -113,7 +114,7 @@ export interface RouteCache {
   handle(req: IncomingMessage, res: ServerResponse, ctx: CacheRequestContext): Promise<void>;
   /** Opens the store now; rejects, naming the store, when it cannot be opened. */
   open(): Promise<void>;
-  /** Bytes the store accounts to entries (CacheStore.sizeBytes, read afresh from a shared store); 0 before it is open. */
+  /** Bytes the store accounts to entries (EntryCache.readSizeBytes: afresh from a shared store); 0 before it is open. */
   storedBytes(): Promise<number>;
   /** Stored entries found unservable and dropped so far (CacheState.invalidEntries). */
   invalidEntries(): number;
@@ -150,7 +151,7 @@ export interface Exchange {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly ctx: CacheRequestContext;
-  store: CacheStore | undefined;
+  store: EntryCache | undefined;
   /** The primary key (see primaryKey in keys.ts). */
   readonly key: string;
   readonly method: string;
@@ -173,9 +174,9 @@ export interface CacheState {
   readonly redis: { readonly link: () => RedisLink; readonly namespace: string } | undefined;
   /** The disk store's folder when it is ours to remove on close. */
   readonly tempDir: string | undefined;
-  storePromise: Promise<CacheStore> | undefined;
+  storePromise: Promise<EntryCache> | undefined;
   /** The store once it is open. */
-  storeNow: CacheStore | undefined;
+  storeNow: EntryCache | undefined;
   readonly warn: (err: unknown, msg: string) => void;
   /** Entries the store would not serve (cache/entry-check.ts), so far: a warning each, and the metrics. */
   invalidEntries: number;
@@ -201,7 +202,7 @@ export interface CacheState {
   /**
    * The last write to the store failed: Cache-Status does not say `stored` until a write succeeds
    * again. The head goes out before the body is written, so a store whose writes can fail (disk,
-   * CacheStore.putMayFail) never claims `stored` on the response being stored.
+   * EntryCache.putMayFail) never claims `stored` on the response being stored.
    */
   writesFailing: boolean;
   /** Looks a request up again (after waiting on a coalesced exchange); set by index.ts. */
@@ -261,7 +262,7 @@ export function createCacheState(
 }
 
 /** The store, opened on first use. */
-export function getStore(s: CacheState): Promise<CacheStore> {
+export function getStore(s: CacheState): Promise<EntryCache> {
   const { o } = s;
   const storeOptions = {
     maxSizeBytes: o.maxSizeBytes,
@@ -271,14 +272,14 @@ export function getStore(s: CacheState): Promise<CacheStore> {
   };
   s.storePromise ??= (
     o.store === 'disk'
-      ? openDiskStore({
+      ? openDiskCache({
           ...storeOptions,
           dir: o.dir ?? s.tempDir!,
           ...(o.memoryCacheBytes === undefined ? {} : { memoryCacheBytes: o.memoryCacheBytes }),
         })
       : o.store === 'redis'
         ? openRedis(s, storeOptions)
-        : Promise.resolve(createMemoryStore(storeOptions))
+        : Promise.resolve<EntryCache>(createMemoryCache(storeOptions))
   ).then((store) => {
     s.storeNow = store;
     return store;
@@ -287,9 +288,9 @@ export function getStore(s: CacheState): Promise<CacheStore> {
 }
 
 /** The redis store on the route's connection; rejects when the server has no Redis pool. */
-function openRedis(s: CacheState, storeOptions: StoreOptions): Promise<CacheStore> {
+function openRedis(s: CacheState, storeOptions: StoreOptions): Promise<EntryCache> {
   if (s.redis === undefined) return Promise.reject(new Error('no redis connection (top-level redis.url)'));
-  return openRedisStore({
+  return openRedisCache({
     ...storeOptions,
     redis: s.redis.link(),
     namespace: s.redis.namespace,

@@ -98,14 +98,20 @@ function proxyStep(state: ProxyState): Step {
       return true;
     }
     if (route.cache !== undefined) {
-      if (route.cache.tryHit(req, res)) return true;
+      const hit = route.cache.tryHit(req, res);
+      if (hit === true) return true;
       return route.cache
-        .handle(req, res, {
-          forward: (hooks) => forward(state, req, res, route, 0, undefined, hooks),
-          responseHeaders: (h) => responseHeaders(state, req, res, route, route.upstreams.all[0]!, h),
-          cacheControl: (h) => policyCacheControl(state, req, route, h),
-          clientAddress: () => deps.ctx.clientAddress(req),
-        })
+        .handle(
+          req,
+          res,
+          {
+            forward: (hooks) => forward(state, req, res, route, 0, undefined, hooks),
+            responseHeaders: (h) => responseHeaders(state, req, res, route, route.upstreams.all[0]!, h),
+            cacheControl: (h) => policyCacheControl(state, req, route, h),
+            clientAddress: () => deps.ctx.clientAddress(req),
+          },
+          hit,
+        )
         .then(() => true);
     }
     forward(state, req, res, route, 0);

@@ -22,6 +22,7 @@ import {
   downstreamFixes,
   type Exchange,
   getStore,
+  type LookedUp,
   type ProxyCacheOptions,
   pass,
   type RouteCache,
@@ -33,6 +34,7 @@ export {
   type CacheRequestContext,
   type ForwardHooks,
   type HeadAction,
+  type LookedUp,
   type ProxyCacheOptions,
   parseTags,
   type RouteCache,
@@ -49,7 +51,7 @@ export function createRouteCache(
   s.lookup = (x, mayWait) => lookup(s, x, mayWait);
   return {
     tryHit: (req, res) => tryHit(s, req, res),
-    handle: (req, res, ctx) => handle(s, req, res, ctx),
+    handle: (req, res, ctx, looked) => handle(s, req, res, ctx, looked),
     open: () => open(s),
     storedBytes: async () => (s.storeNow === undefined ? 0 : s.storeNow.readSizeBytes()),
     invalidEntries: () => s.invalidEntries,
@@ -66,7 +68,21 @@ async function handle(
   req: IncomingMessage,
   res: ServerResponse,
   ctx: CacheRequestContext,
+  looked: LookedUp | undefined,
 ): Promise<void> {
+  if (looked !== undefined) {
+    // tryHit looked this plain GET up (no auth rule let it through, no Set-Cookie): go on from there.
+    const x: Exchange = {
+      req,
+      res,
+      ctx,
+      store: s.storeNow,
+      key: looked.key,
+      method: 'GET',
+      reqHeaders: req.headers as HeaderMap,
+    };
+    return lookup(s, x, s.coalesce, looked.match);
+  }
   const method = req.method ?? 'GET';
   if (method === 'PURGE') return purge(s, req, res, ctx);
   let key = primaryKey(req);

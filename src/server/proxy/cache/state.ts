@@ -19,7 +19,7 @@ import { openDiskCache } from '../../../cache/store/disk.js';
 import type { EntryCache } from '../../../cache/store/entry-cache.js';
 import { createMemoryCache } from '../../../cache/store/memory.js';
 import { openRedisCache, type RedisLink } from '../../../cache/store/redis.js';
-import type { StoreOptions } from '../../../cache/store/types.js';
+import type { Selected, StoreOptions } from '../../../cache/store/types.js';
 import {
   forwardedSurrogateControl,
   policyHeaders,
@@ -105,13 +105,26 @@ export interface CacheRequestContext {
   clientAddress(): string;
 }
 
+/** What tryHit looked up without answering: handle() goes on from it instead of looking again. */
+export interface LookedUp {
+  /** The primary key (see primaryKey in keys.ts). */
+  readonly key: string;
+  readonly match: Selected;
+}
+
 export interface RouteCache {
   /**
    * The hit path without a promise: answers a plain GET from a fresh response already served once
-   * from a store that reads synchronously (memory). False when it did not answer: call handle().
+   * from a store that reads synchronously (memory, disk's memory tier). True when it answered; else
+   * call handle(), with what it looked up when it did.
    */
-  tryHit(req: IncomingMessage, res: ServerResponse): boolean;
-  handle(req: IncomingMessage, res: ServerResponse, ctx: CacheRequestContext): Promise<void>;
+  tryHit(req: IncomingMessage, res: ServerResponse): true | LookedUp | undefined;
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    ctx: CacheRequestContext,
+    looked?: LookedUp,
+  ): Promise<void>;
   /** Opens the store now; rejects, naming the store, when it cannot be opened. */
   open(): Promise<void>;
   /** Bytes the store accounts to entries (EntryCache.readSizeBytes: afresh from a shared store); 0 before it is open. */

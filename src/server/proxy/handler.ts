@@ -7,6 +7,7 @@ import { passOn, type Step, type Tunnel } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { compileRuleList } from '../static/policy.js';
 import { forward, retryExchange } from './admission.js';
+import type { CacheRequestContext } from './cache/index.js';
 import { classifyUpstreamError } from './forward.js';
 import { policyCacheControl, responseHeaders } from './response-headers.js';
 import { compileRoutes, findRoute, type ProxyRouteOptions, type Route } from './routes.js';
@@ -82,10 +83,24 @@ function createProxyState(routes: readonly ProxyRouteOptions[], deps: ProxyDeps)
   return state;
 }
 
+const handled = (): true => true;
+
+/** What a route's cache asks of the proxy, made once per route (the request comes with each call). */
+function cacheContext(state: ProxyState, route: Route): CacheRequestContext {
+  const { deps } = state;
+  return {
+    forward: (req, res, hooks) => forward(state, req, res, route, 0, undefined, hooks),
+    responseHeaders: (req, res, h) => responseHeaders(state, req, res, route, route.upstreams.all[0]!, h),
+    cacheControl: (req, h) => policyCacheControl(state, req, route, h),
+    clientAddress: (req) => deps.ctx.clientAddress(req),
+  };
+}
+
 /** The request step: a route's TRACE refusal, its shared cache, else admission to its upstream. */
 function proxyStep(state: ProxyState): Step {
   const { deps } = state;
   const cached = state.routes.filter((r) => r.cache !== undefined);
+  const contexts = new Map(cached.map((r) => [r, cacheContext(state, r)]));
   const step: Step = (req, res) => {
     const route = findRoute(state.routes, req.url!);
     if (route === undefined) {
@@ -100,19 +115,7 @@ function proxyStep(state: ProxyState): Step {
     if (route.cache !== undefined) {
       const hit = route.cache.tryHit(req, res);
       if (hit === true) return true;
-      return route.cache
-        .handle(
-          req,
-          res,
-          {
-            forward: (hooks) => forward(state, req, res, route, 0, undefined, hooks),
-            responseHeaders: (h) => responseHeaders(state, req, res, route, route.upstreams.all[0]!, h),
-            cacheControl: (h) => policyCacheControl(state, req, route, h),
-            clientAddress: () => deps.ctx.clientAddress(req),
-          },
-          hit,
-        )
-        .then(() => true);
+      return route.cache.handle(req, res, contexts.get(route)!, hit).then(handled);
     }
     forward(state, req, res, route, 0);
     return true;

@@ -87,7 +87,7 @@ async function handle(
   if (method === 'PURGE') return purge(s, req, res, ctx);
   let key = primaryKey(req);
   if (key === undefined) {
-    ctx.forward({});
+    ctx.forward(req, res, {});
     return;
   }
   const facts = peekRequestFacts(req);
@@ -95,7 +95,7 @@ async function handle(
     // An auth rule let the request through: its answer is for this user only (RFC 9111 §3.5, §7.3).
     // It bypasses the shared cache, or with perUser is kept apart under the user's id.
     const user = s.o.perUser === true ? facts.user : undefined;
-    if (user === undefined) return bypass(s, ctx);
+    if (user === undefined) return bypass(s, req, res, ctx);
     key = userKey(key, user);
   }
   // Node already gives lowercase names with repeated lines joined; only Set-Cookie stays a list.
@@ -111,8 +111,8 @@ async function handle(
 }
 
 /** Forwards without the cache (RFC 9211 fwd=bypass): nothing stored, nothing served. */
-function bypass(s: CacheState, ctx: CacheRequestContext): void {
-  ctx.forward({
+function bypass(s: CacheState, req: IncomingMessage, res: ServerResponse, ctx: CacheRequestContext): void {
+  ctx.forward(req, res, {
     onHead: (status, headers) =>
       pass(`fwd=bypass; fwd-status=${status}`, downstreamFixes(s, toHeaderMap(headers))),
   });

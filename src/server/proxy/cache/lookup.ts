@@ -34,7 +34,7 @@ export async function lookup(s: CacheState, x: Exchange, mayWait: boolean, found
       }
     } catch (err) {
       s.warn(err, 'cache lookup failed');
-      x.ctx.forward({ requestHeaders: upstreamExtras(s, reqHeaders) });
+      x.ctx.forward(x.req, res, { requestHeaders: upstreamExtras(s, reqHeaders) });
       return;
     }
   if (res.destroyed) return;

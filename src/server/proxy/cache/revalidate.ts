@@ -89,7 +89,7 @@ export function fetchAndStore(
       if (!f.bodyDone) f.done();
     });
   }
-  x.ctx.forward({
+  x.ctx.forward(x.req, x.res, {
     requestHeaders,
     detached,
     onFailure: () => {

@@ -174,7 +174,7 @@ export async function serveStored(
   const plain = omit.length === 0 && res.getHeaderNames().length === 0;
   let base = plain ? s.sentFields.get(response) : undefined;
   if (base === undefined) {
-    base = x.ctx.responseHeaders(toIncoming(response.headers, omit));
+    base = x.ctx.responseHeaders(x.req, res, toIncoming(response.headers, omit));
     setFields(base, downstreamFixes(s, response.headers));
     if (plain) s.sentFields.set(response, base);
   }
@@ -228,7 +228,7 @@ export function storedHead(
   status: string,
   nowMs: number,
 ): Record<string, string | string[]> {
-  const out = x.ctx.responseHeaders(toIncoming(response.headers, omit));
+  const out = x.ctx.responseHeaders(x.req, x.res, toIncoming(response.headers, omit));
   setFields(out, downstreamFixes(s, response.headers));
   const t = timingOf(s, response);
   out.age = String(ageSecOf(response, t, nowMs));

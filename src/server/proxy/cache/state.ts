@@ -94,15 +94,19 @@ export interface ForwardHooks {
   readonly detached?: boolean;
 }
 
-/** What the cache needs from the proxy for one request. */
+/** What the cache needs from the proxy: one per route, made once, told the request on each call. */
 export interface CacheRequestContext {
-  forward(hooks: ForwardHooks): void;
+  forward(req: IncomingMessage, res: ServerResponse, hooks: ForwardHooks): void;
   /** The headers the proxy would send for these upstream headers (Via, rewrites, step headers). */
-  responseHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]>;
+  responseHeaders(
+    req: IncomingMessage,
+    res: ServerResponse,
+    headers: IncomingHttpHeaders,
+  ): Record<string, string | string[]>;
   /** The Cache-Control the proxy sends with these upstream headers (its cachePolicy applied). */
-  cacheControl(headers: IncomingHttpHeaders): string | undefined;
+  cacheControl(req: IncomingMessage, headers: IncomingHttpHeaders): string | undefined;
   /** The client's address (through trusted proxies), for PURGE. */
-  clientAddress(): string;
+  clientAddress(req: IncomingMessage): string;
 }
 
 /** What tryHit looked up without answering: handle() goes on from it instead of looking again. */

@@ -23,6 +23,7 @@ const { createServer } = await import(pathToFileURL(join(dist, 'index.js')).href
 
 const site = mkdtempSync(join(tmpdir(), 'gatehouse-walk-'));
 writeFileSync(join(site, 'index.html'), `<!doctype html><title>walk</title>${'x'.repeat(1000)}`);
+writeFileSync(join(site, '1k.txt'), 'z'.repeat(1024));
 const body = 'y'.repeat(1024);
 const upstream = http.createServer((_req, res) => {
   res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'public, max-age=3600' });
@@ -77,6 +78,7 @@ async function take() {
 
 const scenarios = [
   { name: 'static GET /index.html', app: 'static', path: '/index.html', warm: 3 },
+  { name: 'static GET /1k.txt', app: 'static', path: '/1k.txt', warm: 3 },
   // The first hit: the response was stored by the miss just before, and is now served from the cache.
   { name: 'first proxied cache hit', app: 'proxy', path: '/api/walk', warm: 1 },
 ];

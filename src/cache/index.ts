@@ -21,7 +21,8 @@
 //                  selectForUpdate (§4.3.4), selectValidated (a 304 to our own conditional request).
 //   invalidate.ts  invalidationUris (§4.4).
 //   targeted.ts    targeted cache control (RFC 9213) and Surrogate-Control.
-//   store/         the stores (memory, disk) behind one interface, with a shared contract test suite.
+//   store/         the stores (memory, disk, Redis): get, put, delete and an optional peek; the
+//                  cache's operations built on them (entry-cache.ts); one shared contract test suite.
 // The I/O around these (keys, coalescing, serving, Age, Cache-Status) is the proxy's:
 // src/server/proxy/cache/index.ts (partial entries: src/server/proxy/cache/partial.ts), src/client/cache-partial.ts.
 export type { Freshness, FreshnessOptions, FreshnessSource } from './freshness.js';

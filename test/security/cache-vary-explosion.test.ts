@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { varyKey } from '../../src/cache/index.js';
-import { openDiskStore } from '../../src/cache/store/disk.js';
-import { createMemoryStore } from '../../src/cache/store/memory.js';
-import type { CacheStore, EntryMeta, StoreOptions } from '../../src/cache/store/types.js';
+import { openDiskCache } from '../../src/cache/store/disk.js';
+import type { EntryCache } from '../../src/cache/store/entry-cache.js';
+import { createMemoryCache } from '../../src/cache/store/memory.js';
+import type { EntryMeta, StoreOptions } from '../../src/cache/store/types.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
 import { type Origin, origin, text } from '../helpers/origin.js';
 import { waitUntil, waitUntilStored } from '../helpers/wait.js';
@@ -31,7 +32,7 @@ function variantMeta(foo: string, timeMs: number): EntryMeta {
 
 /** findVariant for `foo`, counting how often the store asked for a secondary key (its comparisons). */
 async function find(
-  store: CacheStore,
+  store: EntryCache,
   foo: string,
 ): Promise<{ found: string | undefined; keyCalls: number }> {
   let keyCalls = 0;
@@ -42,13 +43,13 @@ async function find(
   return { found: m.entry?.meta.varyHeaders['x-foo'], keyCalls };
 }
 
-const stores: [string, (o: StoreOptions) => Promise<{ store: CacheStore; done: () => Promise<void> }>][] = [
-  ['memory', async (o) => ({ store: createMemoryStore(o), done: async () => {} })],
+const stores: [string, (o: StoreOptions) => Promise<{ store: EntryCache; done: () => Promise<void> }>][] = [
+  ['memory', async (o) => ({ store: createMemoryCache(o), done: async () => {} })],
   [
     'disk',
     async (o) => {
       const dir = await mkdtemp(join(tmpdir(), 'gatehouse-vary-'));
-      const store = await openDiskStore({ ...o, dir });
+      const store = await openDiskCache({ ...o, dir });
       return {
         store,
         done: async () => {

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { openRedisStore } from '../../src/cache/store/redis.js';
-import type { CacheStore } from '../../src/cache/store/types.js';
+import type { EntryCache } from '../../src/cache/store/entry-cache.js';
+import { openRedisCache } from '../../src/cache/store/redis.js';
 import { connectRedis, type RedisConnection } from '../../src/server/redis/connection.js';
 import { meta, readBody } from '../cache/store/contract.js';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../helpers/http.js';
@@ -27,15 +27,15 @@ const HOSTILE = [
 describe('redis cache store attacks', () => {
   let redis: TestRedis;
   let conn: RedisConnection;
-  let store: CacheStore;
-  let neighbour: CacheStore;
+  let store: EntryCache;
+  let neighbour: EntryCache;
   before(async () => {
     redis = await startRedis();
     conn = connectRedis({ url: redis.url, keyPrefix: PREFIX, logger: quiet });
     await waitUntil('connected', () => conn.isUp());
     const o = { maxSizeBytes: 1_000_000, maxEntryBytes: 1_000, redis: conn };
-    store = await openRedisStore({ ...o, namespace: randomUUID() });
-    neighbour = await openRedisStore({ ...o, namespace: randomUUID() });
+    store = await openRedisCache({ ...o, namespace: randomUUID() });
+    neighbour = await openRedisCache({ ...o, namespace: randomUUID() });
   });
   after(async () => {
     await store.close();
@@ -86,7 +86,7 @@ describe('redis cache store attacks', () => {
   });
 
   it('attack: many large Vary variants of one URL -> a lookup does not pull every body from Redis', async () => {
-    const big = await openRedisStore({
+    const big = await openRedisCache({
       maxSizeBytes: 10_000_000,
       maxEntryBytes: 1_000_000,
       redis: conn,
@@ -115,7 +115,7 @@ describe('redis cache store attacks', () => {
   it('attack: forged or garbled invalidation messages -> ignored: the local memory tier keeps its entries', async () => {
     // A store of its own, so the test knows its keys in Redis (the namespace's hash, as redis.ts makes it).
     const ns = randomUUID();
-    const tiered = await openRedisStore({
+    const tiered = await openRedisCache({
       maxSizeBytes: 1_000_000,
       maxEntryBytes: 1_000,
       redis: conn,

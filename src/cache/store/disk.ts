@@ -38,30 +38,23 @@ import {
 } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { storedEntryProblem } from '../entry-check.js';
+import { openEntryCache, type PeekingEntryCache } from './entry-cache.js';
+import { checkStoreOptions, isDiscarded, newestFirst, VariantIndex, varyOf, wholeBody } from './shared.js';
 import {
-  bodyChunks,
-  checkStoreOptions,
-  concat,
-  InflightPuts,
-  isDiscarded,
-  newestFirst,
-  VariantIndex,
-  varyOf,
-  wholeBody,
-} from './shared.js';
-import {
-  type BodySource,
   type CacheStore,
-  CacheStoreError,
   type EntryBody,
   type EntryMeta,
   type PurgeFilter,
   PurgeIncompleteError,
   type PutResult,
+  type Read,
+  type ReadResult,
+  type Removal,
   type SecondaryKeyOf,
+  type Selected,
   type StoredEntry,
   type StoreOptions,
-  type VariantMatch,
+  type Write,
 } from './types.js';
 
 export interface DiskStoreOptions extends StoreOptions {
@@ -140,29 +133,35 @@ export async function openDiskStore(options: DiskStoreOptions): Promise<DiskStor
   await forEachLimit(garbage, (file) => rm(join(dir, file), { force: true }).catch(() => {}));
   await pruneTombstones(dir, tombstones);
   loaded.sort((a, b) => a.lastAccessMs - b.lastAccessMs);
-  const store = new DiskStoreImpl(options, loaded);
-  await store.prune();
+  const store = new DiskStore(options, loaded);
+  await store.delete(EXPIRED);
   return store;
 }
 
-/** A disk-backed cache store, from `openDiskStore`. */
-export interface DiskStore extends CacheStore {
-  /** The folder the store keeps its files in. */
-  readonly dir: string;
-  getVariantsSync(key: string): StoredEntry[];
-  findVariantSync(key: string, secondaryKey: SecondaryKeyOf): VariantMatch;
-  openBodySync(entry: StoredEntry): EntryBody | null | undefined;
-  /** The primary keys held. */
-  keys(): string[];
+/**
+ * The disk store behind the cache's operations (entry-cache.ts). Any file write may fail (a full
+ * disk, a folder gone): `putMayFail`.
+ */
+export async function openDiskCache(options: DiskStoreOptions): Promise<PeekingEntryCache<DiskStore>> {
+  const name = `disk (${options.dir})`;
+  const cache = await openEntryCache({ ...options, name, putMayFail: true }, (o) =>
+    openDiskStore({ ...options, ...o }),
+  );
+  return cache as PeekingEntryCache<DiskStore>;
 }
 
-class DiskStoreImpl implements DiskStore {
+const EXPIRED = Object.freeze({ expired: true }) as { readonly expired: true };
+const GONE: PutResult = Object.freeze({ stored: false, reason: 'gone' });
+const INVALIDATED: PutResult = Object.freeze({ stored: false, reason: 'invalidated' });
+
+/** A disk-backed cache store, from `openDiskStore`. */
+export class DiskStore implements CacheStore {
+  /** The folder the store keeps its files in. */
   readonly dir: string;
-  /** Any file write may fail (a full disk, a folder gone). */
-  readonly putMayFail = true;
   readonly #maxSizeBytes: number;
   readonly #maxEntryBytes: number;
   readonly #onInvalid: ((key: string, reason: string) => void) | undefined;
+  readonly #onSize: ((bytes: number) => void) | undefined;
   readonly #nowMs: () => number;
   /** Every entry by id, least recently used first (a Map keeps insertion order). */
   readonly #lru = new Map<string, DiskRecord>();
@@ -174,7 +173,6 @@ class DiskStoreImpl implements DiskStore {
   readonly #maxVariants: number;
   /** Entries whose lastAccessMs is not yet on disk as the meta file's mtime. */
   readonly #unsavedAccess = new Set<DiskRecord>();
-  readonly #inflight = new InflightPuts();
   /** Operations running, so that close() can wait for them. */
   readonly #running = new Set<Promise<unknown>>();
   #totalBytes = 0;
@@ -193,6 +191,7 @@ class DiskStoreImpl implements DiskStore {
     this.#maxSizeBytes = options.maxSizeBytes;
     this.#maxEntryBytes = options.maxEntryBytes;
     this.#onInvalid = options.onInvalidEntry;
+    this.#onSize = options.onSizeBytes;
     this.#nowMs = options.nowMs ?? Date.now;
     this.#maxVariants = options.maxVariantsPerKey ?? Number.POSITIVE_INFINITY;
     this.#hotMaxBytes = Math.min(
@@ -218,63 +217,43 @@ class DiskStoreImpl implements DiskStore {
     }
   }
 
-  getVariants(key: string): Promise<StoredEntry[]> {
-    return this.#track(this.#getVariants(key));
+  get<R extends Read>(key: string, read: R): Promise<ReadResult<R>> {
+    return this.#track(this.#get(key, read) as Promise<ReadResult<R>>);
   }
 
-  /** The index is in memory: the same as getVariants without waiting for discarded files to go. */
-  getVariantsSync(key: string): StoredEntry[] {
-    const { found, discarded } = this.#variants(key);
+  /**
+   * The index is in memory: select and all reads are answered without waiting for discarded files
+   * to go; a body read only from the memory tier (undefined: it takes a file read, use get).
+   */
+  peek<R extends Read>(key: string, read: R): ReadResult<R> | undefined {
+    if ('body' in read) {
+      const record = this.#lru.get(read.body.id);
+      if (!record || record.entry.key !== read.body.key) return undefined;
+      return this.#hotGet(record) as ReadResult<R> | undefined;
+    }
+    const { found, discarded } = 'select' in read ? this.#select(key, read.select) : this.#variants(key);
     if (discarded.length > 0) void this.#track(this.#discard(discarded));
-    return found;
+    return found as ReadResult<R>;
   }
 
-  findVariant(key: string, secondaryKey: SecondaryKeyOf): Promise<VariantMatch> {
-    return this.#track(this.#findVariantAsync(key, secondaryKey));
+  put(key: string, write: Write): Promise<PutResult> {
+    return this.#track('id' in write ? this.#updateMeta(key, write.id, write.meta) : this.#put(key, write));
   }
 
-  /** The index is in memory: the same as findVariant without waiting for a discarded file to go. */
-  findVariantSync(key: string, secondaryKey: SecondaryKeyOf): VariantMatch {
-    const { match, discarded } = this.#select(key, secondaryKey);
-    if (discarded.length > 0) void this.#track(this.#discard(discarded));
-    return match;
+  delete(which: Removal): Promise<number> {
+    const removal =
+      'key' in which
+        ? this.#delete(which.key, which.id)
+        : 'expired' in which
+          ? this.#prune()
+          : this.#purge(which);
+    return this.#track(removal);
   }
 
-  /** A body in the memory tier; undefined when it would take a file read (see openBody). */
-  openBodySync(entry: StoredEntry): EntryBody | null | undefined {
-    this.#assertOpen();
-    const record = this.#lru.get(entry.id);
-    if (!record || record.entry.key !== entry.key) return undefined;
-    return this.#hotGet(record);
-  }
-
-  put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {
-    return this.#track(this.#put(key, meta, body));
-  }
-
-  openBody(entry: StoredEntry): Promise<EntryBody | null> {
-    return this.#track(this.#openBody(entry));
-  }
-
-  updateMeta(key: string, id: string, meta: EntryMeta): Promise<StoredEntry | null> {
-    return this.#track(this.#updateMeta(key, id, meta));
-  }
-
-  delete(key: string, id?: string): Promise<void> {
-    return this.#track(this.#delete(key, id));
-  }
-
-  purge(filter: PurgeFilter): Promise<number> {
-    return this.#track(this.#purge(filter));
-  }
-
-  prune(): Promise<number> {
-    return this.#track(this.#prune());
-  }
-
+  /** Waits for running operations, persists the access times and forgets the index (the files stay). */
   async close(): Promise<void> {
     if (this.#closed) return;
-    this.#closed = true; // puts still streaming stop at their next chunk
+    this.#closed = true;
     while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
     await this.#saveAccessTimes();
     this.#lru.clear();
@@ -282,11 +261,7 @@ class DiskStoreImpl implements DiskStore {
     this.#byTag.clear();
     this.#hot.clear();
     this.#hotBytes = 0;
-    this.#totalBytes = 0;
-  }
-
-  sizeBytes(): number {
-    return this.#totalBytes;
+    this.#addBytes(-this.#totalBytes);
   }
 
   /** The primary keys held (the client's disk tier lists them for invalidate(predicate)). */
@@ -294,21 +269,18 @@ class DiskStoreImpl implements DiskStore {
     return [...this.#byKey.keys()];
   }
 
-  async #getVariants(key: string): Promise<StoredEntry[]> {
-    const { found, discarded } = this.#variants(key);
+  async #get(key: string, read: Read): Promise<Selected | readonly StoredEntry[] | EntryBody | null> {
+    if ('body' in read) return this.#openBody(read.body);
+    const { found, discarded } = 'select' in read ? this.#select(key, read.select) : this.#variants(key);
     if (discarded.length > 0) await this.#discard(discarded);
     return found;
   }
 
-  async #findVariantAsync(key: string, secondaryKey: SecondaryKeyOf): Promise<VariantMatch> {
-    const { match, discarded } = this.#select(key, secondaryKey);
-    if (discarded.length > 0) await this.#discard(discarded);
-    return match;
-  }
-
-  /** The entry of `key` a request selects (see CacheStore.findVariant), a use, and hits past discardAfterMs. */
-  #select(key: string, secondaryKey: SecondaryKeyOf): { match: VariantMatch; discarded: DiskRecord[] } {
-    this.#assertOpen();
+  /**
+   * The entry of `key` a request selects (§4.1) with its body when in the memory tier, a use, and the
+   * hits past discardAfterMs.
+   */
+  #select(key: string, secondaryKey: SecondaryKeyOf): { found: Selected; discarded: DiskRecord[] } {
     const { found, any } = this.#variantIndex.candidates(key, secondaryKey);
     const nowMs = this.#nowMs();
     const discarded: DiskRecord[] = [];
@@ -321,18 +293,18 @@ class DiskStoreImpl implements DiskStore {
       )
         best = hit;
     }
-    if (best !== undefined) {
-      this.#touch(best.item, nowMs);
-      this.#variantIndex.touch(key, best.secondary);
+    if (best === undefined) {
+      const other = any !== undefined && !discarded.includes(any) ? any.entry : undefined;
+      return { found: { entry: undefined, any: other }, discarded };
     }
-    const entry = best?.item.entry;
-    const other = any !== undefined && !discarded.includes(any) ? any.entry : undefined;
-    return { match: { entry, any: entry ?? other }, discarded };
+    this.#touch(best.item, nowMs);
+    this.#variantIndex.touch(key, best.secondary);
+    const entry = best.item.entry;
+    return { found: { entry, any: entry, body: this.#hotGet(best.item) }, discarded };
   }
 
   /** The live entries of `key`, newest first (each a use), and those past discardAfterMs. */
   #variants(key: string): { found: StoredEntry[]; discarded: DiskRecord[] } {
-    this.#assertOpen();
     const found: StoredEntry[] = [];
     const discarded: DiskRecord[] = [];
     const variants = this.#byKey.get(key);
@@ -349,34 +321,32 @@ class DiskStoreImpl implements DiskStore {
     return { found: found.length > 1 ? newestFirst(found) : found, discarded };
   }
 
-  async #put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {
-    this.#assertOpen();
-    const inflight = this.#inflight.begin(key, meta.tags);
+  async #put(
+    key: string,
+    {
+      meta,
+      body,
+      wanted,
+    }: { readonly meta: EntryMeta; readonly body: Uint8Array; readonly wanted?: () => boolean },
+  ): Promise<PutResult> {
     const id = randomUUID();
     const name = entryName(key, id);
     const bodyPath = this.#path(name, 'body');
     let tempPath: string | undefined = this.#tempPath(name);
     let handle: FileHandle | undefined;
+    /** Not to be indexed: an invalidation or a close came meanwhile. */
+    const unwanted = () => this.#closed || wanted?.() === false;
     try {
-      handle = await open(tempPath, 'wx');
-      let bodyBytes = 0;
-      // A small body is kept for the memory tier as it is written.
-      let kept: Uint8Array[] | undefined = this.#hotMaxEntryBytes >= 0 ? [] : undefined;
-      for await (const chunk of bodyChunks(body)) {
-        bodyBytes += chunk.byteLength;
-        if (bodyBytes > this.#maxEntryBytes) return { stored: false, reason: 'too-large' }; // stops the source
-        if (this.#closed) return { stored: false, reason: 'closed' };
-        await writeAll(handle, chunk);
-        if (bodyBytes > this.#hotMaxEntryBytes) kept = undefined;
-        else kept?.push(chunk);
-      }
-      await handle.close();
-      handle = undefined;
-      const refused = this.#refusal(inflight.ticket);
-      if (refused) return refused;
+      if (unwanted()) return INVALIDATED;
+      const bodyBytes = body.byteLength;
       const metaJson = JSON.stringify({ version: 1, key, id, bodyBytes, meta } satisfies MetaFile);
       if (bodyBytes + Buffer.byteLength(metaJson) > this.#maxSizeBytes)
         return { stored: false, reason: 'too-large' };
+      handle = await open(tempPath, 'wx');
+      await writeAll(handle, body);
+      await handle.close();
+      handle = undefined;
+      if (unwanted()) return INVALIDATED;
       await rename(tempPath, bodyPath);
       tempPath = undefined;
       try {
@@ -386,10 +356,9 @@ class DiskStoreImpl implements DiskStore {
         throw error;
       }
       // Committed on disk; now in the index, unless an invalidation or close came meanwhile.
-      const refusedLate = this.#refusal(inflight.ticket);
-      if (refusedLate) {
+      if (unwanted()) {
         await this.#removeFiles(name);
-        return refusedLate;
+        return INVALIDATED;
       }
       const entry: StoredEntry = { key, id, meta, bodyBytes };
       const record: DiskRecord = {
@@ -411,19 +380,18 @@ class DiskStoreImpl implements DiskStore {
       }
       this.#index(record);
       this.#unsavedAccess.add(record);
-      if (kept !== undefined) this.#hotSet(record, concat(kept, bodyBytes));
+      // A small body is kept in the memory tier too (the cache handed over a copy of its own).
+      this.#hotSet(record, body);
       const evicted = this.#evictOverBound();
       await this.#discard([...(replaced ? [replaced] : []), ...overCap, ...evicted]);
       return { stored: true, entry };
     } finally {
-      inflight.finish();
       if (handle) await handle.close().catch(() => {});
       if (tempPath) await rm(tempPath, { force: true });
     }
   }
 
   async #openBody(entry: StoredEntry): Promise<EntryBody | null> {
-    this.#assertOpen();
     const record = this.#lru.get(entry.id);
     if (record && record.entry.key !== entry.key) return null;
     const hot = record && this.#hotGet(record);
@@ -458,12 +426,11 @@ class DiskStoreImpl implements DiskStore {
     return fileBody(handle, size);
   }
 
-  async #updateMeta(key: string, id: string, meta: EntryMeta): Promise<StoredEntry | null> {
-    this.#assertOpen();
+  async #updateMeta(key: string, id: string, meta: EntryMeta): Promise<PutResult> {
     const record = this.#byKey.get(key)?.get(id);
-    if (!record) return null;
-    const write = record.metaWrite.then(async () => {
-      if (this.#lru.get(id) !== record) return null; // deleted or replaced while waiting
+    if (!record) return GONE;
+    const write = record.metaWrite.then(async (): Promise<PutResult> => {
+      if (this.#lru.get(id) !== record) return GONE; // deleted or replaced while waiting
       const metaJson = JSON.stringify({
         version: 1,
         key,
@@ -475,39 +442,33 @@ class DiskStoreImpl implements DiskStore {
       if (this.#lru.get(id) !== record) {
         // Deleted while writing: our rename may have put the meta file back.
         await this.#removeFiles(record.name);
-        return null;
+        return GONE;
       }
       const entry: StoredEntry = { ...record.entry, meta };
       this.#untag(record);
       record.entry = entry;
       this.#tag(record);
       const metaBytes = Buffer.byteLength(metaJson);
-      this.#totalBytes += metaBytes - record.metaBytes;
+      this.#addBytes(metaBytes - record.metaBytes);
       record.metaBytes = metaBytes;
       this.#touch(record, this.#nowMs());
       const evicted = this.#evictOverBound();
       await this.#discard(evicted);
-      return evicted.includes(record) ? null : entry;
+      return evicted.includes(record) ? GONE : { stored: true, entry };
     });
     record.metaWrite = write.catch(() => {});
     return write;
   }
 
-  async #delete(key: string, id?: string): Promise<void> {
-    this.#assertOpen();
+  async #delete(key: string, id?: string): Promise<number> {
     const variants = this.#byKey.get(key);
-    if (id === undefined) {
-      this.#inflight.invalidate(key);
-      if (variants) await this.#dropAll([...variants.values()]);
-      return;
-    }
-    const record = variants?.get(id);
-    if (record) await this.#dropAll([record]);
+    const records = id === undefined ? [...(variants?.values() ?? [])] : [variants?.get(id)];
+    const found = records.filter((r): r is DiskRecord => r !== undefined);
+    if (found.length > 0) await this.#dropAll(found);
+    return found.length;
   }
 
   async #purge(filter: PurgeFilter): Promise<number> {
-    this.#assertOpen();
-    this.#inflight.invalidateMatching(filter);
     let matched: DiskRecord[];
     if ('tag' in filter) {
       matched = [...(this.#byTag.get(filter.tag) ?? [])];
@@ -522,7 +483,6 @@ class DiskStoreImpl implements DiskStore {
   }
 
   async #prune(): Promise<number> {
-    this.#assertOpen();
     const nowMs = this.#nowMs();
     const discarded = [...this.#lru.values()].filter((r) => isDiscarded(r.entry.meta, nowMs));
     for (const record of discarded) this.#unindex(record);
@@ -530,13 +490,6 @@ class DiskStoreImpl implements DiskStore {
     await this.#discard([...discarded, ...evicted]); // unindexing twice is a no-op
     await this.#saveAccessTimes();
     return discarded.length + evicted.length;
-  }
-
-  /** Why a finished put must not be indexed, if it must not. */
-  #refusal(ticket: { readonly invalidated: boolean }): PutResult | undefined {
-    if (this.#closed) return { stored: false, reason: 'closed' };
-    if (ticket.invalidated) return { stored: false, reason: 'invalidated' };
-    return undefined;
   }
 
   #findVariant(key: string, varyKey: string): DiskRecord | undefined {
@@ -551,7 +504,7 @@ class DiskStoreImpl implements DiskStore {
     variants.set(id, record);
     this.#variantIndex.add(key, record.entry.meta.varyKey, varyOf(record.entry.meta), record);
     this.#tag(record);
-    this.#totalBytes += record.entry.bodyBytes + record.metaBytes;
+    this.#addBytes(record.entry.bodyBytes + record.metaBytes);
   }
 
   #unindex(record: DiskRecord): void {
@@ -564,8 +517,13 @@ class DiskStoreImpl implements DiskStore {
     this.#variantIndex.remove(key, record.entry.meta.varyKey, record);
     this.#untag(record);
     this.#unsavedAccess.delete(record);
-    this.#totalBytes -= record.entry.bodyBytes + record.metaBytes;
+    this.#addBytes(-(record.entry.bodyBytes + record.metaBytes));
     this.#hotDelete(record);
+  }
+
+  #addBytes(bytes: number): void {
+    this.#totalBytes += bytes;
+    this.#onSize?.(this.#totalBytes);
   }
 
   /** The record's body from the memory tier (a use), if it is there. */
@@ -723,11 +681,6 @@ class DiskStoreImpl implements DiskStore {
     const untrack = () => this.#running.delete(operation);
     operation.then(untrack, untrack);
     return operation;
-  }
-
-  #assertOpen(): void {
-    if (this.#closed)
-      throw new CacheStoreError('store_closed', `the disk cache store in ${this.dir} is closed`);
   }
 }
 

@@ -2,29 +2,22 @@
 // from node:, so the client's private cache can use it in browsers too.
 import { LRUCache } from 'lru-cache';
 import { storedEntryProblem } from '../entry-check.js';
-import {
-  bodyChunks,
-  checkStoreOptions,
-  concat,
-  InflightPuts,
-  isDiscarded,
-  newestFirst,
-  VariantIndex,
-  varyOf,
-  wholeBody,
-} from './shared.js';
-import {
-  type BodySource,
-  type CacheStore,
-  CacheStoreError,
-  type EntryBody,
-  type EntryMeta,
-  type PurgeFilter,
-  type PutResult,
-  type SecondaryKeyOf,
-  type StoredEntry,
-  type StoreOptions,
-  type VariantMatch,
+import { entryCache, type PeekingEntryCache } from './entry-cache.js';
+import { checkStoreOptions, isDiscarded, newestFirst, VariantIndex, varyOf, wholeBody } from './shared.js';
+import type {
+  CacheStore,
+  EntryBody,
+  EntryMeta,
+  PurgeFilter,
+  PutResult,
+  Read,
+  ReadResult,
+  Removal,
+  SecondaryKeyOf,
+  Selected,
+  StoredEntry,
+  StoreOptions,
+  Write,
 } from './types.js';
 
 export type MemoryStoreOptions = StoreOptions;
@@ -33,16 +26,18 @@ interface MemoryRecord {
   readonly entry: StoredEntry;
   /** The body, read-only, with `whole` set; shared by every reader (iterating it allocates nothing shared). */
   readonly body: EntryBody;
-  /** The match that selects this entry (made once: the hit path allocates none). */
-  readonly match: VariantMatch;
+  /** The select answer that is this entry with its body (made once: the hit path allocates none). */
+  readonly selected: Selected;
 }
 
-const NO_MATCH: VariantMatch = Object.freeze({ entry: undefined, any: undefined });
+const NO_MATCH: Selected = Object.freeze({ entry: undefined, any: undefined });
+const NONE: readonly StoredEntry[] = Object.freeze([]);
+const GONE: PutResult = Object.freeze({ stored: false, reason: 'gone' });
 
 const recordOf = (entry: StoredEntry, body: EntryBody): MemoryRecord => ({
   entry,
   body,
-  match: Object.freeze({ entry, any: entry }),
+  selected: Object.freeze({ entry, any: entry, body }),
 });
 
 /** Fixed per-entry overhead counted on top of the strings (objects, maps, the LRU's slots). */
@@ -58,14 +53,24 @@ export function approxMetaBytes(key: string, meta: EntryMeta): number {
 }
 
 /** A memory store bounded to `maxSizeBytes` (bodies plus approximate metadata). */
-export function createMemoryStore(options: MemoryStoreOptions): CacheStore {
+export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
+  checkStoreOptions(options);
   return new MemoryStore(options);
 }
 
-class MemoryStore implements CacheStore {
+/** The memory store behind the cache's operations (entry-cache.ts). */
+export function createMemoryCache(options: MemoryStoreOptions): PeekingEntryCache<MemoryStore> {
+  return entryCache(
+    { ...options, name: 'memory' },
+    (o) => new MemoryStore(o),
+  ) as PeekingEntryCache<MemoryStore>;
+}
+
+export class MemoryStore implements CacheStore {
   readonly #maxSizeBytes: number;
   readonly #maxEntryBytes: number;
   readonly #onInvalid: ((key: string, reason: string) => void) | undefined;
+  readonly #onSize: ((bytes: number) => void) | undefined;
   readonly #nowMs: () => number;
   /** Entries by id, in recency order; evicts by byte size. */
   readonly #lru: LRUCache<string, MemoryRecord>;
@@ -76,20 +81,18 @@ class MemoryStore implements CacheStore {
   /** Ids of the entries of each primary key by secondary key (§4.1), in order of use. */
   readonly #variants = new VariantIndex<string>();
   readonly #maxVariants: number;
-  readonly #inflight = new InflightPuts();
-  #closed = false;
 
   constructor(options: MemoryStoreOptions) {
-    checkStoreOptions(options);
     this.#maxSizeBytes = options.maxSizeBytes;
     this.#maxEntryBytes = options.maxEntryBytes;
     this.#onInvalid = options.onInvalidEntry;
+    this.#onSize = options.onSizeBytes;
     this.#nowMs = options.nowMs ?? Date.now;
     this.#maxVariants = options.maxVariantsPerKey ?? Number.POSITIVE_INFINITY;
     this.#lru = new LRUCache<string, MemoryRecord>({
       maxSize: options.maxSizeBytes,
-      // 'set' is an updateMeta replacing the record under the same id: the entry stays under its key,
-      // and updateMeta tags it with the new meta's tags after the set.
+      // 'set' is a meta update replacing the record under the same id: the entry stays under its key,
+      // and #update tags it with the new meta's tags after the set.
       dispose: (record, _id, reason) => {
         if (reason === 'set') this.#untag(record.entry);
         else this.#unindex(record.entry);
@@ -97,14 +100,55 @@ class MemoryStore implements CacheStore {
     });
   }
 
-  async getVariants(key: string): Promise<StoredEntry[]> {
-    return this.getVariantsSync(key);
+  async get<R extends Read>(key: string, read: R): Promise<ReadResult<R>> {
+    return this.peek(key, read);
   }
 
-  getVariantsSync(key: string): StoredEntry[] {
-    this.#assertOpen();
+  /** Everything is in memory: every read is answered. */
+  peek<R extends Read>(key: string, read: R): ReadResult<R> {
+    const size = this.#lru.calculatedSize;
+    const out =
+      'select' in read
+        ? this.#select(key, read.select)
+        : 'all' in read
+          ? this.#all(key)
+          : this.#body(read.body);
+    if (this.#lru.calculatedSize !== size) this.#onSize?.(this.#lru.calculatedSize); // dropped discarded ones
+    return out as ReadResult<R>;
+  }
+
+  async put(key: string, write: Write): Promise<PutResult> {
+    const r = 'id' in write ? this.#update(key, write.id, write.meta) : this.#put(key, write);
+    this.#onSize?.(this.#lru.calculatedSize);
+    return r;
+  }
+
+  async delete(which: Removal): Promise<number> {
+    const ids =
+      'key' in which
+        ? which.id === undefined
+          ? [...(this.#idsByKey.get(which.key) ?? [])]
+          : this.#lru.peek(which.id)?.entry.key === which.key
+            ? [which.id]
+            : []
+        : 'expired' in which
+          ? this.#discardedIds()
+          : this.#matching(which);
+    let removed = 0;
+    for (const id of ids) if (this.#lru.delete(id)) removed++; // the dispose hook unindexes
+    if (removed > 0) this.#onSize?.(this.#lru.calculatedSize);
+    return removed; // the byte bound holds at every set
+  }
+
+  close(): Promise<void> {
+    this.#lru.clear();
+    return Promise.resolve();
+  }
+
+  /** The live entries of `key`, newest response first; each a use. */
+  #all(key: string): readonly StoredEntry[] {
     const ids = this.#idsByKey.get(key);
-    if (!ids) return [];
+    if (!ids) return NONE;
     const nowMs = this.#nowMs();
     const found: StoredEntry[] = [];
     // Deleting from a Set while iterating it is well defined (the deleted id is not visited again).
@@ -117,12 +161,8 @@ class MemoryStore implements CacheStore {
     return found.length > 1 ? newestFirst(found) : found;
   }
 
-  async findVariant(key: string, secondaryKey: SecondaryKeyOf): Promise<VariantMatch> {
-    return this.findVariantSync(key, secondaryKey);
-  }
-
-  findVariantSync(key: string, secondaryKey: SecondaryKeyOf): VariantMatch {
-    this.#assertOpen();
+  /** The entry a request selects (§4.1) with its body; a use of it only. */
+  #select(key: string, secondaryKey: SecondaryKeyOf): Selected {
     const sole = this.#variants.sole(key);
     if (sole === undefined) return NO_MATCH;
     if (sole !== null) {
@@ -133,11 +173,11 @@ class MemoryStore implements CacheStore {
         this.#lru.delete(sole);
         return NO_MATCH;
       }
-      return record.match;
+      return record.selected;
     }
     const { found, any } = this.#variants.candidates(key, secondaryKey);
     const nowMs = this.#nowMs();
-    let best: StoredEntry | undefined;
+    let best: MemoryRecord | undefined;
     let bestSecondary = '';
     for (const { secondary, item: id } of found) {
       const record = this.#lru.get(id); // a use: moves it to the recent end
@@ -147,130 +187,89 @@ class MemoryStore implements CacheStore {
         continue;
       }
       const t = record.entry.meta.response.responseTimeMs;
-      if (best === undefined || t > best.meta.response.responseTimeMs) {
-        best = record.entry;
+      if (best === undefined || t > best.entry.meta.response.responseTimeMs) {
+        best = record;
         bestSecondary = secondary;
       }
     }
-    if (best !== undefined) this.#variants.touch(key, bestSecondary);
-    return { entry: best, any: best ?? (any === undefined ? undefined : this.#lru.peek(any)?.entry) };
-  }
-
-  async put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {
-    this.#assertOpen();
-    const inflight = this.#inflight.begin(key, meta.tags);
-    try {
-      const chunks: Uint8Array[] = [];
-      let bodyBytes = 0;
-      for await (const chunk of bodyChunks(body)) {
-        bodyBytes += chunk.byteLength;
-        if (bodyBytes > this.#maxEntryBytes) return { stored: false, reason: 'too-large' }; // stops the source
-        if (this.#closed) return { stored: false, reason: 'closed' };
-        chunks.push(chunk);
-      }
-      if (this.#closed) return { stored: false, reason: 'closed' };
-      if (inflight.ticket.invalidated) return { stored: false, reason: 'invalidated' };
-      // Checked once on the way in (the only way in), so the hit path reads only entries that can be
-      // served, at no cost per hit (../entry-check.ts; Redis and disk check what they read back).
-      const problem = storedEntryProblem(meta, bodyBytes, this.#maxEntryBytes);
-      if (problem !== undefined) {
-        this.#onInvalid?.(key, problem);
-        return { stored: false, reason: 'invalid' };
-      }
-      const sizeBytes = bodyBytes + approxMetaBytes(key, meta);
-      if (sizeBytes > this.#maxSizeBytes) return { stored: false, reason: 'too-large' };
-      const entry: StoredEntry = { key, id: globalThis.crypto.randomUUID(), meta, bodyBytes };
-      // The new response replaces the stored one it would be selected in place of (same secondary key).
-      const replaced = this.#variants.get(key, meta.varyKey);
-      if (replaced !== undefined) this.#lru.delete(replaced);
-      // A new variant beyond the cap evicts the least recently used one of the key.
-      while (this.#variants.count(key) >= this.#maxVariants) this.#lru.delete(this.#variants.oldest(key)!);
-      // A copy: the caller's chunks may be views into larger (pooled) buffers.
-      const whole = concat(chunks, bodyBytes);
-      this.#lru.set(entry.id, recordOf(entry, wholeBody(whole)), { size: sizeBytes });
-      addToIndex(this.#idsByKey, key, entry.id);
-      this.#variants.add(key, meta.varyKey, varyOf(meta), entry.id);
-      this.#tag(entry);
-      return { stored: true, entry };
-    } finally {
-      inflight.finish();
+    if (best !== undefined) {
+      this.#variants.touch(key, bestSecondary);
+      return best.selected;
     }
+    return { entry: undefined, any: any === undefined ? undefined : this.#lru.peek(any)?.entry };
   }
 
-  async openBody(entry: StoredEntry): Promise<EntryBody | null> {
-    return this.openBodySync(entry);
-  }
-
-  openBodySync(entry: StoredEntry): EntryBody | null {
-    this.#assertOpen();
+  #body(entry: StoredEntry): EntryBody | null {
     const record = this.#lru.peek(entry.id);
     if (!record || record.entry.key !== entry.key) return null;
     return record.body; // one read-only view per record, shared by every reader
   }
 
-  async updateMeta(key: string, id: string, meta: EntryMeta): Promise<StoredEntry | null> {
-    this.#assertOpen();
+  #put(
+    key: string,
+    {
+      meta,
+      body,
+      wanted,
+    }: { readonly meta: EntryMeta; readonly body: Uint8Array; readonly wanted?: () => boolean },
+  ): PutResult {
+    if (wanted?.() === false) return { stored: false, reason: 'invalidated' };
+    const bodyBytes = body.byteLength;
+    // Checked once on the way in (the only way in), so the hit path reads only entries that can be
+    // served, at no cost per hit (../entry-check.ts; Redis and disk check what they read back).
+    const problem = storedEntryProblem(meta, bodyBytes, this.#maxEntryBytes);
+    if (problem !== undefined) {
+      this.#onInvalid?.(key, problem);
+      return { stored: false, reason: 'invalid' };
+    }
+    const sizeBytes = bodyBytes + approxMetaBytes(key, meta);
+    if (sizeBytes > this.#maxSizeBytes) return { stored: false, reason: 'too-large' };
+    const entry: StoredEntry = { key, id: globalThis.crypto.randomUUID(), meta, bodyBytes };
+    // The new response replaces the stored one it would be selected in place of (same secondary key).
+    const replaced = this.#variants.get(key, meta.varyKey);
+    if (replaced !== undefined) this.#lru.delete(replaced);
+    // A new variant beyond the cap evicts the least recently used one of the key.
+    while (this.#variants.count(key) >= this.#maxVariants) this.#lru.delete(this.#variants.oldest(key)!);
+    this.#lru.set(entry.id, recordOf(entry, wholeBody(body)), { size: sizeBytes });
+    addToIndex(this.#idsByKey, key, entry.id);
+    this.#variants.add(key, meta.varyKey, varyOf(meta), entry.id);
+    this.#tag(entry);
+    return { stored: true, entry };
+  }
+
+  #update(key: string, id: string, meta: EntryMeta): PutResult {
     const record = this.#lru.peek(id);
-    if (!record || record.entry.key !== key) return null;
+    if (!record || record.entry.key !== key) return GONE;
     const entry: StoredEntry = { ...record.entry, meta };
     const sizeBytes = entry.bodyBytes + approxMetaBytes(key, meta);
     const problem = storedEntryProblem(meta, entry.bodyBytes, this.#maxEntryBytes);
     if (problem !== undefined) this.#onInvalid?.(key, problem);
     if (problem !== undefined || sizeBytes > this.#maxSizeBytes) {
       this.#lru.delete(id);
-      return null;
+      return GONE;
     }
     this.#lru.set(id, recordOf(entry, record.body), { size: sizeBytes }); // untags the old meta
     this.#tag(entry);
-    return entry;
+    return { stored: true, entry };
   }
 
-  async delete(key: string, id?: string): Promise<void> {
-    this.#assertOpen();
-    if (id === undefined) {
-      this.#inflight.invalidate(key);
-      for (const each of [...(this.#idsByKey.get(key) ?? [])]) this.#lru.delete(each);
-    } else if (this.#lru.peek(id)?.entry.key === key) {
-      this.#lru.delete(id);
+  /** Ids of the entries a purge removes. */
+  #matching(filter: PurgeFilter): string[] {
+    if ('tag' in filter) return [...(this.#idsByTag.get(filter.tag) ?? [])];
+    const ids: string[] = [];
+    for (const [key, keyIds] of this.#idsByKey) {
+      if ('all' in filter || key.startsWith(filter.keyPrefix)) ids.push(...keyIds);
     }
+    return ids;
   }
 
-  async purge(filter: PurgeFilter): Promise<number> {
-    this.#assertOpen();
-    this.#inflight.invalidateMatching(filter);
-    let ids: string[];
-    if ('tag' in filter) {
-      ids = [...(this.#idsByTag.get(filter.tag) ?? [])];
-    } else {
-      ids = [];
-      for (const [key, keyIds] of this.#idsByKey) {
-        if ('all' in filter || key.startsWith(filter.keyPrefix)) ids.push(...keyIds);
-      }
-    }
-    let removed = 0;
-    for (const id of ids) if (this.#lru.delete(id)) removed++; // the dispose hook unindexes
-    return removed;
-  }
-
-  async prune(): Promise<number> {
-    this.#assertOpen();
+  #discardedIds(): string[] {
     const nowMs = this.#nowMs();
     const discarded: string[] = [];
     for (const [id, record] of this.#lru.entries()) {
       if (isDiscarded(record.entry.meta, nowMs)) discarded.push(id);
     }
-    for (const id of discarded) this.#lru.delete(id);
-    return discarded.length; // the byte bound holds at every set
-  }
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#lru.clear();
-  }
-
-  sizeBytes(): number {
-    return this.#lru.calculatedSize;
+    return discarded;
   }
 
   #unindex(entry: StoredEntry): void {
@@ -285,10 +284,6 @@ class MemoryStore implements CacheStore {
 
   #untag(entry: StoredEntry): void {
     for (const tag of entry.meta.tags ?? []) removeFromIndex(this.#idsByTag, tag, entry.id);
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new CacheStoreError('store_closed', 'the memory cache store is closed');
   }
 }
 

@@ -11,6 +11,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Redis as RedisClient } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { storedEntryProblem } from '../entry-check.js';
+import { type EntryCache, openEntryCache } from './entry-cache.js';
 import { approxMetaBytes } from './memory.js';
 import {
   DELETE_SCRIPT,
@@ -21,19 +22,21 @@ import {
   TOUCH_SCRIPT,
   UPDATE_SCRIPT,
 } from './redis-scripts.js';
-import { bodyChunks, checkStoreOptions, InflightPuts, isDiscarded, varyOf, wholeBody } from './shared.js';
-import {
-  type BodySource,
-  type CacheStore,
-  CacheStoreError,
-  type EntryBody,
-  type EntryMeta,
-  type PurgeFilter,
-  type PutResult,
-  type SecondaryKeyOf,
-  type StoredEntry,
-  type StoreOptions,
-  type VariantMatch,
+import { checkStoreOptions, isDiscarded, varyOf, wholeBody } from './shared.js';
+import type {
+  CacheStore,
+  EntryBody,
+  EntryMeta,
+  PurgeFilter,
+  PutResult,
+  Read,
+  ReadResult,
+  Removal,
+  SecondaryKeyOf,
+  Selected,
+  StoredEntry,
+  StoreOptions,
+  Write,
 } from './types.js';
 
 /** What the store needs of a Redis connection (src/server/redis/connection.ts provides it). */
@@ -78,7 +81,9 @@ interface Message {
   prefix?: string;
 }
 
-const NO_MATCH: VariantMatch = Object.freeze({ entry: undefined, any: undefined });
+const NO_MATCH: Selected = Object.freeze({ entry: undefined, any: undefined });
+const GONE: PutResult = Object.freeze({ stored: false, reason: 'gone' });
+const UNAVAILABLE: PutResult = Object.freeze({ stored: false, reason: 'unavailable' });
 
 type ScriptFn = (...args: (string | number | Buffer | Uint8Array)[]) => Promise<unknown[]>;
 
@@ -96,15 +101,24 @@ const SCRIPTS = {
 type ScriptName = keyof typeof SCRIPTS;
 
 /** Opens a Redis store; succeeds while Redis is down (the store then misses until it returns). */
-export async function openRedisStore(options: RedisStoreOptions): Promise<CacheStore> {
+export async function openRedisStore(options: RedisStoreOptions): Promise<RedisStore> {
   checkStoreOptions(options);
   const store = new RedisStore(options);
   await store.start();
   return store;
 }
 
-class RedisStore implements CacheStore {
-  readonly putMayFail = true;
+/**
+ * The Redis store behind the cache's operations (entry-cache.ts): a put fails while Redis is
+ * unreachable (`putMayFail`), and other instances write to it (`shared`).
+ */
+export function openRedisCache(options: RedisStoreOptions): Promise<EntryCache<RedisStore>> {
+  return openEntryCache({ ...options, name: 'redis', putMayFail: true, shared: true }, (o) =>
+    openRedisStore({ ...options, ...o }),
+  );
+}
+
+export class RedisStore implements CacheStore {
   readonly #o: RedisStoreOptions;
   readonly #nowMs: () => number;
   readonly #base: string;
@@ -113,9 +127,8 @@ class RedisStore implements CacheStore {
   readonly #timeoutMs: number;
   readonly #maxVariants: number;
   readonly #tier: LRUCache<string, Snapshot> | undefined;
-  /** Bodies of the entries read from Redis, so openBody after a lookup needs no second round trip. */
+  /** Bodies of the entries read from Redis, so a body read after a lookup needs no second round trip. */
   readonly #bodies = new WeakMap<StoredEntry, Uint8Array>();
-  readonly #inflight = new InflightPuts();
   /** Ids served from the tier whose use Redis has not seen yet (flushed with the next write or a timer). */
   readonly #touched = new Set<string>();
   #touchTimer: ReturnType<typeof setTimeout> | undefined;
@@ -124,7 +137,10 @@ class RedisStore implements CacheStore {
   #subscribed = false;
   /** After a timed-out call, Redis counts as down until then (performance.now()): a hung Redis costs one wait, not one per request. */
   #hungUntil = 0;
-  #sizeBytes = 0;
+  #hungTimer: ReturnType<typeof setTimeout> | undefined;
+  /** What onReachable last said. */
+  #reachable = true;
+  #stopWatching: (() => void) | undefined;
   #closed = false;
   readonly #onMessage = (channel: string, message: string) => {
     if (channel === this.#channel) this.#apply(message);
@@ -171,18 +187,23 @@ class RedisStore implements CacheStore {
       sub.on('ready', this.#onSubscriberReady);
       void this.#subscribe();
     }
-    // Down at start: the size is learnt from the first write.
-    await this.readSizeBytes();
+    this.#stopWatching = this.#o.redis.onStateChange?.(() => this.#report());
+    this.#report();
+    // Down at start: the size is learnt from the first reply.
+    try {
+      const size = await this.#timed(this.#o.redis.client.get(`${this.#base}:size`));
+      this.#o.onSizeBytes?.(Number(size ?? 0));
+    } catch {
+      // Not known yet.
+    }
   }
 
-  /** The shared total read from Redis now (other instances write too); the last known when it is down. */
-  async readSizeBytes(): Promise<number> {
-    try {
-      this.#sizeBytes = Number((await this.#timed(this.#o.redis.client.get(`${this.#base}:size`))) ?? 0);
-    } catch {
-      // Keep the last known size.
-    }
-    return this.#sizeBytes;
+  /** Tells onReachable whether a put would reach Redis now, when that changed. */
+  #report(): void {
+    const up = !this.#closed && this.#o.redis.isUp() && performance.now() >= this.#hungUntil;
+    if (up === this.#reachable) return;
+    this.#reachable = up;
+    this.#o.onReachable?.(up);
   }
 
   /** At startup, waits (at most the command timeout) for a connection being made: the first requests hit it. */
@@ -236,26 +257,26 @@ class RedisStore implements CacheStore {
     else for (const key of keys) this.#tier?.delete(key);
     if (m.i !== 1) return;
     // A purge elsewhere also cancels matching puts still streaming in here (§4.4).
-    if (m.a === 1) this.#inflight.invalidateMatching({ all: true });
-    else if (m.tag !== undefined) this.#inflight.invalidateMatching({ tag: m.tag });
-    else if (m.prefix !== undefined) this.#inflight.invalidateMatching({ keyPrefix: m.prefix });
-    else for (const key of keys) this.#inflight.invalidate(key);
-  }
-
-  /** False while a put would be refused (`unavailable`): Redis down, or hung within the last timeout. */
-  canWrite(): boolean {
-    return !this.#closed && this.#o.redis.isUp() && performance.now() >= this.#hungUntil;
+    const removed = this.#o.onRemovedElsewhere;
+    if (removed === undefined) return;
+    if (m.a === 1) removed({ all: true });
+    else if (m.tag !== undefined) removed({ tag: m.tag });
+    else if (m.prefix !== undefined) removed({ keyPrefix: m.prefix });
+    else for (const key of keys) removed({ key });
   }
 
   /** Runs a script; rejects RedisUnavailable when Redis is down or slower than the timeout. */
   async #run(name: ScriptName, ...args: (string | number | Uint8Array)[]): Promise<unknown[]> {
-    if (!this.#o.redis.isUp() || performance.now() < this.#hungUntil)
+    if (!this.#o.redis.isUp() || performance.now() < this.#hungUntil) {
+      this.#report();
       throw new RedisUnavailable('redis is down');
+    }
     const fn = (this.#o.redis.client as unknown as Record<string, ScriptFn>)[`${name}Buffer`]!;
     const r = (await this.#timed(
       fn.call(this.#o.redis.client, this.#base, this.#origin, ...args),
     )) as unknown[];
-    this.#sizeBytes = Number(r[0]);
+    // Every script replies with the shared total first.
+    this.#o.onSizeBytes?.(Number(r[0]));
     return r;
   }
 
@@ -264,6 +285,11 @@ class RedisStore implements CacheStore {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         this.#hungUntil = performance.now() + this.#timeoutMs;
+        this.#report();
+        // Reachable again once the wait is over, unless Redis went down meanwhile.
+        clearTimeout(this.#hungTimer);
+        this.#hungTimer = setTimeout(() => this.#report(), this.#timeoutMs);
+        this.#hungTimer.unref?.();
         reject(new RedisUnavailable('redis timed out'));
       }, this.#timeoutMs);
     });
@@ -282,8 +308,30 @@ class RedisStore implements CacheStore {
     );
   }
 
-  async getVariants(key: string): Promise<StoredEntry[]> {
-    this.#assertOpen();
+  get<R extends Read>(key: string, read: R): Promise<ReadResult<R>> {
+    const out =
+      'select' in read
+        ? this.#select(key, read.select)
+        : 'all' in read
+          ? this.#variants(key)
+          : this.#body(read.body);
+    return out as Promise<ReadResult<R>>;
+  }
+
+  put(key: string, write: Write): Promise<PutResult> {
+    return 'id' in write ? this.#update(key, write.id, write.meta) : this.#put(key, write);
+  }
+
+  delete(which: Removal): Promise<number> {
+    return 'key' in which
+      ? this.#delete(which.key, which.id)
+      : 'expired' in which
+        ? this.#prune()
+        : this.#purge(which);
+  }
+
+  /** The live entries of `key`, newest first, with their bodies when they came along (or are in the tier). */
+  async #variants(key: string): Promise<readonly StoredEntry[]> {
     const tier = this.#liveTier();
     const snap = tier?.get(key);
     if (snap !== undefined) {
@@ -291,7 +339,7 @@ class RedisStore implements CacheStore {
       if (!snap.entries.some((e) => isDiscarded(e.meta, nowMs))) {
         for (const e of snap.entries) this.#touched.add(e.id);
         this.#scheduleTouchFlush();
-        return [...snap.entries];
+        return snap.entries;
       }
       tier!.delete(key);
     }
@@ -322,7 +370,7 @@ class RedisStore implements CacheStore {
     if (whole && entries.length > 0 && !this.#closed && generation === this.#generation) {
       this.#liveTier()?.set(key, { entries, sizeBytes });
     }
-    return [...entries];
+    return entries;
   }
 
   /**
@@ -357,26 +405,25 @@ class RedisStore implements CacheStore {
     this.#run('ghCacheDelete', key, id).catch(() => {});
   }
 
-  async findVariant(key: string, secondaryKey: SecondaryKeyOf): Promise<VariantMatch> {
-    const entries = await this.getVariants(key);
+  /** The entry a request selects (§4.1), with its body when it came along with the lookup. */
+  async #select(key: string, secondaryKey: SecondaryKeyOf): Promise<Selected> {
+    const entries = await this.#variants(key);
     if (entries.length === 0) return NO_MATCH;
     // §4.1: for each entry, the request's secondary key under that entry's Vary; newest match wins.
     for (const e of entries) {
       const vary = varyOf(e.meta);
-      if (secondaryKey(vary === '' ? undefined : vary) === e.meta.varyKey) return { entry: e, any: e };
+      if (secondaryKey(vary === '' ? undefined : vary) === e.meta.varyKey) {
+        const body = this.#bodies.get(e);
+        return { entry: e, any: e, body: body === undefined ? undefined : wholeBody(body) };
+      }
     }
     return { entry: undefined, any: entries[0] };
   }
 
-  openBodySync(entry: StoredEntry): EntryBody | null | undefined {
-    this.#assertOpen();
-    const body = this.#bodies.get(entry);
-    return body === undefined ? undefined : wholeBody(body);
-  }
-
-  async openBody(entry: StoredEntry): Promise<EntryBody | null> {
-    const known = this.openBodySync(entry);
-    if (known !== undefined) return known;
+  /** The body of an entry: the one that came with its lookup, else read from Redis (null: gone or down). */
+  async #body(entry: StoredEntry): Promise<EntryBody | null> {
+    const known = this.#bodies.get(entry);
+    if (known !== undefined) return wholeBody(known);
     try {
       const [k, b] = await this.#timed(
         this.#o.redis.isUp() && performance.now() >= this.#hungUntil
@@ -395,58 +442,49 @@ class RedisStore implements CacheStore {
     }
   }
 
-  async put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult> {
-    this.#assertOpen();
-    const inflight = this.#inflight.begin(key, meta.tags);
+  async #put(
+    key: string,
+    {
+      meta,
+      body,
+      wanted,
+    }: { readonly meta: EntryMeta; readonly body: Uint8Array; readonly wanted?: () => boolean },
+  ): Promise<PutResult> {
+    if (this.#closed || wanted?.() === false) return { stored: false, reason: 'invalidated' };
+    const bodyBytes = body.byteLength;
+    const metaJson = JSON.stringify(meta);
+    const sizeBytes = bodyBytes + Buffer.byteLength(metaJson) + Buffer.byteLength(key) + ENTRY_OVERHEAD_BYTES;
+    if (sizeBytes > this.#o.maxSizeBytes) return { stored: false, reason: 'too-large' };
+    const id = randomUUID();
+    const touched = this.#drainTouched();
+    this.#tier?.delete(key);
     try {
-      const chunks: Uint8Array[] = [];
-      let bodyBytes = 0;
-      for await (const chunk of bodyChunks(body)) {
-        bodyBytes += chunk.byteLength;
-        if (bodyBytes > this.#o.maxEntryBytes) return { stored: false, reason: 'too-large' }; // stops the source
-        if (this.#closed) return { stored: false, reason: 'closed' };
-        chunks.push(chunk);
-      }
-      if (this.#closed) return { stored: false, reason: 'closed' };
-      if (inflight.ticket.invalidated) return { stored: false, reason: 'invalidated' };
-      const metaJson = JSON.stringify(meta);
-      const sizeBytes =
-        bodyBytes + Buffer.byteLength(metaJson) + Buffer.byteLength(key) + ENTRY_OVERHEAD_BYTES;
-      if (sizeBytes > this.#o.maxSizeBytes) return { stored: false, reason: 'too-large' };
-      const id = randomUUID();
-      const touched = this.#drainTouched();
-      this.#tier?.delete(key);
-      try {
-        const r = await this.#run(
-          'ghCachePut',
-          key,
-          id,
-          meta.varyKey,
-          metaJson,
-          sizeBytes,
-          this.#ttlMs(meta),
-          meta.discardAfterMs ?? '',
-          this.#o.maxSizeBytes,
-          this.#maxVariants,
-          this.#ix(key, meta, sizeBytes),
-          Buffer.concat(chunks, bodyBytes),
-          touched.length,
-          ...touched,
-        );
-        if (Number(r[0]) < 0) return { stored: false, reason: 'too-large' };
-      } catch (err) {
-        if (err instanceof RedisUnavailable) return { stored: false, reason: 'unavailable' };
-        throw err;
-      }
-      this.#tier?.delete(key);
-      return { stored: true, entry: { key, id, meta, bodyBytes } };
-    } finally {
-      inflight.finish();
+      const r = await this.#run(
+        'ghCachePut',
+        key,
+        id,
+        meta.varyKey,
+        metaJson,
+        sizeBytes,
+        this.#ttlMs(meta),
+        meta.discardAfterMs ?? '',
+        this.#o.maxSizeBytes,
+        this.#maxVariants,
+        this.#ix(key, meta, sizeBytes),
+        body,
+        touched.length,
+        ...touched,
+      );
+      if (Number(r[0]) < 0) return { stored: false, reason: 'too-large' };
+    } catch (err) {
+      if (err instanceof RedisUnavailable) return UNAVAILABLE;
+      throw err;
     }
+    this.#tier?.delete(key);
+    return { stored: true, entry: { key, id, meta, bodyBytes } };
   }
 
-  async updateMeta(key: string, id: string, meta: EntryMeta): Promise<StoredEntry | null> {
-    this.#assertOpen();
+  async #update(key: string, id: string, meta: EntryMeta): Promise<PutResult> {
     this.#tier?.delete(key);
     const metaJson = JSON.stringify(meta);
     const sizeBytes = Buffer.byteLength(metaJson) + Buffer.byteLength(key) + ENTRY_OVERHEAD_BYTES;
@@ -463,28 +501,25 @@ class RedisStore implements CacheStore {
         this.#ix(key, meta, sizeBytes),
       );
       this.#tier?.delete(key);
-      return r.length > 1 ? { key, id, meta, bodyBytes: Number(r[1]) } : null;
+      return r.length > 1 ? { stored: true, entry: { key, id, meta, bodyBytes: Number(r[1]) } } : GONE;
     } catch (err) {
-      if (err instanceof RedisUnavailable) return null;
+      if (err instanceof RedisUnavailable) return UNAVAILABLE;
       throw err;
     }
   }
 
-  async delete(key: string, id?: string): Promise<void> {
-    this.#assertOpen();
-    if (id === undefined) this.#inflight.invalidate(key);
+  async #delete(key: string, id?: string): Promise<number> {
     this.#tier?.delete(key);
     try {
-      await this.#run('ghCacheDelete', key, id ?? '');
+      return Number((await this.#run('ghCacheDelete', key, id ?? ''))[1]);
     } catch (err) {
       // Down: the entries stay until they expire (README: invalidation during an outage).
       if (!(err instanceof RedisUnavailable)) throw err;
+      return 0;
     }
   }
 
-  async purge(filter: PurgeFilter): Promise<number> {
-    this.#assertOpen();
-    this.#inflight.invalidateMatching(filter);
+  async #purge(filter: PurgeFilter): Promise<number> {
     if ('all' in filter) this.#tier?.clear();
     else if ('tag' in filter) {
       for (const [key, snap] of this.#tier?.entries() ?? []) {
@@ -500,8 +535,7 @@ class RedisStore implements CacheStore {
     return Number(r[1]);
   }
 
-  async prune(): Promise<number> {
-    this.#assertOpen();
+  async #prune(): Promise<number> {
     try {
       const touched = this.#drainTouched();
       if (touched.length > 0) await this.#run('ghCacheTouch', ...touched);
@@ -517,6 +551,8 @@ class RedisStore implements CacheStore {
     this.#closed = true;
     this.#subscribed = false;
     clearTimeout(this.#touchTimer);
+    clearTimeout(this.#hungTimer);
+    this.#stopWatching?.();
     this.#tier?.clear();
     if (this.#tier !== undefined) {
       const sub = this.#o.redis.subscriber();
@@ -526,10 +562,6 @@ class RedisStore implements CacheStore {
       sub.setMaxListeners(Math.max(10, sub.getMaxListeners() - 3));
       await this.#timed(sub.unsubscribe(this.#channel)).catch(() => {});
     }
-  }
-
-  sizeBytes(): number {
-    return this.#sizeBytes;
   }
 
   /** PEXPIRE: the entry goes from Redis once nothing can use it; 0 for no expiry. */
@@ -556,9 +588,5 @@ class RedisStore implements CacheStore {
       if (ids.length > 0 && !this.#closed) this.#run('ghCacheTouch', ...ids).catch(() => {});
     }, TOUCH_FLUSH_MS);
     this.#touchTimer.unref?.();
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new CacheStoreError('store_closed', 'the redis cache store is closed');
   }
 }

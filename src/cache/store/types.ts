@@ -1,14 +1,14 @@
-// The store interface of the HTTP cache: what a store keeps (RFC 9111 §3) and the operations the
-// proxy's shared cache and the client's private cache need. Stores hold entries; every decision
-// (storable? fresh? which variant?) is made by the pure functions in ../ before a store is called.
+// The store interface of the HTTP cache: what a store keeps (RFC 9111 §3) and its four operations
+// (get, put, delete, an optional synchronous peek). Stores hold entries; every decision (storable?
+// fresh? which variant?) is made by the pure functions in ../ before a store is called, and what the
+// cache needs beyond the four operations is built on them in entry-cache.ts.
 //
 // Streaming: a response body reaches the cache once, while it is also being sent to the client. The
-// proxy tees the upstream stream: one branch goes to the client, the other is handed to `put` as an
-// AsyncIterable. A store only consumes what it is given, at its own pace (the disk store awaits each
-// write), and may stop early (body over `maxEntryBytes`, an invalidation, close). So the tee must
-// never make the client wait on the store: the cache branch gets its own queue (at most
-// `maxEntryBytes` deep; overflow ends it as an error), and once `put` settles the tee drops that
-// branch and keeps serving the client. A store never holds more than `maxEntryBytes` of one body.
+// cache (entry-cache.ts) reads it at its own pace and may stop early (body over `maxEntryBytes`, an
+// invalidation, close); a store is handed the whole body once it has arrived. So the tee must never
+// make the client wait on the cache: the cache branch gets its own queue (at most `maxEntryBytes`
+// deep; overflow ends it as an error), and once the put settles the tee drops that branch and keeps
+// serving the client. A store never holds more than `maxEntryBytes` of one body.
 import type { HeldPieces } from '../pieces.js';
 import type { HeaderMap, StoredResponse } from '../types.js';
 
@@ -62,7 +62,7 @@ export interface StoredEntry {
 /** The request's secondary key (§4.1) for a response Vary value; null when no response with it matches. */
 export type SecondaryKeyOf = (vary: string | undefined) => string | null;
 
-/** What findVariant found. */
+/** What a select read found (§4.1). */
 export interface VariantMatch {
   /** The selected entry, if any. */
   readonly entry: StoredEntry | undefined;
@@ -70,31 +70,32 @@ export interface VariantMatch {
   readonly any: StoredEntry | undefined;
 }
 
+/** A select read's answer: the match, with the selected entry's body when the store holds it in memory. */
+export interface Selected extends VariantMatch {
+  readonly body?: EntryBody | undefined;
+}
+
 /** A body to store: whole, or streamed. Chunks must not be modified after they are yielded. */
 export type BodySource = Uint8Array | AsyncIterable<Uint8Array>;
 
 /**
- * Result of `put`. Not stored:
- * - `too-large`: the body passed `maxEntryBytes` (or body plus meta passed `maxSizeBytes`); the store
- *   stopped reading it and kept nothing.
- * - `invalidated`: `delete(key)` (an unsafe request invalidated the URI, §4.4) or a `purge` matching
- *   the key or tags ran while the body was streaming, so the response, older than the invalidation, is
- *   discarded.
+ * Result of a put. Not stored:
+ * - `too-large`: the body passed `maxEntryBytes` (or body plus meta passed `maxSizeBytes`); nothing kept.
+ * - `invalidated`: the URI was invalidated (§4.4) or purged while the body streamed in, so the
+ *   response, older than the invalidation, is discarded (a store sees it as `wanted()` turning false).
  * - `closed`: the store was closed meanwhile.
  * - `unavailable`: a shared store's server (Redis) could not be reached in time; nothing was stored.
  * - `invalid`: the memory store refused an entry it could not serve (see `onInvalidEntry`).
+ * - `gone`: a meta update found no such entry (evicted, deleted), or dropped it.
  */
 export type PutResult =
   | { readonly stored: true; readonly entry: StoredEntry }
   | {
       readonly stored: false;
-      readonly reason: 'too-large' | 'invalidated' | 'closed' | 'unavailable' | 'invalid';
+      readonly reason: 'too-large' | 'invalidated' | 'closed' | 'unavailable' | 'invalid' | 'gone';
     };
 
-/**
- * Which entries `purge` removes. A purge is an invalidation: matching puts still streaming resolve
- * `invalidated`.
- */
+/** Which entries a purge removes. Exact tags (the caller lowercases); key prefixes include the method. */
 export type PurgeFilter =
   /** Every entry whose `meta.tags` includes `tag`: exact, case-sensitive (the caller lowercases). */
   | { readonly tag: string }
@@ -117,95 +118,72 @@ export interface EntryBody extends AsyncIterable<Uint8Array> {
   close(): Promise<void>;
 }
 
+/** What a get or peek reads under a primary key. Each entry it returns counts as a use (eviction). */
+export type Read =
+  /**
+   * The entry the request selects (§4.1), without listing the variants: for each distinct response
+   * Vary value stored under the key (usually one), `select(vary)` gives the request's secondary key,
+   * looked up in an index; the newest response among the hits wins. Its cost does not grow with the
+   * number of variants. The caller still checks the entry's current Vary (a meta update may have
+   * changed it).
+   */
+  | { readonly select: SecondaryKeyOf }
+  /** Every live entry of the key, newest response first (§4.1 "the most recent response"). */
+  | { readonly all: true }
+  /**
+   * The body of an entry an earlier read or put returned; null when it is gone (evicted, deleted,
+   * or its data was lost): a miss. Once opened, it stays readable if the entry is evicted meanwhile.
+   */
+  | { readonly body: StoredEntry };
+
+/** What a read returns, by its kind. Entries past `discardAfterMs` are dropped, never returned. */
+export type ReadResult<R extends Read> = R extends { readonly select: SecondaryKeyOf }
+  ? Selected
+  : R extends { readonly all: true }
+    ? readonly StoredEntry[]
+    : EntryBody | null;
+
+/** What a put writes under a primary key. */
+export type Write =
+  /**
+   * A response (§3) with its whole body (the caller owns no part of it any more), replacing the entry
+   * with the same `meta.varyKey` (§4.1). `wanted` turns false when an invalidation or a close came
+   * since the body began to arrive: then nothing is kept and the put resolves `invalidated`.
+   */
+  | { readonly meta: EntryMeta; readonly body: Uint8Array; readonly wanted?: () => boolean }
+  /** New metadata for the entry `id`, its body kept (§4.3.4 freshening, §4.3.5 marking stale). */
+  | { readonly meta: EntryMeta; readonly id: string };
+
+/** What a delete removes; it resolves how many entries went. */
+export type Removal =
+  /** One entry, or every entry of `key` (invalidation, §4.4) when `id` is omitted. */
+  | { readonly key: string; readonly id?: string }
+  /** A purge (PURGE of a URL prefix, a `Cache-Tag`, everything): tags from an index, prefixes by a scan. */
+  | PurgeFilter
+  /**
+   * Housekeeping: entries past `discardAfterMs`, the byte bound enforced again, and what the store
+   * keeps lazily persisted (the disk store's access times).
+   */
+  | { readonly expired: true };
+
 /**
- * A cache store. Several entries (Vary variants) per primary key, each with its own `id`. Sizes are
- * bounded: the store evicts least recently used entries to stay under its byte bound.
+ * A cache store: entries (Vary variants, §4.1) per primary key, each with its own `id`, within a byte
+ * bound (least recently used out first) and at most `maxVariantsPerKey` per key. Four operations; what
+ * else the cache needs (reading a streamed body within its bound, dropping puts that an invalidation
+ * overtook, sizes, close) is built on them in entry-cache.ts. A store that holds resources (files, a
+ * subscription) also has `close()`, which waits for its running operations.
  */
 export interface CacheStore {
+  get<R extends Read>(key: string, read: R): Promise<ReadResult<R>>;
   /**
-   * True when `put` can fail after it began for reasons no caller can foresee (I/O: a full or broken
-   * disk), so whether a response is stored is known only once `put` settles. The proxy's Cache-Status
-   * then never says `stored` (RFC 9211 §2.5) on the response that is being stored, whose head goes out
-   * before that, but `detail=storing`. Absent: a put that began only fails when its body source does.
+   * Optional: get without a promise, for a store whose index is in memory, so a hit is served in the
+   * tick its request arrived. Answers every select and all read; a body read is undefined when it
+   * would take I/O (a body on disk): then call get. Same results and side effects as get.
    */
-  readonly putMayFail?: boolean;
-  /**
-   * Optional, with `putMayFail`: false when a put begun now is known not to be stored (a shared
-   * store's server is unreachable or hung), so Cache-Status claims no write (`detail=store-unavailable`
-   * instead of `detail=storing`). Absent: as if true.
-   */
-  canWrite?(): boolean;
-  /**
-   * The entries stored under `key`, newest response first (by `response.responseTimeMs`; §4.1: "the
-   * most recent response"). Counts as a use of each for eviction. Entries past `discardAfterMs` are
-   * dropped, not returned.
-   */
-  getVariants(key: string): Promise<StoredEntry[]>;
-  /**
-   * Optional: getVariants without a promise, for stores that answer from memory, so a cache hit is
-   * served in the tick its request arrived. Same results and side effects as getVariants.
-   */
-  getVariantsSync?(key: string): StoredEntry[];
-  /**
-   * The entry of `key` a request selects (§4.1), without listing the variants: for each distinct
-   * response Vary value stored under `key` (usually one), `secondaryKey(vary)` gives the request's
-   * secondary key (`varyKey(vary, requestHeaders)`; null when it cannot match), which is looked up in
-   * an index; the newest response among the hits wins. The cost does not grow with the number of
-   * variants. Counts as a use of the entry found; an entry past `discardAfterMs` is dropped, not found.
-   * The caller still checks the entry's current Vary (an updateMeta may have changed it).
-   */
-  findVariant(key: string, secondaryKey: SecondaryKeyOf): Promise<VariantMatch>;
-  /** Optional: findVariant without a promise (see getVariantsSync). */
-  findVariantSync?(key: string, secondaryKey: SecondaryKeyOf): VariantMatch;
-  /**
-   * Optional: openBody without a promise (see getVariantsSync). Null when the entry is gone;
-   * undefined when the store cannot answer without I/O (a body on disk): then call openBody.
-   */
-  openBodySync?(entry: StoredEntry): EntryBody | null | undefined;
-  /**
-   * Stores a response under `key`, replacing the entry with the same `meta.varyKey` once the new body
-   * is complete. Reads `body` until its end or until it passes `maxEntryBytes` (then returns
-   * `{ stored: false, reason: 'too-large' }` and keeps nothing). Rejects, keeping nothing, when the
-   * body source throws or the store fails to write.
-   */
-  put(key: string, meta: EntryMeta, body: BodySource): Promise<PutResult>;
-  /**
-   * Opens the body of an entry returned by `getVariants`, or null when it is gone (evicted, deleted,
-   * or its data was lost): treat that as a miss. Once opened, the body stays readable even if the
-   * entry is evicted meanwhile.
-   */
-  openBody(entry: StoredEntry): Promise<EntryBody | null>;
-  /**
-   * Replaces an entry's metadata (§4.3.4 freshening after a 304), keeping its body. Returns the
-   * updated entry, or null when the entry is gone.
-   */
-  updateMeta(key: string, id: string, meta: EntryMeta): Promise<StoredEntry | null>;
-  /** Deletes one entry, or every entry of `key` (invalidation, §4.4) when `id` is omitted. */
-  delete(key: string, id?: string): Promise<void>;
-  /**
-   * Removes every entry matching `filter` (a purge API: PURGE of a URL, a URL prefix, a `Cache-Tag`)
-   * and invalidates matching puts in flight. Returns how many entries were removed. Tag purges look
-   * the tag up in an index; prefix and `all` purges scan the keys.
-   */
-  purge(filter: PurgeFilter): Promise<number>;
-  /**
-   * Housekeeping: drops entries past `discardAfterMs`, enforces the byte bound, and persists what a
-   * store keeps lazily (the disk store's access times). Returns how many entries were dropped.
-   */
-  prune(): Promise<number>;
-  /**
-   * Waits for running operations (a put still streaming stops at its next chunk, resolving `closed`),
-   * persists lazy state and releases resources. Later calls reject with `store_closed`; `close` again
-   * is a no-op.
-   */
-  close(): Promise<void>;
-  /** Bytes currently accounted to entries: bodies plus (approximate, for memory) metadata. */
-  sizeBytes(): number;
-  /**
-   * Optional: sizeBytes read afresh, for a store others write to (redis: the shared total); the last
-   * known size when the read fails.
-   */
-  readSizeBytes?(): Promise<number>;
+  peek?<R extends Read>(key: string, read: R): ReadResult<R> | undefined;
+  /** Writes an entry, or new meta for one. Rejects, keeping nothing, when the store fails to write. */
+  put(key: string, write: Write): Promise<PutResult>;
+  delete(which: Removal): Promise<number>;
 }
 
 /** Options shared by every store. */
@@ -228,7 +206,22 @@ export interface StoreOptions {
    * `put`. The entry is a miss (dropped); the caller logs and counts it.
    */
   readonly onInvalidEntry?: (key: string, reason: string) => void;
+  /**
+   * Called with the bytes the store accounts to entries (bodies plus approximate metadata) whenever
+   * they change; a shared store (Redis) reports the shared total as each reply from its server says.
+   */
+  readonly onSizeBytes?: (bytes: number) => void;
+  /**
+   * A shared store calls this when another instance removed entries (an invalidation, §4.4, or a
+   * purge): puts of matching responses still streaming in here must not land.
+   */
+  readonly onRemovedElsewhere?: (which: { readonly key: string } | PurgeFilter) => void;
+  /** A shared store calls this when its server becomes reachable or not (a put would be `unavailable`). */
+  readonly onReachable?: (up: boolean) => void;
 }
+
+/** The options a store reports through: entry-cache.ts gives them. */
+export type StoreHooks = Pick<StoreOptions, 'onSizeBytes' | 'onRemovedElsewhere' | 'onReachable'>;
 
 /** Misuse of a store (bad options, use after close). Stable `code`. */
 export class CacheStoreError extends Error {

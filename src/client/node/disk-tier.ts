@@ -2,7 +2,8 @@
 // the CacheTier shape of gatehouse-http/client. Exported from the main package (it uses node:), so
 // the browser entry never reaches it: `createCachingFetch({ stores: [await diskTier(dir)] })`.
 
-import { type DiskStore, openDiskStore } from '../../cache/store/disk.js';
+import { type DiskStore, openDiskCache } from '../../cache/store/disk.js';
+import type { EntryCache } from '../../cache/store/entry-cache.js';
 import { getHeader, type HeaderMap } from '../../cache/types.js';
 import { varyKey } from '../../cache/vary.js';
 import { isPartial } from '../cache-pieces.js';
@@ -22,7 +23,7 @@ export interface DiskTier extends CacheTier {
 
 /** Opens (creating if needed) a disk tier in `dir`, a folder of its own. */
 export async function diskTier(dir: string, options: DiskTierOptions = {}): Promise<DiskTier> {
-  const store = await openDiskStore({
+  const store = await openDiskCache({
     dir,
     maxSizeBytes: options.maxSizeBytes ?? 256 * 1024 * 1024,
     maxEntryBytes: options.maxEntryBytes ?? 8 * 1024 * 1024,
@@ -32,7 +33,7 @@ export async function diskTier(dir: string, options: DiskTierOptions = {}): Prom
     get: (key) => read(store, key),
     put: (key, variants) => write(store, key, variants),
     delete: (key) => store.delete(key),
-    keys: () => store.keys(),
+    keys: () => store.store.keys(),
     clear: async () => {
       await store.purge({ all: true });
     },
@@ -41,7 +42,7 @@ export async function diskTier(dir: string, options: DiskTierOptions = {}): Prom
   };
 }
 
-async function read(store: DiskStore, key: string): Promise<CachedVariants | undefined> {
+async function read(store: EntryCache<DiskStore>, key: string): Promise<CachedVariants | undefined> {
   const entries = await store.getVariants(key);
   const out: CachedResponse[] = [];
   for (const entry of entries) {
@@ -64,7 +65,7 @@ async function read(store: DiskStore, key: string): Promise<CachedVariants | und
 }
 
 /** The tier holds a URL's whole variant list: the old entries go, the given ones are put. */
-async function write(store: DiskStore, key: string, variants: CachedVariants): Promise<void> {
+async function write(store: EntryCache<DiskStore>, key: string, variants: CachedVariants): Promise<void> {
   await store.delete(key);
   for (const v of [...variants].reverse()) {
     const vary = getHeader(v.headers, 'vary');

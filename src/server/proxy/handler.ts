@@ -8,6 +8,7 @@ import { passOn, type RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import type { Step, Tunnel } from '../node/types.js';
 import { forward, retryExchange } from './admission.js';
+import type { CacheRequestContext } from './cache/index.js';
 import { classifyUpstreamError } from './forward.js';
 import { policyCacheControl, responseHeaders } from './response-headers.js';
 import { compileRoutes, findRoute, type ProxyRouteOptions, type Route } from './routes.js';
@@ -84,10 +85,25 @@ function createProxyState(routes: readonly ProxyRouteOptions[], deps: ProxyDeps)
   return state;
 }
 
+const handled = (): true => true;
+
+/** What a route's cache asks of the proxy, made once per route (the request comes with each call). */
+function cacheContext(state: ProxyState, route: Route): CacheRequestContext {
+  const { deps } = state;
+  return {
+    forward: (req, res, mount, hooks) => forward(state, req, res, mount, route, 0, undefined, hooks),
+    responseHeaders: (req, res, mount, h) =>
+      responseHeaders(state, req, res, mount, route, route.upstreams.all[0]!, h),
+    cacheControl: (req, h) => policyCacheControl(state, req, route, h),
+    clientAddress: (req) => deps.ctx.clientAddress(req),
+  };
+}
+
 /** The request step: a route's TRACE refusal, its shared cache, else admission to its upstream. */
 function proxyStep(state: ProxyState): Step {
   const { deps } = state;
   const cached = state.routes.filter((r) => r.cache !== undefined);
+  const contexts = new Map(cached.map((r) => [r, cacheContext(state, r)]));
   const step: Step = (req, res, cx) => {
     const route = findRoute(state.routes, req.url!);
     if (route === undefined) {
@@ -101,21 +117,9 @@ function proxyStep(state: ProxyState): Step {
     }
     const mount = cx.mount?.path ?? '';
     if (route.cache !== undefined) {
-      if (route.cache.tryHit(req, res, cx.facts)) return true;
-      return route.cache
-        .handle(
-          req,
-          res,
-          {
-            forward: (hooks) => forward(state, req, res, mount, route, 0, undefined, hooks),
-            responseHeaders: (h) =>
-              responseHeaders(state, req, res, mount, route, route.upstreams.all[0]!, h),
-            cacheControl: (h) => policyCacheControl(state, req, route, h),
-            clientAddress: () => deps.ctx.clientAddress(req),
-          },
-          cx.facts,
-        )
-        .then(() => true);
+      const hit = route.cache.tryHit(req, res, cx.facts);
+      if (hit === true) return true;
+      return route.cache.handle(req, res, contexts.get(route)!, cx, hit).then(handled);
     }
     forward(state, req, res, mount, route, 0);
     return true;

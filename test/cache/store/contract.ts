@@ -1,13 +1,9 @@
-// The shared CacheStore suite: every store runs it through its own *.test.ts with a factory.
+// The shared store suite: every store runs it through its own *.test.ts with a factory, behind the
+// cache's operations (src/cache/store/entry-cache.ts, built on the store's get, put, delete and peek).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type {
-  BodySource,
-  CacheStore,
-  EntryMeta,
-  PurgeFilter,
-  StoredEntry,
-} from '../../../src/cache/store/types.js';
+import type { EntryCache } from '../../../src/cache/store/entry-cache.js';
+import type { BodySource, EntryMeta, PurgeFilter, StoredEntry } from '../../../src/cache/store/types.js';
 import { CacheStoreError } from '../../../src/cache/store/types.js';
 
 export interface StoreFactoryOptions {
@@ -18,7 +14,7 @@ export interface StoreFactoryOptions {
 
 /** A store under test, and how to release what it left behind (temp folders) after close. */
 export interface StoreHarness {
-  readonly store: CacheStore;
+  readonly store: EntryCache;
   cleanup(): Promise<void>;
 }
 
@@ -87,7 +83,7 @@ export function streamed(chunks: readonly Uint8Array[]): StreamedSource {
   return source;
 }
 
-export async function readBody(store: CacheStore, entry: StoredEntry): Promise<Buffer | null> {
+export async function readBody(store: EntryCache, entry: StoredEntry): Promise<Buffer | null> {
   const body = await store.openBody(entry);
   if (!body) return null;
   const chunks: Uint8Array[] = [];
@@ -95,7 +91,7 @@ export async function readBody(store: CacheStore, entry: StoredEntry): Promise<B
   return Buffer.concat(chunks);
 }
 
-async function putOk(store: CacheStore, key: string, m: EntryMeta, body: BodySource): Promise<StoredEntry> {
+async function putOk(store: EntryCache, key: string, m: EntryMeta, body: BodySource): Promise<StoredEntry> {
   const result = await store.put(key, m, body);
   assert.ok(result.stored, `expected the put to be stored, got ${JSON.stringify(result)}`);
   return result.entry;
@@ -103,7 +99,7 @@ async function putOk(store: CacheStore, key: string, m: EntryMeta, body: BodySou
 
 /** Puts an entry and returns it with the bytes it added to `sizeBytes()` (no eviction expected). */
 async function putSized(
-  store: CacheStore,
+  store: EntryCache,
   key: string,
   m: EntryMeta,
   body: BodySource,
@@ -121,7 +117,7 @@ export function storeContract(kind: string, factory: StoreFactory): void {
 
   async function withStore(
     options: Partial<StoreFactoryOptions>,
-    fn: (store: CacheStore, clock: TestClock) => Promise<void>,
+    fn: (store: EntryCache, clock: TestClock) => Promise<void>,
   ): Promise<void> {
     const clock = new TestClock();
     const harness = await factory({ ...defaults, nowMs: clock.nowMs, ...options });

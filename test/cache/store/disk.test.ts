@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, truncate, writeFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { type DiskStoreOptions, openDiskStore } from '../../../src/cache/store/disk.js';
+import { type DiskStoreOptions, openDiskCache } from '../../../src/cache/store/disk.js';
 import { immutable } from '../../helpers/chattr.js';
 import { WAIT_DEADLINE_MS } from '../../helpers/wait.js';
 import { bytes, meta, readBody, storeContract, streamed, TestClock } from './contract.js';
@@ -22,7 +22,7 @@ for (const [label, extra] of [
     const dir = await tempDir();
     try {
       return {
-        store: await openDiskStore({ dir, ...options, ...extra }),
+        store: await openDiskCache({ dir, ...options, ...extra }),
         cleanup: () => rm(dir, { recursive: true, force: true }),
       };
     } catch (error) {
@@ -57,7 +57,7 @@ describe('disk store', () => {
   it('reopening after close keeps entries, meta, bodies and size', () =>
     withDir(async (dir) => {
       const clock = new TestClock();
-      const first = await openDiskStore(options(dir, clock));
+      const first = await openDiskCache(options(dir, clock));
       const m = meta({ varyKey: 'gzip', discardAfterMs: clock.ms + 60_000 });
       const put = await first.put('GET /a', m, streamed([Buffer.from('hello '), Buffer.from('disk')]));
       assert.ok(put.stored);
@@ -65,7 +65,7 @@ describe('disk store', () => {
       const size = first.sizeBytes();
       await first.close();
 
-      const second = await openDiskStore(options(dir, clock));
+      const second = await openDiskCache(options(dir, clock));
       assert.equal(second.sizeBytes(), size);
       const [entry] = await second.getVariants('GET /a');
       assert.ok(entry);
@@ -78,7 +78,7 @@ describe('disk store', () => {
 
   it('one body file and one meta file per entry, named by a hash of key and id', () =>
     withDir(async (dir) => {
-      const store = await openDiskStore(options(dir, new TestClock()));
+      const store = await openDiskCache(options(dir, new TestClock()));
       const put = await store.put('GET /a', meta(), Buffer.from('x'));
       assert.ok(put.stored);
       const name = entryName('GET /a', put.entry.id);
@@ -105,14 +105,14 @@ describe('disk store', () => {
     it(`meta ${condition} -> a miss on reopen, and its files are removed`, () =>
       withDir(async (dir) => {
         const clock = new TestClock();
-        const first = await openDiskStore(options(dir, clock));
+        const first = await openDiskCache(options(dir, clock));
         const put = await first.put('GET /a', meta(), Buffer.from('hello'));
         await first.put('GET /b', meta(), Buffer.from('kept'));
         assert.ok(put.stored);
         await first.close();
         await damage(join(dir, entryName('GET /a', put.entry.id)));
 
-        const second = await openDiskStore(options(dir, clock));
+        const second = await openDiskCache(options(dir, clock));
         assert.deepEqual(await second.getVariants('GET /a'), []);
         assert.equal((await second.getVariants('GET /b')).length, 1);
         assert.equal((await files(dir)).length, 2, 'only the intact entry remains');
@@ -122,7 +122,7 @@ describe('disk store', () => {
 
   it('a body file lost while open -> openBody null, the entry is dropped', () =>
     withDir(async (dir) => {
-      const store = await openDiskStore(options(dir, new TestClock(), { memoryCacheBytes: 0 }));
+      const store = await openDiskCache(options(dir, new TestClock(), { memoryCacheBytes: 0 }));
       const put = await store.put('GET /a', meta(), Buffer.from('hello'));
       assert.ok(put.stored);
       await rm(join(dir, `${entryName('GET /a', put.entry.id)}.body`));
@@ -138,7 +138,7 @@ describe('disk store', () => {
 
     it('a stored small body is served from memory, synchronously, without its file', () =>
       withDir(async (dir) => {
-        const store = await openDiskStore(options(dir, new TestClock()));
+        const store = await openDiskCache(options(dir, new TestClock()));
         const put = await store.put('GET /a', meta(), streamed([Buffer.from('hel'), Buffer.from('lo')]));
         assert.ok(put.stored);
         await rm(bodyFile(dir, 'GET /a', put.entry.id)); // proves no file is read
@@ -151,11 +151,11 @@ describe('disk store', () => {
     it('after a reopen the first read fills it from the file; later reads need no file', () =>
       withDir(async (dir) => {
         const clock = new TestClock();
-        const first = await openDiskStore(options(dir, clock));
+        const first = await openDiskCache(options(dir, clock));
         const put = await first.put('GET /a', meta(), Buffer.from('persisted'));
         assert.ok(put.stored);
         await first.close();
-        const store = await openDiskStore(options(dir, clock));
+        const store = await openDiskCache(options(dir, clock));
         const [entry] = store.getVariantsSync('GET /a');
         assert.equal(store.openBodySync(entry!), undefined, 'not in memory yet: openBody must read the file');
         assert.equal((await readBody(store, entry!))?.toString(), 'persisted');
@@ -166,7 +166,7 @@ describe('disk store', () => {
 
     it('holds at most memoryCacheBytes, least recently used out first; evicted bodies come from their file', () =>
       withDir(async (dir) => {
-        const store = await openDiskStore(options(dir, new TestClock(), { memoryCacheBytes: 10 }));
+        const store = await openDiskCache(options(dir, new TestClock(), { memoryCacheBytes: 10 }));
         const a = await store.put('GET /a', meta(), Buffer.from('aaaa'));
         const b = await store.put('GET /b', meta(), Buffer.from('bbbb'));
         assert.ok(a.stored && b.stored);
@@ -188,7 +188,7 @@ describe('disk store', () => {
 
     it('deleted, purged, replaced and evicted entries leave it at once', () =>
       withDir(async (dir) => {
-        const store = await openDiskStore(
+        const store = await openDiskCache(
           options(dir, new TestClock(), { maxSizeBytes: 2_000, maxEntryBytes: 2_000 }),
         );
         const a = await store.put('GET /a', meta(), Buffer.from('a1'));
@@ -228,7 +228,7 @@ describe('disk store', () => {
         [join(dir, 'a-file'), 'ENOTDIR'],
       ] as const) {
         const settled = await Promise.race([
-          openDiskStore(options(where, new TestClock())).then(
+          openDiskCache(options(where, new TestClock())).then(
             () => 'opened',
             (e: NodeJS.ErrnoException) => e.code,
           ),
@@ -243,7 +243,7 @@ describe('disk store', () => {
 
   it('makes missing parent folders', () =>
     withDir(async (dir) => {
-      const store = await openDiskStore(options(join(dir, 'a', 'b', 'c'), new TestClock()));
+      const store = await openDiskCache(options(join(dir, 'a', 'b', 'c'), new TestClock()));
       assert.ok((await stat(join(dir, 'a', 'b', 'c'))).isDirectory());
       await store.close();
     }));
@@ -255,7 +255,7 @@ describe('disk store', () => {
       await writeFile(join(dir, `${name}.body`), 'orphan');
       await writeFile(join(dir, 'README.txt'), 'not ours');
       await writeFile(join(dir, 'notes.json'), '{}');
-      const store = await openDiskStore(options(dir, new TestClock()));
+      const store = await openDiskCache(options(dir, new TestClock()));
       assert.deepEqual(await files(dir), ['README.txt', 'notes.json']);
       assert.equal(store.sizeBytes(), 0);
       await store.close();
@@ -263,7 +263,7 @@ describe('disk store', () => {
 
   it('a streamed put over maxEntryBytes leaves no file behind', () =>
     withDir(async (dir) => {
-      const store = await openDiskStore(options(dir, new TestClock(), { maxEntryBytes: 15 }));
+      const store = await openDiskCache(options(dir, new TestClock(), { maxEntryBytes: 15 }));
       const result = await store.put('GET /a', meta(), streamed([bytes(10), bytes(10), bytes(10)]));
       assert.deepEqual(result, { stored: false, reason: 'too-large' });
       assert.deepEqual(await files(dir), []);
@@ -273,7 +273,7 @@ describe('disk store', () => {
   it('updateMeta rewrites the meta file only; the update survives reopen', () =>
     withDir(async (dir) => {
       const clock = new TestClock();
-      const first = await openDiskStore(options(dir, clock));
+      const first = await openDiskCache(options(dir, clock));
       const put = await first.put('GET /a', meta({ timeMs: 1000 }), Buffer.from('body'));
       assert.ok(put.stored);
       const base = join(dir, entryName('GET /a', put.entry.id));
@@ -286,7 +286,7 @@ describe('disk store', () => {
       assert.notEqual(await readFile(`${base}.json`, 'utf8'), metaBefore);
       await first.close();
 
-      const second = await openDiskStore(options(dir, clock));
+      const second = await openDiskCache(options(dir, clock));
       const [entry] = await second.getVariants('GET /a');
       assert.equal(entry?.meta.response.responseTimeMs, 9000);
       assert.equal((await readBody(second, entry!))?.toString(), 'body');
@@ -296,7 +296,7 @@ describe('disk store', () => {
   it('concurrent updateMeta calls: the last call wins in memory and on disk', () =>
     withDir(async (dir) => {
       const clock = new TestClock();
-      const first = await openDiskStore(options(dir, clock));
+      const first = await openDiskCache(options(dir, clock));
       const put = await first.put('GET /a', meta({ timeMs: 1 }), Buffer.from('body'));
       assert.ok(put.stored);
       await Promise.all(
@@ -304,7 +304,7 @@ describe('disk store', () => {
       );
       assert.equal((await first.getVariants('GET /a'))[0]?.meta.response.responseTimeMs, 5);
       await first.close();
-      const second = await openDiskStore(options(dir, clock));
+      const second = await openDiskCache(options(dir, clock));
       assert.equal((await second.getVariants('GET /a'))[0]?.meta.response.responseTimeMs, 5);
       await second.close();
     }));
@@ -312,14 +312,14 @@ describe('disk store', () => {
   it('purged entries stay gone after reopen, including entries from before the last open', () =>
     withDir(async (dir) => {
       const clock = new TestClock();
-      const first = await openDiskStore(options(dir, clock));
+      const first = await openDiskCache(options(dir, clock));
       await first.put('GET /old-tagged', meta({ tags: ['t'] }), bytes(10));
       await first.put('GET /blog/old', meta(), bytes(10));
       const kept = await first.put('GET /kept', meta({ tags: ['other'] }), bytes(10));
       assert.ok(kept.stored);
       await first.close();
 
-      const second = await openDiskStore(options(dir, clock));
+      const second = await openDiskCache(options(dir, clock));
       await second.put('GET /new-tagged', meta({ tags: ['t'] }), bytes(10));
       await second.put('GET /blog/new', meta(), bytes(10));
       assert.equal(await second.purge({ tag: 't' }), 2);
@@ -328,7 +328,7 @@ describe('disk store', () => {
       assert.equal((await files(dir)).length, 2, 'the purged files are deleted');
       await second.close();
 
-      const third = await openDiskStore(options(dir, clock));
+      const third = await openDiskCache(options(dir, clock));
       assert.equal(third.sizeBytes(), size);
       for (const key of ['GET /old-tagged', 'GET /new-tagged', 'GET /blog/old', 'GET /blog/new']) {
         assert.deepEqual(await third.getVariants(key), [], key);
@@ -345,7 +345,7 @@ describe('disk store', () => {
     it(`purge while neither file can be deleted (immutable), then a reopen ${healed ? 'after the fault healed' : 'with the fault still there'} -> still a miss`, (t) =>
       withDir(async (dir) => {
         const clock = new TestClock();
-        const first = await openDiskStore(options(dir, clock));
+        const first = await openDiskCache(options(dir, clock));
         const put = await first.put('GET /a', meta({ tags: ['t'] }), Buffer.from('purged'));
         const kept = await first.put('GET /b', meta(), Buffer.from('kept'));
         assert.ok(put.stored && kept.stored);
@@ -358,7 +358,7 @@ describe('disk store', () => {
           await first.close();
           if (healed) immutable(t, pinned, false);
 
-          const second = await openDiskStore(options(dir, clock));
+          const second = await openDiskCache(options(dir, clock));
           assert.deepEqual(await second.getVariants('GET /a'), [], 'the purged entry came back');
           assert.equal((await second.getVariants('GET /b'))[0]?.id, kept.entry.id);
           await second.close();
@@ -376,7 +376,7 @@ describe('disk store', () => {
     withDir(async (dir) => {
       const clock = new TestClock();
       const bound = { maxSizeBytes: 3_000, maxEntryBytes: 1_000 };
-      const first = await openDiskStore(options(dir, clock, bound));
+      const first = await openDiskCache(options(dir, clock, bound));
       const expiring = await first.put(
         'GET /exp',
         meta({ discardAfterMs: clock.ms + 1_000 }),
@@ -403,7 +403,7 @@ describe('disk store', () => {
         assert.deepEqual(await first.getVariants('GET /lru'), [], 'evicted');
         await first.close();
 
-        const second = await openDiskStore(options(dir, clock, bound));
+        const second = await openDiskCache(options(dir, clock, bound));
         assert.deepEqual(await second.getVariants('GET /exp'), []);
         assert.deepEqual(
           (await second.getVariants('GET /rep')).map((e) => e.id),
@@ -419,7 +419,7 @@ describe('disk store', () => {
   it('a meta path that is a directory (unreadable, undeletable) -> open still succeeds, the entry is a miss', () =>
     withDir(async (dir) => {
       const clock = new TestClock();
-      const first = await openDiskStore(options(dir, clock));
+      const first = await openDiskCache(options(dir, clock));
       const put = await first.put('GET /a', meta(), Buffer.from('x'));
       const kept = await first.put('GET /b', meta(), Buffer.from('kept'));
       assert.ok(put.stored && kept.stored);
@@ -429,7 +429,7 @@ describe('disk store', () => {
       await mkdir(metaPath);
       await writeFile(join(metaPath, 'pin'), 'x');
 
-      const second = await openDiskStore(options(dir, clock));
+      const second = await openDiskCache(options(dir, clock));
       assert.deepEqual(await second.getVariants('GET /a'), []);
       assert.equal((await second.getVariants('GET /b'))[0]?.id, kept.entry.id);
       await second.close();
@@ -438,13 +438,13 @@ describe('disk store', () => {
   it('the tag index is rebuilt on open, with the tags of the last updateMeta', () =>
     withDir(async (dir) => {
       const clock = new TestClock();
-      const first = await openDiskStore(options(dir, clock));
+      const first = await openDiskCache(options(dir, clock));
       const put = await first.put('GET /a', meta({ tags: ['old'] }), bytes(10));
       assert.ok(put.stored);
       assert.ok(await first.updateMeta('GET /a', put.entry.id, meta({ tags: ['new'] })));
       await first.close();
 
-      const second = await openDiskStore(options(dir, clock));
+      const second = await openDiskCache(options(dir, clock));
       assert.deepEqual((await second.getVariants('GET /a'))[0]?.meta.tags, ['new']);
       assert.equal(await second.purge({ tag: 'old' }), 0);
       assert.equal(await second.purge({ tag: 'new' }), 1);
@@ -456,7 +456,7 @@ describe('disk store', () => {
     it(`updateMeta racing a purge (${turns} turns apart) -> the entry is gone, and stays gone after reopen`, () =>
       withDir(async (dir) => {
         const clock = new TestClock();
-        const first = await openDiskStore(options(dir, clock));
+        const first = await openDiskCache(options(dir, clock));
         const put = await first.put('GET /a', meta({ tags: ['t'] }), bytes(10));
         assert.ok(put.stored);
         const updating = first.updateMeta('GET /a', put.entry.id, meta({ tags: ['t'], timeMs: 2 }));
@@ -468,7 +468,7 @@ describe('disk store', () => {
         await first.close();
         assert.deepEqual(await files(dir), []);
 
-        const second = await openDiskStore(options(dir, clock));
+        const second = await openDiskCache(options(dir, clock));
         assert.deepEqual(await second.getVariants('GET /a'), []);
         await second.close();
       }));
@@ -478,7 +478,7 @@ describe('disk store', () => {
     withDir(async (dir) => {
       const clock = new TestClock();
       const bound = { maxSizeBytes: 10_000, maxEntryBytes: 5_000 };
-      const first = await openDiskStore(options(dir, clock, bound));
+      const first = await openDiskCache(options(dir, clock, bound));
       await first.put('GET /1', meta(), bytes(4_000));
       clock.ms += 1000;
       await first.put('GET /2', meta(), bytes(4_000));
@@ -487,7 +487,7 @@ describe('disk store', () => {
       await first.close();
 
       clock.ms += 1000;
-      const second = await openDiskStore(options(dir, clock, bound));
+      const second = await openDiskCache(options(dir, clock, bound));
       await second.put('GET /3', meta(), bytes(4_000));
       assert.deepEqual(await second.getVariants('GET /2'), []);
       assert.equal((await second.getVariants('GET /1')).length, 1);
@@ -499,13 +499,13 @@ describe('disk store', () => {
   it('reopening with a smaller bound evicts the least recently used down to it', () =>
     withDir(async (dir) => {
       const clock = new TestClock();
-      const first = await openDiskStore(options(dir, clock));
+      const first = await openDiskCache(options(dir, clock));
       for (const path of ['1', '2', '3']) {
         clock.ms += 1000;
         await first.put(`GET /${path}`, meta(), bytes(4_000));
       }
       await first.close();
-      const second = await openDiskStore(options(dir, clock, { maxSizeBytes: 10_000, maxEntryBytes: 5_000 }));
+      const second = await openDiskCache(options(dir, clock, { maxSizeBytes: 10_000, maxEntryBytes: 5_000 }));
       assert.ok(second.sizeBytes() <= 10_000);
       assert.deepEqual(await second.getVariants('GET /1'), []);
       assert.equal((await second.getVariants('GET /3')).length, 1);
@@ -515,7 +515,7 @@ describe('disk store', () => {
   it('two entries for one variant on disk (crash before the old one was removed) -> the newer response is kept', () =>
     withDir(async (dir) => {
       const clock = new TestClock();
-      const first = await openDiskStore(options(dir, clock));
+      const first = await openDiskCache(options(dir, clock));
       const put = await first.put('GET /a', meta({ timeMs: 1000 }), Buffer.from('old'));
       assert.ok(put.stored);
       await first.close();
@@ -525,7 +525,7 @@ describe('disk store', () => {
       const file = { version: 1, key: 'GET /a', id, bodyBytes: 3, meta: meta({ timeMs: 2000 }) };
       await writeFile(`${name}.json`, JSON.stringify(file));
 
-      const second = await openDiskStore(options(dir, clock));
+      const second = await openDiskCache(options(dir, clock));
       const variants = await second.getVariants('GET /a');
       assert.deepEqual(
         variants.map((v) => v.id),

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { approxMetaBytes, createMemoryStore } from '../../../src/cache/store/memory.js';
+import { approxMetaBytes, createMemoryCache } from '../../../src/cache/store/memory.js';
 import { bytes, meta, readBody, storeContract } from './contract.js';
 
 storeContract('memory', async (options) => ({
-  store: createMemoryStore(options),
+  store: createMemoryCache(options),
   async cleanup() {},
 }));
 
 describe('memory store', () => {
   it('an entry that could not be served (status 101, CR LF in a field) is refused on put and reported', async () => {
     const reported: string[] = [];
-    const store = createMemoryStore({
+    const store = createMemoryCache({
       maxSizeBytes: 100_000,
       maxEntryBytes: 10_000,
       onInvalidEntry: (key, reason) => reported.push(`${key}: ${reason}`),
@@ -30,7 +30,7 @@ describe('memory store', () => {
   });
 
   it('sizeBytes counts the body plus the approximate meta size', async () => {
-    const store = createMemoryStore({ maxSizeBytes: 100_000, maxEntryBytes: 10_000 });
+    const store = createMemoryCache({ maxSizeBytes: 100_000, maxEntryBytes: 10_000 });
     const m = meta();
     await store.put('GET /a', m, bytes(1_000));
     assert.equal(store.sizeBytes(), 1_000 + approxMetaBytes('GET /a', m));
@@ -46,7 +46,7 @@ describe('memory store', () => {
   });
 
   it('keeps a copy: changing the caller buffer after put does not change the stored body', async () => {
-    const store = createMemoryStore({ maxSizeBytes: 100_000, maxEntryBytes: 10_000 });
+    const store = createMemoryCache({ maxSizeBytes: 100_000, maxEntryBytes: 10_000 });
     const source = Buffer.from('abc');
     const result = await store.put('GET /a', meta(), source);
     assert.ok(result.stored);

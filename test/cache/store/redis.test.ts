@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { openRedisStore, type RedisStoreOptions } from '../../../src/cache/store/redis.js';
-import type { CacheStore } from '../../../src/cache/store/types.js';
+import type { EntryCache } from '../../../src/cache/store/entry-cache.js';
+import { openRedisCache, type RedisStoreOptions } from '../../../src/cache/store/redis.js';
 import { connectRedis, type RedisConnection } from '../../../src/server/redis/connection.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 import { waitUntil } from '../../helpers/wait.js';
@@ -32,7 +32,7 @@ for (const [label, extra] of [
   storeContract(label, async (options) => {
     await ready;
     return {
-      store: await openRedisStore({ ...options, ...extra, redis: conn, namespace: randomUUID() }),
+      store: await openRedisCache({ ...options, ...extra, redis: conn, namespace: randomUUID() }),
       async cleanup() {},
     };
   });
@@ -40,15 +40,15 @@ for (const [label, extra] of [
 
 async function pair(
   extra: Partial<RedisStoreOptions> = {},
-): Promise<[CacheStore, CacheStore, () => Promise<void>]> {
+): Promise<[EntryCache, EntryCache, () => Promise<void>]> {
   await ready;
   const namespace = randomUUID();
   // Two connections: two instances, as two Gatehouse processes would have.
   const other = connectRedis({ url: redis.url, keyPrefix: 'gh-store-test:', logger: quiet as never });
   await waitUntil('second connection', () => other.isUp());
   const base = { maxSizeBytes: 1_000_000, maxEntryBytes: 100_000, namespace, ...extra };
-  const a = await openRedisStore({ ...base, redis: conn });
-  const b = await openRedisStore({ ...base, redis: other });
+  const a = await openRedisCache({ ...base, redis: conn });
+  const b = await openRedisCache({ ...base, redis: other });
   return [
     a,
     b,
@@ -136,7 +136,7 @@ describe('redis store: shared between instances', () => {
 describe('redis store: outage', () => {
   it('Redis stopped: lookups miss, puts resolve unavailable, delete resolves (nothing throws, so the proxy logs nothing); back: works again', async () => {
     await ready;
-    const store = await openRedisStore({
+    const store = await openRedisCache({
       maxSizeBytes: 1_000_000,
       maxEntryBytes: 100_000,
       redis: conn,

@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HeaderMap } from '../../../cache/index.js';
 import { parseIp } from '../../../http/ip.js';
-import type { RequestFacts } from '../../core/context.js';
+import type { RequestContext } from '../../core/context.js';
 import type { Logger } from '../../ops/log.js';
 import { primaryKey, userKey } from './keys.js';
 import { lookup } from './lookup.js';
@@ -22,6 +22,7 @@ import {
   downstreamFixes,
   type Exchange,
   getStore,
+  type LookedUp,
   type ProxyCacheOptions,
   pass,
   type RouteCache,
@@ -33,6 +34,7 @@ export {
   type CacheRequestContext,
   type ForwardHooks,
   type HeadAction,
+  type LookedUp,
   type ProxyCacheOptions,
   parseTags,
   type RouteCache,
@@ -49,13 +51,9 @@ export function createRouteCache(
   s.lookup = (x, mayWait) => lookup(s, x, mayWait);
   return {
     tryHit: (req, res, facts) => tryHit(s, req, res, facts),
-    handle: (req, res, ctx, facts) => handle(s, req, res, ctx, facts),
+    handle: (req, res, ctx, cx, looked) => handle(s, req, res, ctx, cx, looked),
     open: () => open(s),
-    storedBytes: async () => {
-      const store = s.storeNow;
-      if (store === undefined) return 0;
-      return store.readSizeBytes ? store.readSizeBytes() : store.sizeBytes();
-    },
+    storedBytes: async () => (s.storeNow === undefined ? 0 : s.storeNow.readSizeBytes()),
     invalidEntries: () => s.invalidEntries,
     mayPurge: (clientAddress) => {
       const addr = parseIp(clientAddress);
@@ -70,37 +68,60 @@ async function handle(
   req: IncomingMessage,
   res: ServerResponse,
   ctx: CacheRequestContext,
-  facts: RequestFacts,
+  cx: RequestContext,
+  looked: LookedUp | undefined,
 ): Promise<void> {
+  const mount = cx.mount?.path ?? '';
+  if (looked !== undefined) {
+    // tryHit looked this plain GET up (no auth rule let it through, no Set-Cookie): go on from there.
+    const x: Exchange = {
+      req,
+      res,
+      mount,
+      ctx,
+      store: s.storeNow,
+      key: looked.key,
+      method: 'GET',
+      reqHeaders: req.headers as HeaderMap,
+    };
+    return lookup(s, x, s.coalesce, looked.match);
+  }
   const method = req.method ?? 'GET';
   if (method === 'PURGE') return purge(s, req, res, ctx);
   let key = primaryKey(req);
   if (key === undefined) {
-    ctx.forward({});
+    ctx.forward(req, res, mount, {});
     return;
   }
+  const facts = cx.facts;
   if (facts.authorized === true) {
     // An auth rule let the request through: its answer is for this user only (RFC 9111 §3.5, §7.3).
     // It bypasses the shared cache, or with perUser is kept apart under the user's id.
     const user = s.o.perUser === true ? facts.user : undefined;
-    if (user === undefined) return bypass(s, ctx);
+    if (user === undefined) return bypass(s, req, res, mount, ctx);
     key = userKey(key, user);
   }
   // Node already gives lowercase names with repeated lines joined; only Set-Cookie stays a list.
   const reqHeaders =
     req.headers['set-cookie'] === undefined ? (req.headers as HeaderMap) : toHeaderMap(req.headers);
   if (method !== 'GET' && method !== 'HEAD') {
-    const x: Exchange = { req, res, ctx, store: undefined, key, method, reqHeaders };
+    const x: Exchange = { req, res, mount, ctx, store: undefined, key, method, reqHeaders };
     x.store = await getStore(s).catch(() => undefined);
     forwardUnsafe(s, x);
     return;
   }
-  await lookup(s, { req, res, ctx, store: undefined, key, method, reqHeaders }, s.coalesce);
+  await lookup(s, { req, res, mount, ctx, store: undefined, key, method, reqHeaders }, s.coalesce);
 }
 
 /** Forwards without the cache (RFC 9211 fwd=bypass): nothing stored, nothing served. */
-function bypass(s: CacheState, ctx: CacheRequestContext): void {
-  ctx.forward({
+function bypass(
+  s: CacheState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  mount: string,
+  ctx: CacheRequestContext,
+): void {
+  ctx.forward(req, res, mount, {
     onHead: (status, headers) =>
       pass(`fwd=bypass; fwd-status=${status}`, downstreamFixes(s, toHeaderMap(headers))),
   });

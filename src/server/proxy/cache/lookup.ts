@@ -2,36 +2,41 @@
 // allowed stale, else revalidate (§4.3) or go upstream, waiting on an exchange already under way for
 // the same variant (coalesce.ts).
 import { decideServe, getHeader, type HeaderMap, isFresh, selectsByLanguage } from '../../../cache/index.js';
-import type { StoredEntry, VariantMatch } from '../../../cache/store/types.js';
+import type { Selected, StoredEntry } from '../../../cache/store/types.js';
 import { hasDirective, parseCacheControl } from '../../../http/cache-control.js';
 import { coalesceKey, lead, waitFor } from './coalesce.js';
 import { partialLookup, rangeMiss } from './partial.js';
 import { fetchAndStore, revalidateInBackground } from './revalidate.js';
-import { checkedVariant, gatewayTimeout, secondaryKeyOf, serveStored } from './serve.js';
+import { checkedVariant, gatewayTimeout, type Known, secondaryKeyOf, serveStored } from './serve.js';
 import { type CacheState, type Exchange, getStore, policyView, timingOf, upstreamExtras } from './state.js';
 
 const NO_FIELDS: readonly string[] = Object.freeze([]);
 
-/** Finds a stored response for the request (§4) and serves it, or goes upstream. */
-export async function lookup(s: CacheState, x: Exchange, mayWait: boolean): Promise<void> {
+/**
+ * Finds a stored response for the request (§4) and serves it, or goes upstream. `found`: what tryHit
+ * already looked up for it (the store is not asked again).
+ */
+export async function lookup(s: CacheState, x: Exchange, mayWait: boolean, found?: Selected): Promise<void> {
   const { res, key, reqHeaders } = x;
-  let match: VariantMatch;
-  try {
-    // A store answering from memory is read without a promise: the hit is served in this tick.
-    const now = s.storeNow;
-    const secondaryKey = secondaryKeyOf(reqHeaders);
-    if (now?.findVariantSync !== undefined) {
-      x.store = now;
-      match = now.findVariantSync(key, secondaryKey);
-    } else {
-      x.store = await getStore(s);
-      match = await x.store.findVariant(key, secondaryKey);
+  let match: Selected;
+  if (found !== undefined) match = found;
+  else
+    try {
+      // A store answering from memory is read without a promise: the hit is served in this tick.
+      const now = s.storeNow;
+      const secondaryKey = secondaryKeyOf(reqHeaders);
+      if (now?.findVariantSync !== undefined) {
+        x.store = now;
+        match = now.findVariantSync(key, secondaryKey);
+      } else {
+        x.store = await getStore(s);
+        match = await x.store.findVariant(key, secondaryKey);
+      }
+    } catch (err) {
+      s.warn(err, 'cache lookup failed');
+      x.ctx.forward(x.req, res, x.mount, { requestHeaders: upstreamExtras(s, reqHeaders) });
+      return;
     }
-  } catch (err) {
-    s.warn(err, 'cache lookup failed');
-    x.ctx.forward({ requestHeaders: upstreamExtras(s, reqHeaders) });
-    return;
-  }
   if (res.destroyed) return;
   let entry = checkedVariant(match.entry, reqHeaders);
   // Selection by Content-Language (selectsByLanguage): only on a miss, only a fresh or allowed-stale one.
@@ -59,7 +64,12 @@ export async function lookup(s: CacheState, x: Exchange, mayWait: boolean): Prom
   if (reqHeaders['cache-control'] === undefined && reqHeaders.pragma === undefined) {
     // The hit path: a plain request and a response fresh until a known time (memoised per response).
     const until = timingOf(s, stored).plainUntilMs;
-    if (until !== null && nowMs < until && (await serveStored(s, x, entry, NO_FIELDS, 'hit'))) return;
+    if (
+      until !== null &&
+      nowMs < until &&
+      (await serveStored(s, x, entry, NO_FIELDS, 'hit', bodyOf(match, entry)))
+    )
+      return;
   }
   // §3.3: a partial entry holds pieces of the representation, served only through partial.ts (its
   // plainUntilMs is null, so the hit path above never takes it).
@@ -79,7 +89,7 @@ export async function lookup(s: CacheState, x: Exchange, mayWait: boolean): Prom
       // RFC 5861 §3: serve stale now, revalidate in the background.
       if (d.reason === 'stale-while-revalidate') revalidateInBackground(s, x, entry);
     }
-    if (await serveStored(s, x, entry, d.omitHeaders, status)) return;
+    if (await serveStored(s, x, entry, d.omitHeaders, status, bodyOf(match, entry))) return;
     return upstream(s, x, 'uri-miss', undefined, false, undefined);
   }
   if (d.kind === 'miss-only-if-cached') return gatewayTimeout(x);
@@ -88,6 +98,11 @@ export async function lookup(s: CacheState, x: Exchange, mayWait: boolean): Prom
   // Revalidate (§4.3): stale, or the client asked for it (then the client's request is not shared).
   const reason = isFresh(view, nowMs, true, s.freshness) ? 'request' : 'stale';
   return upstream(s, x, reason, entry, mayWait && reason === 'stale', entry);
+}
+
+/** The body the lookup read with `entry`, for serving it right away (later, the store is asked again). */
+function bodyOf(match: Selected, entry: StoredEntry): Known | undefined {
+  return match.entry === entry && match.body !== undefined ? { body: match.body } : undefined;
 }
 
 /**
@@ -118,7 +133,7 @@ async function languageVariant(x: Exchange, any: StoredEntry): Promise<StoredEnt
   const vary = getHeader(any.meta.response.headers, 'vary');
   if (vary === undefined || !/accept-language/i.test(vary)) return undefined;
   const store = x.store!;
-  let variants: StoredEntry[];
+  let variants: readonly StoredEntry[];
   try {
     variants = store.getVariantsSync?.(x.key) ?? (await store.getVariants(x.key));
   } catch {

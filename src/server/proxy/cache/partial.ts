@@ -50,7 +50,7 @@ export function rangeMiss(s: CacheState, x: Exchange, reason: string, prior?: St
   const requestTimeMs = Date.now();
   const sentAt = s.invalidations;
   const hadIfRange = x.reqHeaders['if-range'] !== undefined;
-  x.ctx.forward({
+  x.ctx.forward(x.req, x.res, x.mount, {
     requestHeaders: upstreamExtras(s, x.reqHeaders),
     onHead: (status, upHeaders) => {
       const responseTimeMs = Date.now();
@@ -271,7 +271,7 @@ function completeMissing(
     if (want.full) fetchAndStore(s, x, 'partial', undefined, undefined);
     else rangeMiss(s, x, 'partial', entry);
   };
-  x.ctx.forward({
+  x.ctx.forward(x.req, x.res, x.mount, {
     requestHeaders,
     onHead: (status, upHeaders): HeadAction => {
       const responseTimeMs = Date.now();

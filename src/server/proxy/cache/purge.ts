@@ -28,7 +28,7 @@ import { storeOrPass, upstreamHeaders } from './write.js';
 export function forwardUnsafe(s: CacheState, x: Exchange): void {
   const { method, key, ctx, reqHeaders } = x;
   const requestTimeMs = Date.now();
-  ctx.forward({
+  ctx.forward(x.req, x.res, x.mount, {
     requestHeaders: upstreamExtras(s, reqHeaders),
     onHead: (status, upHeaders) => {
       const headers = upstreamHeaders(x, status, upHeaders);
@@ -78,7 +78,7 @@ export async function purge(
   res: ServerResponse,
   ctx: CacheRequestContext,
 ): Promise<void> {
-  const addr = parseIp(ctx.clientAddress());
+  const addr = parseIp(ctx.clientAddress(req));
   if (addr === null || !s.purgeAllowed(addr)) {
     sendError(req, res, ERRORS.forbidden, 'PURGE is not allowed from this address.');
     return;

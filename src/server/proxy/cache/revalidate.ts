@@ -89,7 +89,7 @@ export function fetchAndStore(
       if (!f.bodyDone) f.done();
     });
   }
-  x.ctx.forward({
+  x.ctx.forward(x.req, x.res, x.mount, {
     requestHeaders,
     detached,
     onFailure: () => {
@@ -173,7 +173,8 @@ function onNotModified(
     done();
     if (detached) return;
     const served =
-      updated !== null && (await serveStored(s, x, updated, [], `fwd=${f.reason}; fwd-status=304`, response));
+      updated !== null &&
+      (await serveStored(s, x, updated, [], `fwd=${f.reason}; fwd-status=304`, { response }));
     if (!served && !res.headersSent) fetchAndStore(s, x, f.reason, undefined, undefined);
   };
   return {

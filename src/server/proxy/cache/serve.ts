@@ -9,7 +9,7 @@ import {
   type StoredResponse,
   varyKey,
 } from '../../../cache/index.js';
-import type { SecondaryKeyOf, StoredEntry } from '../../../cache/store/types.js';
+import type { EntryBody, SecondaryKeyOf, StoredEntry } from '../../../cache/store/types.js';
 import type { RequestFacts } from '../../core/context.js';
 import { ERRORS, sendError } from '../../core/errors.js';
 import { logCacheStatus } from '../../ops/log.js';
@@ -19,6 +19,7 @@ import {
   type CacheState,
   downstreamFixes,
   type Exchange,
+  type LookedUp,
   NAME,
   type PlainHead,
   setFields,
@@ -45,35 +46,38 @@ export function checkedVariant(
   return matchesVary(vary, entry.meta.varyHeaders, reqHeaders) ? entry : undefined;
 }
 
-/** The hit path without a promise (see RouteCache.tryHit). */
+/**
+ * The hit path without a promise (see RouteCache.tryHit): true when it answered; else what it looked
+ * up, for handle() to go on from (one lookup per request), or undefined when it looked nothing up.
+ */
 export function tryHit(
   s: CacheState,
   req: IncomingMessage,
   res: ServerResponse,
   facts: RequestFacts,
-): boolean {
+): true | LookedUp | undefined {
   const store = s.storeNow;
-  if (store?.openBodySync === undefined) return false;
+  if (store?.findVariantSync === undefined) return undefined;
   const h = req.headers as HeaderMap;
-  if (req.method !== 'GET' || h['cache-control'] !== undefined || h.pragma !== undefined) return false;
-  if (!isPlainRead(h) || req.headers['set-cookie'] !== undefined) return false;
-  if (res.destroyed || res.getHeaderNames().length !== 0) return false;
+  if (req.method !== 'GET' || h['cache-control'] !== undefined || h.pragma !== undefined) return undefined;
+  if (!isPlainRead(h) || req.headers['set-cookie'] !== undefined) return undefined;
+  if (res.destroyed || res.getHeaderNames().length !== 0) return undefined;
   // Let through by an auth rule: bypassed, or kept per user (see handle in index.ts).
-  if (facts.authorized === true) return false;
+  if (facts.authorized === true) return undefined;
   const key = primaryKey(req);
-  if (key === undefined) return false;
-  if (store.findVariantSync === undefined) return false;
-  const entry = checkedVariant(store.findVariantSync(key, secondaryKeyOf(h)).entry, h);
-  if (entry === undefined || entry.meta.markedStale === true) return false;
+  if (key === undefined) return undefined;
+  const match = store.findVariantSync(key, secondaryKeyOf(h));
+  const entry = checkedVariant(match.entry, h);
+  if (entry === undefined || entry.meta.markedStale === true) return { key, match };
   const response = entry.meta.response;
   // Only a response whose fields serveStored has worked out already (its first hit goes there).
   const plain = s.sentFlat.get(response);
-  if (plain === undefined) return false;
+  if (plain === undefined) return { key, match };
   const nowMs = Date.now();
   const t = timingOf(s, response);
-  if (t.plainUntilMs === null || nowMs >= t.plainUntilMs) return false;
-  const body = store.openBodySync(entry);
-  if (body?.whole === undefined) return false;
+  if (t.plainUntilMs === null || nowMs >= t.plainUntilMs) return { key, match };
+  const body = match.body ?? store.openBodySync?.(entry);
+  if (body?.whole === undefined) return { key, match };
   writePlainHit(s, res, key, response, t, plain, body.whole, 'hit', nowMs);
   return true;
 }
@@ -135,6 +139,14 @@ function writePlainHit(
   logCacheStatus(res, plain.lastStatus);
 }
 
+/** What the caller of serveStored already has: a freshened response (§4.3.4), the body its lookup read. */
+export interface Known {
+  readonly response?: StoredResponse;
+  readonly body?: EntryBody | undefined;
+}
+
+const NOTHING_KNOWN: Known = Object.freeze({});
+
 /**
  * Answers from the store (§4): the stored status and headers, Age (§5.1), the body unless HEAD;
  * the client's preconditions and Range are evaluated against the stored response (preconditions.ts).
@@ -146,11 +158,12 @@ export async function serveStored(
   entry: StoredEntry,
   omit: readonly string[],
   status: string,
-  response: StoredResponse = entry.meta.response,
+  known: Known = NOTHING_KNOWN,
 ): Promise<boolean> {
   const { res } = x;
   const store = x.store!;
-  const body = store.openBodySync?.(entry) ?? (await store.openBody(entry));
+  const response = known.response ?? entry.meta.response;
+  const body = known.body ?? store.openBodySync?.(entry) ?? (await store.openBody(entry));
   if (body === null) return false;
   if (res.destroyed || res.headersSent) {
     await body.close();
@@ -162,7 +175,7 @@ export async function serveStored(
   const plain = omit.length === 0 && res.getHeaderNames().length === 0;
   let base = plain ? s.sentFields.get(response) : undefined;
   if (base === undefined) {
-    base = x.ctx.responseHeaders(toIncoming(response.headers, omit));
+    base = x.ctx.responseHeaders(x.req, res, x.mount, toIncoming(response.headers, omit));
     setFields(base, downstreamFixes(s, response.headers));
     if (plain) s.sentFields.set(response, base);
   }
@@ -216,7 +229,7 @@ export function storedHead(
   status: string,
   nowMs: number,
 ): Record<string, string | string[]> {
-  const out = x.ctx.responseHeaders(toIncoming(response.headers, omit));
+  const out = x.ctx.responseHeaders(x.req, x.res, x.mount, toIncoming(response.headers, omit));
   setFields(out, downstreamFixes(s, response.headers));
   const t = timingOf(s, response);
   out.age = String(ageSecOf(response, t, nowMs));

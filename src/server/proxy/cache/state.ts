@@ -16,10 +16,11 @@ import {
   plainFreshUntilMs,
   type StoredResponse,
 } from '../../../cache/index.js';
-import { openDiskStore } from '../../../cache/store/disk.js';
-import { createMemoryStore } from '../../../cache/store/memory.js';
-import { openRedisStore, type RedisLink } from '../../../cache/store/redis.js';
-import type { CacheStore, StoreOptions } from '../../../cache/store/types.js';
+import { openDiskCache } from '../../../cache/store/disk.js';
+import type { EntryCache } from '../../../cache/store/entry-cache.js';
+import { createMemoryCache } from '../../../cache/store/memory.js';
+import { openRedisCache, type RedisLink } from '../../../cache/store/redis.js';
+import type { Selected, StoreOptions } from '../../../cache/store/types.js';
 import {
   forwardedSurrogateControl,
   policyHeaders,
@@ -28,7 +29,7 @@ import {
 } from '../../../cache/targeted.js';
 import { deltaSeconds, parseCacheControl } from '../../../http/cache-control.js';
 import { compileIpRanges, type IpBytes } from '../../../http/ip.js';
-import type { RequestFacts } from '../../core/context.js';
+import type { RequestContext, RequestFacts } from '../../core/context.js';
 import type { Logger } from '../../ops/log.js';
 import type { RedisOptions } from '../../redis/connection.js';
 
@@ -95,32 +96,47 @@ export interface ForwardHooks {
   readonly detached?: boolean;
 }
 
-/** What the cache needs from the proxy for one request. */
+/** What the cache needs from the proxy: one per route, made once, told the request on each call. */
 export interface CacheRequestContext {
-  forward(hooks: ForwardHooks): void;
+  /** `mount`: where an app mounted Gatehouse ('' at the root), for rewritten URLs. */
+  forward(req: IncomingMessage, res: ServerResponse, mount: string, hooks: ForwardHooks): void;
   /** The headers the proxy would send for these upstream headers (Via, rewrites, step headers). */
-  responseHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]>;
+  responseHeaders(
+    req: IncomingMessage,
+    res: ServerResponse,
+    mount: string,
+    headers: IncomingHttpHeaders,
+  ): Record<string, string | string[]>;
   /** The Cache-Control the proxy sends with these upstream headers (its cachePolicy applied). */
-  cacheControl(headers: IncomingHttpHeaders): string | undefined;
+  cacheControl(req: IncomingMessage, headers: IncomingHttpHeaders): string | undefined;
   /** The client's address (through trusted proxies), for PURGE. */
-  clientAddress(): string;
+  clientAddress(req: IncomingMessage): string;
+}
+
+/** What tryHit looked up without answering: handle() goes on from it instead of looking again. */
+export interface LookedUp {
+  /** The primary key (see primaryKey in keys.ts). */
+  readonly key: string;
+  readonly match: Selected;
 }
 
 export interface RouteCache {
   /**
    * The hit path without a promise: answers a plain GET from a fresh response already served once
-   * from a store that reads synchronously (memory). False when it did not answer: call handle().
+   * from a store that reads synchronously (memory, disk's memory tier). True when it answered; else
+   * call handle(), with what it looked up when it did.
    */
-  tryHit(req: IncomingMessage, res: ServerResponse, facts: RequestFacts): boolean;
+  tryHit(req: IncomingMessage, res: ServerResponse, facts: RequestFacts): true | LookedUp | undefined;
   handle(
     req: IncomingMessage,
     res: ServerResponse,
     ctx: CacheRequestContext,
-    facts: RequestFacts,
+    cx: RequestContext,
+    looked?: LookedUp,
   ): Promise<void>;
   /** Opens the store now; rejects, naming the store, when it cannot be opened. */
   open(): Promise<void>;
-  /** Bytes the store accounts to entries (CacheStore.sizeBytes, read afresh from a shared store); 0 before it is open. */
+  /** Bytes the store accounts to entries (EntryCache.readSizeBytes: afresh from a shared store); 0 before it is open. */
   storedBytes(): Promise<number>;
   /** Stored entries found unservable and dropped so far (CacheState.invalidEntries). */
   invalidEntries(): number;
@@ -156,8 +172,10 @@ export interface PlainHead {
 export interface Exchange {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
+  /** Where an app mounted Gatehouse ('' at the root). */
+  readonly mount: string;
   readonly ctx: CacheRequestContext;
-  store: CacheStore | undefined;
+  store: EntryCache | undefined;
   /** The primary key (see primaryKey in keys.ts). */
   readonly key: string;
   readonly method: string;
@@ -180,9 +198,9 @@ export interface CacheState {
   readonly redis: { readonly link: () => RedisLink; readonly namespace: string } | undefined;
   /** The disk store's folder when it is ours to remove on close. */
   readonly tempDir: string | undefined;
-  storePromise: Promise<CacheStore> | undefined;
+  storePromise: Promise<EntryCache> | undefined;
   /** The store once it is open. */
-  storeNow: CacheStore | undefined;
+  storeNow: EntryCache | undefined;
   readonly warn: (err: unknown, msg: string) => void;
   /** Entries the store would not serve (cache/entry-check.ts), so far: a warning each, and the metrics. */
   invalidEntries: number;
@@ -208,7 +226,7 @@ export interface CacheState {
   /**
    * The last write to the store failed: Cache-Status does not say `stored` until a write succeeds
    * again. The head goes out before the body is written, so a store whose writes can fail (disk,
-   * CacheStore.putMayFail) never claims `stored` on the response being stored.
+   * EntryCache.putMayFail) never claims `stored` on the response being stored.
    */
   writesFailing: boolean;
   /** Looks a request up again (after waiting on a coalesced exchange); set by index.ts. */
@@ -268,7 +286,7 @@ export function createCacheState(
 }
 
 /** The store, opened on first use. */
-export function getStore(s: CacheState): Promise<CacheStore> {
+export function getStore(s: CacheState): Promise<EntryCache> {
   const { o } = s;
   const storeOptions = {
     maxSizeBytes: o.maxSizeBytes,
@@ -278,14 +296,14 @@ export function getStore(s: CacheState): Promise<CacheStore> {
   };
   s.storePromise ??= (
     o.store === 'disk'
-      ? openDiskStore({
+      ? openDiskCache({
           ...storeOptions,
           dir: o.dir ?? s.tempDir!,
           ...(o.memoryCacheBytes === undefined ? {} : { memoryCacheBytes: o.memoryCacheBytes }),
         })
       : o.store === 'redis'
         ? openRedis(s, storeOptions)
-        : Promise.resolve(createMemoryStore(storeOptions))
+        : Promise.resolve<EntryCache>(createMemoryCache(storeOptions))
   ).then((store) => {
     s.storeNow = store;
     return store;
@@ -294,9 +312,9 @@ export function getStore(s: CacheState): Promise<CacheStore> {
 }
 
 /** The redis store on the route's connection; rejects when the server has no Redis pool. */
-function openRedis(s: CacheState, storeOptions: StoreOptions): Promise<CacheStore> {
+function openRedis(s: CacheState, storeOptions: StoreOptions): Promise<EntryCache> {
   if (s.redis === undefined) return Promise.reject(new Error('no redis connection (top-level redis.url)'));
-  return openRedisStore({
+  return openRedisCache({
     ...storeOptions,
     redis: s.redis.link(),
     namespace: s.redis.namespace,

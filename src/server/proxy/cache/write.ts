@@ -38,7 +38,7 @@ export interface StoreTarget {
 export function upstreamHeaders(x: Exchange, status: number, upHeaders: IncomingHttpHeaders): HeaderMap {
   const headers = toHeaderMap(stripHopByHop(upHeaders));
   if (status === 304) return headers;
-  const cc = x.ctx.cacheControl(upHeaders);
+  const cc = x.ctx.cacheControl(x.req, upHeaders);
   if (cc === headers['cache-control']) return headers;
   if (cc === undefined) delete headers['cache-control'];
   else headers['cache-control'] = cc;

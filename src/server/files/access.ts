@@ -1,6 +1,6 @@
 // File access behind one interface: everything the static handler and the hash manifests do with
 // files, so that a runtime brings its own (node:fs in node.ts; Bun.file or Deno's files elsewhere; a
-// site held in memory in test/server/files.test.ts). The caller passes it in, and nothing above this
+// site held in memory in test/server/static/files.test.ts). The caller passes it in, and nothing above this
 // folder imports node:fs for serving. Paths are absolute, as the static handler builds them (its root
 // joined with the URL path), with the platform's separator.
 import type { Readable } from 'node:stream';

@@ -7,13 +7,14 @@ import { pathToFileURL } from 'node:url';
 import { listenUpgrades } from './child.mjs';
 
 const dist = resolve(process.argv[2] ?? 'dist');
-// A build's module at its place since issue 28 §3, or at the place before (an older build given as DIST_DIR).
-const load = (now, before) =>
-  import(pathToFileURL(resolve(dist, existsSync(resolve(dist, now)) ? now : before)).href);
+// A build's module at its place now, or at an earlier place (an older build given as DIST_DIR).
+const load = (...places) =>
+  import(pathToFileURL(resolve(dist, places.find((p) => existsSync(resolve(dist, p))) ?? places[0])).href);
 const { createWebSocketEndpoints } = await load('server/websocket/index.js', 'server/websocket.js');
 const { websocketSchema } = await import(pathToFileURL(resolve(dist, 'config/websocket.js')).href);
-// The entry's handoff (src/server/core/entry.ts): a response bound to the socket, and the tunnel taken on accept.
-const { bindTunnel } = await load('server/core/entry.js', 'server/entry.js');
+// The Node transport's handoff (src/server/node/entry.ts): a response bound to the socket, and the tunnel
+// taken on accept.
+const { bindTunnel } = await load('server/node/entry.js', 'server/core/entry.js', 'server/entry.js');
 
 const quiet = { info() {}, warn() {}, error() {}, isLevelEnabled: () => false };
 const endpoints = createWebSocketEndpoints(websocketSchema.parse([{ path: '/echo', mode: 'echo' }]), {

@@ -2,7 +2,7 @@
 // Field docs (`.describe`) flow into schema.json for editor completion.
 import { z } from 'zod';
 import { EARLY_HINTS_MAX } from '../http/early-hints.js';
-import { HTTP2_DEFAULTS } from '../server/index.js';
+import { DEFAULT_MAX_URL_BYTES, HTTP2_DEFAULTS } from '../server/index.js';
 import { authSchema, headersSchema, rateLimitSchema, trustProxySchema } from './access.js';
 import { corsSchema } from './cors.js';
 import { jsonpSchema, redirectsSchema } from './jsonp.js';
@@ -285,7 +285,12 @@ const http2LimitsSchema = z
 
 const limitsSchema = z
   .strictObject({
-    maxUrlBytes: z.number().int().min(16).default(8192).describe('Longer request targets get 414.'),
+    maxUrlBytes: z
+      .number()
+      .int()
+      .min(16)
+      .default(DEFAULT_MAX_URL_BYTES)
+      .describe('Longer request targets get 414.'),
     maxHeaderBytes: z.number().int().min(1024).default(16384).describe('Larger header blocks get 431.'),
     headersTimeoutMs: z
       .number()

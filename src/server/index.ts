@@ -37,7 +37,7 @@ export { mediaInfo } from './static/media.js';
 export { createZstdCompress, ZSTD_AVAILABLE, zstdCompress } from './static/zstd.js';
 export { authRulesIssues, DEFAULT_REALM, FAILURE_DEFAULTS } from './steps/auth-options.js';
 export { headerRuleIssues, type RuleIssue } from './steps/headers-options.js';
-export { HTTP2_DEFAULTS, RATE_LIMIT_DEFAULTS } from './steps/limits-options.js';
+export { DEFAULT_MAX_URL_BYTES, HTTP2_DEFAULTS, RATE_LIMIT_DEFAULTS } from './steps/limits-options.js';
 export { hashPassword, parseScryptHash, SCRYPT_DEFAULTS } from './steps/password-hash.js';
 export { blockedForHttp2, DEFAULT_CIPHERS, isTls13Suite, knownCipher } from './tls/ciphers.js';
 export type { TlsListener, TlsServer } from './tls/listener.js';

@@ -11,11 +11,10 @@ import {
   type StaticHandler,
   type StaticHandlerOptions,
 } from '../static/handler.js';
+import { DEFAULT_MAX_URL_BYTES } from '../steps/limits-options.js';
 
 /** A node:http 'request' listener. */
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
-
-const DEFAULT_MAX_URL_BYTES = 8192;
 
 /** A thrown step: 500 without details. */
 function answer500(_err: unknown, req: IncomingMessage, res: ServerResponse): void {

@@ -115,13 +115,12 @@ function proxyStep(state: ProxyState): Step {
       sendError(req, res, ERRORS.methodNotAllowed, 'TRACE is not forwarded.', { Allow: ALLOW_WITHOUT_TRACE });
       return true;
     }
-    const mount = cx.mount?.path ?? '';
     if (route.cache !== undefined) {
       const hit = route.cache.tryHit(req, res, cx.facts);
       if (hit === true) return true;
       return route.cache.handle(req, res, contexts.get(route)!, cx, hit).then(handled);
     }
-    forward(state, req, res, mount, route, 0);
+    forward(state, req, res, cx.mount?.path ?? '', route, 0);
     return true;
   };
   return step;

@@ -7,6 +7,9 @@ import type { RedisOptions } from '../redis/connection.js';
 /** How long one Redis bucket call may take before the request is treated as "Redis down". */
 export const REDIS_RATE_LIMIT_TIMEOUT_MS = 50;
 
+/** Longer request targets get 414 (RFC 9110 §15.5.15): the config's default for `limits.maxUrlBytes`. */
+export const DEFAULT_MAX_URL_BYTES = 8192;
+
 export interface LimitsOptions {
   maxUrlBytes: number;
   maxHeaderBytes: number;

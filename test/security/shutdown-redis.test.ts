@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it, mock } from 'node:test';
-import { closeParts } from '../../src/server/app/close-parts.js';
+import { closeFeatures, drainFeatures } from '../../src/server/app/features.js';
 import { createProxy, type ProxyDeps } from '../../src/server/proxy/handler.js';
 import type { RedisConnection } from '../../src/server/redis/connection.js';
 import { createRedisPool, type RedisPool } from '../../src/server/redis/pool.js';
@@ -230,14 +230,18 @@ describe('shutdown with Redis hung (SIGSTOP): each layer alone', () => {
       try {
         const logger = memoryLogger();
         // No proxy routes: the deps are never read.
-        const p = { proxy: createProxy([], {} as ProxyDeps), redis: pool, logger };
+        const proxy = createProxy([], {} as ProxyDeps);
         let wsDone = () => {};
         const wsClosed = new Promise<void>((resolve) => {
           wsDone = resolve;
         });
         let closed = false;
+        const draining = drainFeatures([
+          { name: 'websocket', feature: { drain: () => wsClosed } },
+          { name: 'proxy', feature: { close: () => proxy.close() } },
+        ]);
         // The deadline already passed: the parts get PARTS_GRACE_MS.
-        void closeParts(p, wsClosed, performance.now()).then(() => {
+        void closeFeatures(draining, { redis: pool, logger }, performance.now()).then(() => {
           closed = true;
         });
         await turn();
@@ -249,7 +253,7 @@ describe('shutdown with Redis hung (SIGSTOP): each layer alone', () => {
         }
         mock.timers.tick(PARTS_GRACE_MS - (wsDoneAtMs ?? 0));
         await turn();
-        assert.equal(closed, true, 'closeParts resolved at the deadline');
+        assert.equal(closed, true, 'closeFeatures resolved at the deadline');
         assert.equal(dropped(conn), true, 'Redis dropped at the deadline');
         const late = logger.lines.find((l) => l.msg.startsWith('shutdown: still closing at the deadline'));
         assert.deepEqual(late?.obj.parts, parts, logger.text());

@@ -4,31 +4,33 @@
 // one file and one row.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { compileCorsPolicy, isOriginAllowed } from '../../http/cors.js';
 import type { TunnelRoute } from '../core/entry.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import type { FileAccess } from '../files/access.js';
 import type { Feature, Final, Step, StepContext, Tunnel } from '../node/types.js';
-import { createHealth, type Health } from '../ops/health.js';
+import * as health from '../ops/health.js';
 import type { Logger } from '../ops/log.js';
-import { createMetrics, type Metrics, type RouteKind } from '../ops/metrics.js';
-import { createProxy, type Proxy as ReverseProxy } from '../proxy/handler.js';
-import { createRoutes, type Route } from '../routes/routes.js';
-import { createStaticHandler, type StaticHandler } from '../static/handler.js';
-import { createAuth } from '../steps/auth.js';
-import { createIsSecure, createTrustedPeer } from '../steps/client-address.js';
-import { createCors } from '../steps/cors.js';
-import { createHeaderRules, namesInRules } from '../steps/headers.js';
-import { createJsonp } from '../steps/jsonp.js';
-import { createRateLimit } from '../steps/limits.js';
-import { createCanonical, createHttpsRedirect, createRedirects } from '../steps/redirects.js';
+import type { Metrics, RouteKind } from '../ops/metrics.js';
+import * as metrics from '../ops/metrics.js';
+import type { Proxy as ReverseProxy } from '../proxy/handler.js';
+import * as proxy from '../proxy/handler.js';
+import type { RedisPool } from '../redis/pool.js';
+import type { Route } from '../routes/routes.js';
+import * as routes from '../routes/routes.js';
+import type { StaticHandler } from '../static/handler.js';
+import * as statics from '../static/handler.js';
+import * as auth from '../steps/auth.js';
+import { createTrustedPeer } from '../steps/client-address.js';
+import * as cors from '../steps/cors.js';
+import * as headers from '../steps/headers.js';
+import { namesInRules } from '../steps/headers.js';
+import * as httpsRedirect from '../steps/https-redirect.js';
+import * as jsonp from '../steps/jsonp.js';
+import * as limits from '../steps/limits.js';
+import * as redirects from '../steps/redirects.js';
 import type { H2Stats } from '../tls/h2-sessions.js';
-import {
-  createWebSocketEndpoints,
-  isSameOrigin,
-  type WebSocketEndpoints,
-  type WebSocketHandler,
-} from '../websocket/index.js';
+import * as websocket from '../websocket/index.js';
+import { handshakeOriginPolicy, type WebSocketEndpoints, type WebSocketHandler } from '../websocket/index.js';
 import type { ServerOptions } from './options.js';
 
 /** What an app brings besides the options (createServer's and createHandler's second argument). */
@@ -50,12 +52,11 @@ export interface FeatureDeps {
   readonly http2Stats?: (() => H2Stats | undefined) | undefined;
 }
 
-/** The features the table made, by name, for rows that use another's (and for the lifecycle). */
+/** The features the table made that later rows (and the lifecycle) use, by name. */
 export interface Made {
   static?: StaticHandler;
   proxy?: ReverseProxy;
   websocket?: WebSocketEndpoints;
-  health?: Health | undefined;
   metrics?: Metrics | undefined;
 }
 
@@ -65,6 +66,7 @@ interface Row {
   readonly kind?: RouteKind;
   /** The metrics count its tunnel's handshakes under `kind` too. */
   readonly countsTunnel?: true;
+  /** Calls the feature's own create(options, kernel) with its options (one line). */
   readonly create: (
     o: ServerOptions,
     kernel: StepContext,
@@ -73,158 +75,138 @@ interface Row {
   ) => Feature | undefined;
 }
 
-/** Cross-origin handshakes need the CORS allow-list, never `*`: a handshake carries cookies. */
-function websocketOriginPolicy(options: ServerOptions): (origin: string) => boolean {
-  const wsCors = options.cors ? compileCorsPolicy(options.cors) : undefined;
-  return (origin) => wsCors !== undefined && !wsCors.wildcard && isOriginAllowed(wsCors, origin);
+/** Keeps what a feature made for the rows after it, and returns the feature. */
+function keep<F extends Feature, K extends keyof Made>(made: Made, key: K, f: F, part: Made[K]): F {
+  made[key] = part;
+  return f;
 }
 
 /**
- * The table. Rows are made top to bottom: the static files first (the canonical redirects, routes and
- * JSONP read its file view), though their final handler runs last. Gate steps run in row order, then
- * answering steps in row order, then the final handler. Order matters: health and metrics before auth
- * and rate limits (probes do not authenticate); header rules before refusals, so refusals carry them;
- * CORS before the rate limit (429s carry CORS fields, preflights are not counted) and before auth
- * (a preflight carries no credentials, Fetch §3.2.2).
+ * The table. Rows are made top to bottom: the static files first (the redirects, routes and JSONP read
+ * its file view), though their final handler runs last. Gate steps run in row order, then answering
+ * steps in row order, then the final handler. Order matters: health and metrics before auth and rate
+ * limits (probes do not authenticate); header rules before refusals, so refusals carry them; CORS
+ * before the rate limit (429s carry CORS fields, preflights are not counted) and before auth (a
+ * preflight carries no credentials, Fetch §3.2.2); the WebSocket endpoints' answer (426 over HTTP/2)
+ * before the canonical redirects.
  */
 export const FEATURES: readonly Row[] = [
   {
     name: 'static',
     kind: 'static',
     create: (o, k, deps, made) => {
-      made.static = createStaticHandler({
-        root: o.root,
-        // The HTML security defaults yield to header rules that name the same fields (files.ts).
-        static: { ...o.static, htmlHeadersRuled: namesInRules(o.headers) },
-        cachePolicy: o.cachePolicy,
-        onError: (err, req: IncomingMessage) =>
-          k.logger.error({ err, method: req.method, url: req.url }, 'request failed'),
-        onWarning: (message) => k.logger.warn(message),
-        otherMethodsOnFiles: deps.otherMethodsOnFiles,
-        files: deps.files,
-      });
-      const files = made.static.files;
-      return { final: made.static, close: () => files.close() };
+      // The HTML security defaults yield to header rules that name the same fields (files.ts).
+      const ruled = { ...o.static, htmlHeadersRuled: namesInRules(o.headers) };
+      const { otherMethodsOnFiles, files } = deps;
+      const f = statics.create(
+        { root: o.root, static: ruled, cachePolicy: o.cachePolicy, otherMethodsOnFiles, files },
+        k,
+      );
+      return keep(made, 'static', f, f.final);
     },
   },
-  {
-    name: 'health',
-    // Off unless configured: then no step, no hook, no timer.
-    create: (o, k, _deps, made) => {
-      made.health = createHealth(o.health, k, o.redis !== undefined);
-      const h = made.health;
-      return h && { gate: h.step };
-    },
-  },
+  { name: 'health', create: (o, k) => health.create(o.health, k) },
   {
     name: 'metrics',
     create: (o, k, deps, made) => {
-      made.metrics = createMetrics(o.metrics, k, {
-        cacheRoutes: o.proxy.flatMap((r) =>
-          r.cache?.enabled ? [{ prefix: r.prefix, store: r.cache.store ?? 'memory' }] : [],
-        ),
-        openWebSockets: () => o.websocket.reduce((n, e) => n + (made.websocket?.clients(e.path) ?? 0), 0),
-        proxyStats: () => made.proxy!.stats(),
-        http2Stats: () => deps.http2Stats?.(),
-      });
-      return made.metrics && { gate: made.metrics.step };
+      const f = metrics.create({ metrics: o.metrics, sources: metricsSources(o, deps, made) }, k);
+      return f && keep(made, 'metrics', f, f.metrics);
     },
   },
+  // A plain-HTTP listener that only points browsers at HTTPS.
   {
     name: 'https-redirect',
-    // A plain-HTTP listener that only points browsers at HTTPS (header rules still apply, e.g. HSTS off).
-    create: (o) => {
+    create: (o, k) => {
       const r = o.listen.redirectToHttps;
-      return r && { gate: createHttpsRedirect({ httpsPort: r.port, hosts: r.hosts }) };
+      return httpsRedirect.create(r && { httpsPort: r.port, hosts: r.hosts }, k);
     },
   },
-  {
-    name: 'headers',
-    create: (o, k) => ({ gate: createHeaderRules(o.headers, k, { isSecure: createIsSecure(o.trustProxy) }) }),
-  },
-  { name: 'cors', create: (o, k) => ({ gate: createCors(o.cors, k) }) },
-  { name: 'limits', create: (o, k) => ({ gate: createRateLimit(o.limits, k) }) },
-  { name: 'auth', create: (o, k) => ({ gate: createAuth(o.auth, k, { cors: o.cors }) }) },
-  { name: 'redirects', create: (o, k) => ({ gate: createRedirects(o.redirects, k) }) },
+  { name: 'headers', create: (o, k) => headers.create({ rules: o.headers, trustProxy: o.trustProxy }, k) },
+  { name: 'cors', create: (o, k) => cors.create(o.cors, k) },
+  { name: 'limits', create: (o, k) => limits.create(o.limits, k) },
+  { name: 'auth', create: (o, k) => auth.create({ rules: o.auth, cors: o.cors }, k) },
   {
     name: 'websocket',
     kind: 'ws',
     countsTunnel: true,
     create: (o, k, deps, made) => {
-      const ws = createWebSocketEndpoints(o.websocket, {
-        originAllowed: websocketOriginPolicy(o),
-        handlers: deps.websocketHandlers,
-        redis: k.redis!,
-        logger: k.logger,
-      });
-      made.websocket = ws;
-      return {
-        answer: websocketOverHttp2(ws),
-        tunnel: { owns: ws.owns, handle: ws.handleUpgrade },
-        close: () => ws.close(),
-        stats: () => ws.size,
-      };
+      const f = websocket.create(
+        { endpoints: o.websocket, cors: o.cors, handlers: deps.websocketHandlers },
+        k,
+      );
+      return keep(made, 'websocket', f, f.endpoints);
     },
   },
   {
-    name: 'canonical',
+    name: 'redirects',
     kind: 'other',
-    create: (o, _k, _deps, made) => ({
-      answer: createCanonical(
-        {
-          trailingSlash: o.static.trailingSlash,
-          indexHtml: o.static.indexRedirect,
-          indexNames: o.static.index,
-        },
-        made.static!.files,
-      ),
-    }),
+    create: (o, k, _deps, made) =>
+      redirects.create({ rules: o.redirects, canonical: canonicalOptions(o), files: made.static!.files }, k),
   },
   {
     name: 'routes',
     kind: 'route',
-    create: (o, k, deps, made) => ({
-      answer: createRoutes(deps.routes ?? [], o.jsonp, o.limits, k, made.static!.serveFileAt),
-    }),
+    create: (o, k, deps, made) =>
+      routes.create(
+        {
+          routes: deps.routes ?? [],
+          jsonp: o.jsonp,
+          limits: o.limits,
+          serveFileAt: made.static!.serveFileAt,
+        },
+        k,
+      ),
   },
   {
     name: 'jsonp',
     kind: 'jsonp',
-    create: (o, k, _deps, made) => ({ answer: createJsonp(o.jsonp, made.static!.files, k) }),
+    create: (o, k, _deps, made) => jsonp.create({ jsonp: o.jsonp, files: made.static!.files }, k),
   },
   {
     name: 'proxy',
     kind: 'proxy',
     create: (o, k, _deps, made) => {
-      const proxy = createProxy(o.proxy, {
-        ctx: k,
-        cachePolicy: o.cachePolicy,
-        isTrustedPeer: createTrustedPeer(o.trustProxy),
-        sendTimeoutMs: o.limits.sendTimeoutMs,
-      });
-      made.proxy = proxy;
-      const originAllowed = websocketOriginPolicy(o);
-      return {
-        answer: proxy.step,
-        tunnel: {
-          owns: proxy.ownsUpgrade,
-          // Cross-site WebSocket hijacking (RFC 6455 §10.2): a proxied handshake's Origin passes the
-          // same check as an endpoint's.
-          handle: (req, res, tunnel) => {
-            const origin = req.headers.origin;
-            if (origin !== undefined && !isSameOrigin(origin, req.headers.host) && !originAllowed(origin)) {
-              sendError(req, res, ERRORS.forbidden, 'The Origin of this WebSocket handshake is not allowed.');
-              return true;
-            }
-            return proxy.upgrade(req, res, tunnel);
-          },
+      const f = proxy.create(
+        {
+          routes: o.proxy,
+          cachePolicy: o.cachePolicy,
+          isTrustedPeer: createTrustedPeer(o.trustProxy),
+          sendTimeoutMs: o.limits.sendTimeoutMs,
+          handshakeOriginAllowed: handshakeOriginPolicy(o.cors),
         },
-        ready: () => proxy.ready(),
-        stats: () => proxy.stats(),
-      };
+        k,
+      );
+      return keep(made, 'proxy', f, f.proxy);
     },
   },
 ];
+
+/** The canonical redirects of the static section (trailing slash, index.html). */
+function canonicalOptions(o: ServerOptions) {
+  return {
+    trailingSlash: o.static.trailingSlash,
+    indexHtml: o.static.indexRedirect,
+    indexNames: o.static.index,
+  };
+}
+
+/** Where the metrics' figures come from: rows made after the metrics row, read at scrape time. */
+function metricsSources(o: ServerOptions, deps: FeatureDeps, made: Made) {
+  return {
+    cacheRoutes: o.proxy.flatMap((r) =>
+      r.cache?.enabled ? [{ prefix: r.prefix, store: r.cache.store ?? 'memory' }] : [],
+    ),
+    openWebSockets: () => o.websocket.reduce((n, e) => n + (made.websocket?.clients(e.path) ?? 0), 0),
+    proxyStats: () => made.proxy!.stats(),
+    http2Stats: () => deps.http2Stats?.(),
+  };
+}
+
+/** A feature the table made, under its row's name (the shutdown's log names it). */
+export interface NamedFeature {
+  readonly name: string;
+  readonly feature: Feature;
+}
 
 /** The pipeline's parts in order, from the table. */
 export interface Composed {
@@ -232,7 +214,7 @@ export interface Composed {
   readonly answers: Step[];
   readonly final: Final;
   readonly tunnels: TunnelRoute<IncomingMessage, ServerResponse, Tunnel>[];
-  readonly features: readonly Feature[];
+  readonly features: readonly NamedFeature[];
   readonly made: Made;
 }
 
@@ -242,18 +224,18 @@ export function compose(options: ServerOptions, kernel: StepContext, deps: Featu
   const gate: Step[] = [];
   const answers: Step[] = [];
   const tunnels: TunnelRoute<IncomingMessage, ServerResponse, Tunnel>[] = [];
-  const features: Feature[] = [];
+  const features: NamedFeature[] = [];
   const rows: Row[] = [];
   let final: Final | undefined;
   for (const row of FEATURES) {
-    const f = row.create(options, kernel, deps, made);
-    if (f === undefined) continue;
-    features.push(f);
+    const feature = row.create(options, kernel, deps, made);
+    if (feature === undefined) continue;
+    features.push({ name: row.name, feature });
     rows.push(row);
   }
   // Tagged once every row is made: the metrics row comes before the rows it counts.
   const m = made.metrics;
-  for (const [i, f] of features.entries()) {
+  for (const [i, { feature: f }] of features.entries()) {
     const { kind, countsTunnel } = rows[i]!;
     if (f.gate) gate.push(f.gate);
     if (f.answer) answers.push(m && kind ? m.tag(kind, f.answer) : f.answer);
@@ -269,23 +251,81 @@ export function compose(options: ServerOptions, kernel: StepContext, deps: Featu
   return { gate, answers, final, tunnels, features, made };
 }
 
+/** Resolves once every feature is ready to answer; the first that cannot rejects (the start stops). */
+export async function readyFeatures(features: readonly NamedFeature[]): Promise<void> {
+  await Promise.all(features.map(({ feature }) => feature.ready?.()));
+}
+
+/** What the parts get to close when the drain used the whole shutdownTimeoutMs (requests hung). */
+export const PARTS_GRACE_MS = 1000;
+
+/** A feature whose shutdown began (drain() called): what its drain returned, settled or not. */
+export interface Draining {
+  readonly features: readonly NamedFeature[];
+  readonly drained: readonly Promise<unknown>[];
+}
+
 /**
- * A request over HTTP/2 for a WebSocket endpoint: 426 with a reason. The handshake is an HTTP/1.1
- * Upgrade (RFC 6455 §4.1); RFC 8441's extended CONNECT is not offered (SETTINGS_ENABLE_CONNECT_PROTOCOL
- * is never sent), so browsers open their WebSockets on an HTTP/1.1 connection of their own.
+ * The shutdown begins: every feature's drain() now (readiness turns 503, WebSockets get 1001, before
+ * the listener waits for its connections). A drain that throws or rejects is reported by closeFeatures.
  */
-function websocketOverHttp2(websocket: WebSocketEndpoints): Step | undefined {
-  if (websocket.size === 0) return undefined;
-  return (req, res) => {
-    if (req.httpVersionMajor !== 2 || !websocket.owns(req)) return false;
-    sendError(
-      req,
-      res,
-      ERRORS.upgradeRequired,
-      'This WebSocket endpoint is reached with an HTTP/1.1 Upgrade; WebSocket over HTTP/2 (RFC 8441) is not offered.',
+export function drainFeatures(features: readonly NamedFeature[]): Draining {
+  const drained = features.map(({ feature }) => {
+    const p = (async () => feature.drain?.())();
+    p.catch(() => {}); // reported by closeFeatures; not unhandled while the server drains
+    return p;
+  });
+  return { features, drained };
+}
+
+/**
+ * Closes what outlives the requests, once they are done: each feature's close() (the proxy's pools and
+ * cache stores, the file watchers) after its drain settled, then Redis, which they may still use while
+ * they close. A part whose close rejects is logged and does not stop the others: this always resolves.
+ * The parts get until `deadlineMs` (performance.now(): the start of the shutdown plus
+ * shutdownTimeoutMs), at least PARTS_GRACE_MS; a part still closing then (a hung Redis that answers
+ * nothing) is logged, Redis is dropped without QUIT, and the promise resolves.
+ */
+export async function closeFeatures(
+  d: Draining,
+  kernel: { readonly redis: RedisPool; readonly logger: Logger },
+  deadlineMs: number,
+): Promise<void> {
+  const { redis, logger } = kernel;
+  const names = [...d.features.map((f) => f.name), 'redis'];
+  const open = new Set<string>(names);
+  const settle = (name: string, promise: Promise<unknown>) => promise.finally(() => open.delete(name));
+  const all = (async () => {
+    const results = await Promise.allSettled(
+      d.features.map(({ name, feature }, i) =>
+        // Closed even when its drain failed (that failure is what gets reported).
+        settle(
+          name,
+          d.drained[i]!.finally(() => feature.close?.()),
+        ),
+      ),
     );
-    return true;
-  };
+    results.push(...(await Promise.allSettled([settle('redis', redis.close())])));
+    return results;
+  })();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(deadlineMs - performance.now(), PARTS_GRACE_MS));
+  });
+  const results = await Promise.race([all, late]);
+  clearTimeout(timer);
+  if (results === undefined) {
+    logger.error(
+      { parts: [...open] },
+      'shutdown: still closing at the deadline (shutdownTimeoutMs); dropped',
+    );
+    redis.disconnect();
+  } else {
+    for (const [i, r] of results.entries()) {
+      if (r.status === 'rejected') logger.error({ err: r.reason, part: names[i] }, 'shutdown: close failed');
+    }
+  }
+  logger.flush?.();
 }
 
 /** A thrown handler error: 500 with a request id in the body and the log, never a stack trace. */

@@ -38,7 +38,7 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
   let tls: TlsListener | undefined;
   // The pipeline itself: parts, steps and the one entry (app/handler.ts), also what createHandler mounts.
   const core = buildCore(options, deps, { http2Stats: () => tls?.http2Stats() });
-  const { logger, entry, proxy, websocket, redis, health } = core;
+  const { logger, entry, proxy, redis, features } = core;
   tls = options.tls
     ? createTlsListener({
         tls: options.tls,
@@ -73,11 +73,10 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     logger,
     entry,
     proxy,
-    websocket,
+    features,
     pipelined,
     tls,
     redis,
-    health,
     connections: connectionsOf(server),
     redirectListener: (httpsPort, before) =>
       createRedirectListener(options, { logger, httpsPort, before, onError: internalErrorHandler(logger) }),
@@ -90,9 +89,6 @@ export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}
     logger,
     static: core.static,
     listen: () => listen(parts),
-    close: () => {
-      core.static.files.close();
-      return close(parts);
-    },
+    close: () => close(parts),
   };
 }

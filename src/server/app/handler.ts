@@ -11,8 +11,7 @@ import { ERRORS, sendError } from '../core/errors.js';
 import { normalMount } from '../core/mount.js';
 import { refuseBadHead } from '../core/request-head.js';
 import { type Entry, nodeEntry, type UpgradeListener } from '../node/entry.js';
-import type { Feature, StepContext } from '../node/types.js';
-import type { Health } from '../ops/health.js';
+import type { StepContext } from '../node/types.js';
 import { accessLogger, createLogger, type Logger } from '../ops/log.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Proxy as ReverseProxy } from '../proxy/handler.js';
@@ -21,8 +20,15 @@ import type { StaticHandler } from '../static/handler.js';
 import { createClientAddress } from '../steps/client-address.js';
 import type { H2Stats } from '../tls/h2-sessions.js';
 import type { WebSocketEndpoints } from '../websocket/index.js';
-import { closeParts } from './close-parts.js';
-import { compose, type FeatureDeps, internalErrorHandler } from './features.js';
+import {
+  closeFeatures,
+  compose,
+  drainFeatures,
+  type FeatureDeps,
+  internalErrorHandler,
+  type NamedFeature,
+  readyFeatures,
+} from './features.js';
 import type { ServerOptions } from './options.js';
 
 export interface GatehouseDeps extends Omit<FeatureDeps, 'http2Stats'> {
@@ -42,11 +48,10 @@ export interface Core {
   readonly proxy: ReverseProxy;
   readonly websocket: WebSocketEndpoints;
   readonly redis: RedisPool;
-  readonly health: Health | undefined;
   readonly metrics: Metrics | undefined;
   readonly entry: Entry;
   /** Every feature the table made, in table order. */
-  readonly features: readonly Feature[];
+  readonly features: readonly NamedFeature[];
 }
 
 /** What the listener around the core lends it (nothing, for a mounted handler). */
@@ -92,7 +97,6 @@ export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host
     proxy: c.made.proxy!,
     websocket: c.made.websocket!,
     redis,
-    health: c.made.health,
     metrics,
     entry,
     features: c.features,
@@ -137,7 +141,7 @@ export function createHandler(options: ServerOptions, deps: GatehouseDeps = {}):
   // before it listens). A store that cannot open answers 503 and is logged.
   let open = false;
   let failed: unknown;
-  const opened = core.proxy.ready().then(
+  const opened = readyFeatures(core.features).then(
     () => {
       open = true;
     },
@@ -177,10 +181,9 @@ export function createHandler(options: ServerOptions, deps: GatehouseDeps = {}):
     },
     async close() {
       entry.setClosing();
-      core.health?.close();
-      core.static.files.close();
       // The app's server drains its own requests; what outlives them closes here (app/lifecycle.ts).
-      await closeParts(core, core.websocket.close(), performance.now() + options.limits.shutdownTimeoutMs);
+      const draining = drainFeatures(core.features);
+      await closeFeatures(draining, core, performance.now() + options.limits.shutdownTimeoutMs);
     },
     options,
     logger,

@@ -7,14 +7,12 @@ import { CLIENT_ERROR_LINGER_MS } from '../node/client-error.js';
 import type { Entry } from '../node/entry.js';
 import type { PipeliningTracker } from '../node/pipelining.js';
 import type { Step } from '../node/types.js';
-import type { Health } from '../ops/health.js';
 import type { Logger } from '../ops/log.js';
 import type { Proxy as ReverseProxy } from '../proxy/handler.js';
 import type { RedisPool } from '../redis/pool.js';
 import type { AcmeForServer } from '../tls/acme-server.js';
 import type { TlsListener, TlsServer } from '../tls/listener.js';
-import type { WebSocketEndpoints } from '../websocket/index.js';
-import { closeParts } from './close-parts.js';
+import { closeFeatures, drainFeatures, type NamedFeature, readyFeatures } from './features.js';
 import type { ServerOptions } from './options.js';
 
 /** The answer to requests still waiting when the shutdown deadline hits. */
@@ -64,14 +62,14 @@ export interface ServerParts {
   readonly options: ServerOptions;
   readonly logger: Logger;
   readonly entry: Entry;
+  /** The proxy's tunnels are cut when the drain runs out of time. */
   readonly proxy: ReverseProxy;
-  readonly websocket: WebSocketEndpoints;
+  /** Every feature the table made: drained when the shutdown begins, closed after the requests. */
+  readonly features: readonly NamedFeature[];
   readonly pipelined: PipeliningTracker;
   readonly tls: TlsListener | undefined;
   /** Redis connections the features opened (closed last). */
   readonly redis: RedisPool;
-  /** /healthz and /readyz, when configured: readiness turns 503 once the drain starts. */
-  readonly health?: Health | undefined;
   readonly connections: Connections;
   /** The plain-HTTP listener beside the TLS one (listen.httpPort), made once the HTTPS port is known. */
   readonly redirectListener: (httpsPort: number, before: readonly Step[]) => Server;
@@ -135,7 +133,7 @@ export async function listen(
   p: ServerParts,
 ): Promise<{ url: string; host: string; port: number; httpUrl?: string | undefined }> {
   const { server, options } = p;
-  await p.proxy.ready();
+  await readyFeatures(p.features);
   if (p.tls !== undefined) await loadCertificates(p);
   const a = await listenOn(server, options.listen.port, options.listen.host);
   const url = urlOf(p.tls ? 'https' : 'http', a);
@@ -155,15 +153,15 @@ export async function listen(
 }
 
 /** Stops accepting, lets in-flight requests finish (up to shutdownTimeoutMs), then closes; always
- *  resolves (see closeParts). */
+ *  resolves (see closeFeatures). */
 export function close(p: ServerParts): Promise<void> {
   const { server, proxy } = p;
   const deadlineMs = performance.now() + p.options.limits.shutdownTimeoutMs;
   return new Promise<void>((resolve) => {
     p.entry.setClosing();
-    p.health?.close();
-    // WebSockets first: upgraded sockets would keep server.close() waiting (1001 Going Away).
-    const wsClosed = p.websocket.close();
+    // Drained first: readiness turns 503, and upgraded sockets (1001 Going Away) would keep
+    // server.close() waiting.
+    const draining = drainFeatures(p.features);
     p.tls?.close();
     p.started.acme?.close();
     const plain = p.started.plain;
@@ -172,10 +170,8 @@ export function close(p: ServerParts): Promise<void> {
       plain.closeIdleConnections();
       setTimeout(() => plain.closeAllConnections(), p.options.limits.shutdownTimeoutMs).unref();
     }
-    // Handled now, reported by closeParts: a rejection while the server drains is not unhandled.
-    wsClosed.catch(() => {});
     if (!server.listening) {
-      closeParts(p, wsClosed, deadlineMs).then(resolve);
+      closeFeatures(draining, p, deadlineMs).then(resolve);
       return;
     }
     const timer = setTimeout(() => {
@@ -200,7 +196,7 @@ export function close(p: ServerParts): Promise<void> {
     timer.unref();
     server.close(() => {
       clearTimeout(timer);
-      closeParts(p, wsClosed, deadlineMs).then(resolve);
+      closeFeatures(draining, p, deadlineMs).then(resolve);
     });
     p.connections.closeIdle();
     // Connections that finish a response while draining close instead of idling.

@@ -10,8 +10,8 @@ import { handleClientError } from '../node/client-error.js';
 import { nodeEntry } from '../node/entry.js';
 import type { Step } from '../node/types.js';
 import { accessLogger, type Logger } from '../ops/log.js';
+import { createHttpsRedirect } from '../steps/https-redirect.js';
 import { http1ServerOptions } from '../steps/limits.js';
-import { createHttpsRedirect } from '../steps/redirects.js';
 import type { ServerOptions } from './options.js';
 
 export function createRedirectListener(

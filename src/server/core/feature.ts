@@ -21,7 +21,12 @@ export interface Feature<
   readonly tunnel?: TunnelRoute<Q, S, T> | undefined;
   /** Resolves once it can answer (a cache store opened); a rejection stops the start. */
   ready?(): Promise<void>;
-  /** Closes what outlives the requests (connections, timers, watchers). */
+  /**
+   * The shutdown began: stop taking new work (readiness turns 503, WebSockets get 1001) while the
+   * requests in progress finish; the promise settles once what it closed is closed.
+   */
+  drain?(): void | Promise<void>;
+  /** Closes what outlives the requests (connections, timers, watchers), once they are done. */
   close?(): void | Promise<void>;
   /** Figures for the metrics, read when scraped. */
   stats?(): unknown;

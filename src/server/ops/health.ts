@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ERRORS, sendError } from '../core/errors.js';
-import type { Step, StepContext } from '../node/types.js';
+import type { Feature, Step, StepContext } from '../node/types.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { quietAccessLog } from './log.js';
 
@@ -131,4 +131,13 @@ export function createHealth(
       h.disable();
     },
   };
+}
+
+/**
+ * Health probes as a feature (core/feature.ts): a gate step before auth and the rate limit (probes do
+ * not authenticate); readiness turns 503 once the shutdown starts (drain). Off without `health`.
+ */
+export function create(options: HealthOptions | undefined, kernel: StepContext): Feature | undefined {
+  const h = createHealth(options, kernel, kernel.redis?.configured === true);
+  return h && { gate: h.step, drain: () => h.close() };
 }

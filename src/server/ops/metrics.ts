@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type { Registry } from 'prom-client';
 import { compileIpRanges, parseIp } from '../../http/ip.js';
 import { ERRORS, sendError } from '../core/errors.js';
-import type { Final, Step, StepContext, TunnelHandler } from '../node/types.js';
+import type { Feature, Final, Step, StepContext, TunnelHandler } from '../node/types.js';
 import { quietAccessLog, whenAnswered } from './log.js';
 import { type CountsDeps, createRequestCounts, KIND, type RouteKind, type Tagged } from './metrics-counts.js';
 
@@ -148,4 +148,21 @@ export function createMetrics(
       return h(req, res, tunnel, cx);
     },
   };
+}
+
+/** What the metrics feature is made from: the `metrics` section and where its figures come from. */
+export interface MetricsFeatureOptions {
+  readonly metrics: MetricsOptions | undefined;
+  readonly sources: MetricsDeps;
+}
+
+/** The metrics feature: the /metrics gate step, and the counters the composition root tags with. */
+export interface MetricsFeature extends Feature {
+  readonly metrics: Metrics;
+}
+
+/** /metrics as a feature (core/feature.ts): a gate step beside health. Off without `metrics`. */
+export function create(options: MetricsFeatureOptions, kernel: StepContext): MetricsFeature | undefined {
+  const metrics = createMetrics(options.metrics, kernel, options.sources);
+  return metrics && { gate: metrics.step, metrics };
 }

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compileRuleList } from '../../http/cache-policy.js';
 import { passOn, type RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
-import type { Step, Tunnel } from '../node/types.js';
+import type { Feature, Step, StepContext, Tunnel } from '../node/types.js';
 import { forward, retryExchange } from './admission.js';
 import type { CacheRequestContext } from './cache/index.js';
 import { classifyUpstreamError } from './forward.js';
@@ -197,5 +197,46 @@ async function proxyStats(routes: readonly Route[]): Promise<ProxyStats> {
         errors: u.errors,
       })),
     ),
+  };
+}
+
+/** What the proxy feature is made from (the kernel gives the log, client addresses and Redis). */
+export interface ProxyFeatureOptions extends Omit<ProxyDeps, 'ctx'> {
+  readonly routes: readonly ProxyRouteOptions[];
+  /**
+   * Whether a WebSocket handshake's Origin may pass (RFC 6455 §10.2: cross-site WebSocket hijacking): the
+   * same check as the WebSocket endpoints', so a proxied handshake is held to it too.
+   */
+  readonly handshakeOriginAllowed: (origin: string | undefined, host: string | undefined) => boolean;
+}
+
+/** The proxy feature, and the proxy itself (its stats and tunnels, for the metrics and the drain). */
+export interface ProxyFeature extends Feature {
+  readonly proxy: Proxy;
+}
+
+/**
+ * The reverse proxy as a feature (core/feature.ts): an answering step for its prefixes (with their
+ * shared caches), a tunnel for proxied WebSocket handshakes, ready once the cache stores opened.
+ */
+export function create(options: ProxyFeatureOptions, kernel: StepContext): ProxyFeature {
+  const { routes, handshakeOriginAllowed, ...deps } = options;
+  const proxy = createProxy(routes, { ...deps, ctx: kernel });
+  return {
+    proxy,
+    answer: proxy.step,
+    tunnel: {
+      owns: proxy.ownsUpgrade,
+      handle: (req, res, tunnel) => {
+        if (!handshakeOriginAllowed(req.headers.origin, req.headers.host)) {
+          sendError(req, res, ERRORS.forbidden, 'The Origin of this WebSocket handshake is not allowed.');
+          return true;
+        }
+        return proxy.upgrade(req, res, tunnel);
+      },
+    },
+    ready: () => proxy.ready(),
+    close: () => proxy.close(),
+    stats: () => proxy.stats(),
   };
 }

@@ -5,6 +5,8 @@ import type { Logger } from '../ops/log.js';
 import { connectRedis, type RedisConnection, type RedisOptions } from './connection.js';
 
 export interface RedisPool {
+  /** A top-level `redis` is configured (features may still bring their own url). */
+  readonly configured: boolean;
   /** The connection for the top-level `redis`, or for a feature's override of it. */
   get(override?: Partial<RedisOptions>): RedisConnection;
   close(): Promise<void>;
@@ -17,6 +19,7 @@ export function createRedisPool(base: RedisOptions | undefined, logger: Logger):
   /** Connections whose close() is under way (disconnect() drops them too). */
   const closing = new Set<RedisConnection>();
   return {
+    configured: base?.url !== undefined,
     get(override) {
       const url = override?.url ?? base?.url;
       if (url === undefined)

@@ -13,7 +13,7 @@ import { pathOf } from '../core/context.js';
 import { ERRORS, type ErrorEntry, sendError } from '../core/errors.js';
 import { requestHasContent } from '../core/request-head.js';
 import { writeHeadMerged } from '../core/vary.js';
-import type { Step, StepContext } from '../node/types.js';
+import type { Feature, Step, StepContext } from '../node/types.js';
 import { FileReply, fileReplyHeaders, planAnswer } from './reply.js';
 
 /** Not in the shared catalogue yet (RFC 9110 §15.5.16). */
@@ -349,4 +349,19 @@ export function createRoutes(
     if (body instanceof Promise) return body.then((b) => (b.kind === 'ok' ? run(b.body) : true));
     return body.kind === 'ok' ? run(body.body) : true;
   };
+}
+
+/** What the routes feature is made from: the app's routes and the sections they follow. */
+export interface RoutesFeatureOptions {
+  readonly routes: readonly Route[];
+  readonly jsonp: JsonpOptions | undefined;
+  readonly limits: Pick<LimitsOptions, 'maxBodyBytes'>;
+  /** Serves a file of the static root (reply.file): the static feature's serveFileAt. */
+  readonly serveFileAt?: ((req: IncomingMessage, res: ServerResponse, rawPath: string) => void) | undefined;
+}
+
+/** Library routes as a feature (core/feature.ts): an answering step, off without routes. */
+export function create(options: RoutesFeatureOptions, kernel: StepContext): Feature | undefined {
+  const answer = createRoutes(options.routes, options.jsonp, options.limits, kernel, options.serveFileAt);
+  return answer && { answer };
 }

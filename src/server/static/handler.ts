@@ -8,6 +8,7 @@ import { passOn, pathOf, type RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import type { FileAccess } from '../files/access.js';
 import { nodeFiles } from '../files/node.js';
+import type { Feature, StepContext } from '../node/types.js';
 import { makeExpires, type StaticContext } from './context.js';
 import { createEarlyHints } from './early-hints.js';
 import { fail } from './fail.js';
@@ -157,4 +158,25 @@ export function createStaticHandler(o: StaticHandlerOptions): StaticHandler {
     else files.get(rawPath).then(go, (err) => fail(ctx, req, res, err));
   };
   return Object.assign(handler, { files, serveFileAt });
+}
+
+/** The static feature: the final handler, and the handler itself for the features that read its files. */
+export interface StaticFeature extends Feature {
+  readonly final: StaticHandler;
+}
+
+/**
+ * The static files as a feature (core/feature.ts): the final handler of what no step took. Errors and
+ * warnings go to the kernel's log; the file watchers close with the server.
+ */
+export function create(
+  options: Omit<StaticHandlerOptions, 'onError' | 'onWarning'>,
+  kernel: StepContext,
+): StaticFeature {
+  const final = createStaticHandler({
+    ...options,
+    onError: (err, req) => kernel.logger.error({ err, method: req.method, url: req.url }, 'request failed'),
+    onWarning: (message) => kernel.logger.warn(message),
+  });
+  return { final, close: () => final.files.close() };
 }

@@ -16,7 +16,7 @@ import {
 import { compileIpRanges, parseIp } from '../../http/ip.js';
 import type { RequestFacts } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
-import type { Step, StepContext } from '../node/types.js';
+import type { Feature, Step, StepContext } from '../node/types.js';
 import type { Logger } from '../ops/log.js';
 import {
   type AuthRule,
@@ -357,4 +357,16 @@ export function createAuth(
     }
     return basic(st, req, res, b, cx.facts);
   };
+}
+
+/** What the auth feature is made from: its rules, and the `cors` section (preflights skip auth). */
+export interface AuthFeatureOptions {
+  readonly rules: readonly AuthRule[];
+  readonly cors?: CorsOptions | undefined;
+}
+
+/** Access control as a feature (core/feature.ts): a gate step, off without rules. */
+export function create(options: AuthFeatureOptions, kernel: StepContext): Feature | undefined {
+  const gate = createAuth(options.rules, kernel, { cors: options.cors });
+  return gate && { gate };
 }

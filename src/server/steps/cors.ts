@@ -13,7 +13,7 @@ import {
 import { globToRegExp } from '../../http/glob.js';
 import { type RequestContext, resolvedPath } from '../core/context.js';
 import { addResponseHeader, addResponseVary } from '../core/response-headers.js';
-import type { Step, StepContext } from '../node/types.js';
+import type { Feature, Step, StepContext } from '../node/types.js';
 
 /** The resolved `cors` config section (src/config/cors.ts fills in the defaults). */
 export interface CorsOptions {
@@ -113,4 +113,10 @@ export function createCors(opts: CorsOptions | undefined, _ctx: StepContext): St
         return true;
     }
   };
+}
+
+/** CORS as a feature (core/feature.ts): a gate step, off without a `cors` section. */
+export function create(options: CorsOptions | undefined, kernel: StepContext): Feature | undefined {
+  const gate = createCors(options, kernel);
+  return gate && { gate };
 }

@@ -5,7 +5,8 @@ import type { IncomingMessage, OutgoingHttpHeader } from 'node:http';
 import { globToRegExp } from '../../http/glob.js';
 import { type RequestContext, resolvedPath } from '../core/context.js';
 import { addDefaultHeader } from '../core/response-headers.js';
-import type { Step, StepContext } from '../node/types.js';
+import type { Feature, Step, StepContext } from '../node/types.js';
+import { createIsSecure } from './client-address.js';
 import { type HeaderRule, headerRuleIssues, SECURITY_PRESET } from './headers-options.js';
 
 export type { HeaderPreset, HeaderRule } from './headers-options.js';
@@ -148,4 +149,17 @@ export function createHeaderRules(
     apply(res, list);
     return false;
   };
+}
+
+/** What the header rules feature is made from: its rules, and whom to believe on X-Forwarded-Proto. */
+export interface HeadersFeatureOptions {
+  readonly rules: readonly HeaderRule[];
+  /** Addresses or CIDRs of trusted proxies (client-address.ts). */
+  readonly trustProxy: readonly string[];
+}
+
+/** The header rules as a feature (core/feature.ts): a gate step, off without rules. */
+export function create(options: HeadersFeatureOptions, kernel: StepContext): Feature | undefined {
+  const gate = createHeaderRules(options.rules, kernel, { isSecure: createIsSecure(options.trustProxy) });
+  return gate && { gate };
 }

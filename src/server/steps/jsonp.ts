@@ -9,7 +9,7 @@ import { compileJsonp, type JsonpOptions } from '../../http/jsonp.js';
 import { pathOf } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import type { FileLookup } from '../files/view.js';
-import type { Step, StepContext } from '../node/types.js';
+import type { Feature, Step, StepContext } from '../node/types.js';
 import { type JsonpContext, serveJsonp } from './jsonp-response.js';
 
 export type { JsonpOptions } from '../../http/jsonp.js';
@@ -62,4 +62,16 @@ export function createJsonp(
     if (cached !== undefined) return serveJsonp(ctx, req, res, cached, rawPath, cb.callback);
     return files.get(rawPath).then((r) => serveJsonp(ctx, req, res, r, rawPath, cb.callback));
   };
+}
+
+/** What the JSONP feature is made from: the `jsonp` section, and the static files it wraps. */
+export interface JsonpFeatureOptions {
+  readonly jsonp: JsonpOptions | undefined;
+  readonly files: FileLookup;
+}
+
+/** JSONP as a feature (core/feature.ts): an answering step for JSON files on JSONP paths. */
+export function create(options: JsonpFeatureOptions, kernel: StepContext): Feature | undefined {
+  const answer = createJsonp(options.jsonp, options.files, kernel);
+  return answer && { answer };
 }

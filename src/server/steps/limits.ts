@@ -22,7 +22,7 @@ import {
 } from '../../http/rate-limit.js';
 import type { RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
-import type { Step, StepContext } from '../node/types.js';
+import type { Feature, Step, StepContext } from '../node/types.js';
 import { compileGlobs, rulePath } from './headers.js';
 import { type LimitsOptions, RATE_LIMIT_DEFAULTS, type RateLimitOptions } from './limits-options.js';
 import { createRedisBucketStore } from './rate-limit-redis.js';
@@ -164,4 +164,10 @@ function redisRateLimit(
     );
     return true;
   };
+}
+
+/** The rate limit as a feature (core/feature.ts): a gate step, off without `limits.rateLimit`. */
+export function create(options: LimitsOptions, kernel: StepContext): Feature | undefined {
+  const gate = createRateLimit(options, kernel);
+  return gate && { gate };
 }

@@ -1,5 +1,5 @@
-// Redirect steps: configured rules (ordered, first match wins), HTTP -> HTTPS for a plain listener,
-// and canonical paths (trailing slash, index.html). The decisions live in src/http/redirect.ts;
+// Redirects: configured rules (ordered, first match wins) and canonical paths (trailing slash,
+// index.html); HTTP -> HTTPS for a plain listener is https-redirect.ts. The decisions live in src/http/redirect.ts;
 // here they meet the request and the response.
 
 import type { ServerResponse } from 'node:http';
@@ -9,7 +9,6 @@ import {
   canonicalPath,
   compileRedirect,
   encodeUnsafe,
-  httpsRedirect,
   RedirectRuleError,
   type RedirectStatus,
 } from '../../http/redirect.js';
@@ -18,7 +17,7 @@ import { pathOf } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { writeHeadMerged } from '../core/vary.js';
 import type { FileLookup, ViewedResource } from '../files/view.js';
-import type { Step, StepContext } from '../node/types.js';
+import type { Feature, Step, StepContext } from '../node/types.js';
 
 export interface RedirectRule {
   /** `/old`, `/blog/:slug`, `/docs/*`, `/files/:rest*`, or an anchored regex `^/v(\d+)/(.*)$`. */
@@ -38,7 +37,7 @@ export interface RedirectRule {
  * 308 may be cached heuristically (RFC 9111 §4.2.2; browsers keep them long) and 302/307 are not
  * stored without explicit freshness (they are not heuristically cacheable).
  */
-function sendRedirect(
+export function sendRedirect(
   res: ServerResponse,
   status: number,
   location: string,
@@ -75,38 +74,6 @@ export function createRedirects(rules: readonly RedirectRule[], _ctx: StepContex
       return true;
     }
     return false;
-  };
-}
-
-/**
- * HTTP -> HTTPS: every request gets 308 to `https://<host>[:httpsPort]<path>?<query>` (308 keeps the
- * method and body). Meant for a plain-HTTP listener beside the HTTPS one. The host comes from the
- * request (absolute-form target, else Host) and must be a valid host name or address: a missing,
- * repeated (RFC 9112 §3.2) or malformed Host gets 400. With `hosts`, only those names are
- * redirected (400 otherwise), so the step never points a client at a host the site does not own.
- */
-export function createHttpsRedirect(o: { httpsPort?: number | undefined; hosts?: readonly string[] }): Step {
-  const hosts = o.hosts === undefined ? undefined : new Set(o.hosts.map((h) => h.toLowerCase()));
-  return (req, res) => {
-    let hostLines = 0;
-    for (let i = 0; i < req.rawHeaders.length; i += 2) {
-      if (req.rawHeaders[i]!.toLowerCase() === 'host') hostLines++;
-    }
-    if (hostLines > 1) {
-      sendError(req, res, ERRORS.badRequest, 'The request has more than one Host header.');
-      return true;
-    }
-    const d = httpsRedirect(req.url!, req.headers.host, o.httpsPort);
-    if (d.kind === 'bad') {
-      sendError(req, res, ERRORS.badRequest, d.reason);
-      return true;
-    }
-    if (hosts !== undefined && !hosts.has(d.hostname)) {
-      sendError(req, res, ERRORS.badRequest, 'This server does not answer for that host.');
-      return true;
-    }
-    sendRedirect(res, 308, d.location, undefined);
-    return true;
   };
 }
 
@@ -170,4 +137,22 @@ export function createCanonical(o: CanonicalStepOptions, files?: FileLookup): St
     const t = confirm(rawPath, target);
     return t instanceof Promise ? t.then(go) : go(t);
   };
+}
+
+/** What the redirects feature is made from. */
+export interface RedirectsFeatureOptions {
+  readonly rules: readonly RedirectRule[];
+  readonly canonical: CanonicalStepOptions;
+  /** The static files' view of the root, so canonical redirects never fight the static handler. */
+  readonly files?: FileLookup | undefined;
+}
+
+/**
+ * Redirects as a feature (core/feature.ts): the rules are a gate step (every method, before the
+ * answering steps); canonical paths answer GET and HEAD among the answering steps, before routes.
+ */
+export function create(options: RedirectsFeatureOptions, kernel: StepContext): Feature | undefined {
+  const gate = createRedirects(options.rules, kernel);
+  const answer = createCanonical(options.canonical, options.files);
+  return gate || answer ? { gate, answer } : undefined;
 }

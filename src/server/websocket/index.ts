@@ -10,10 +10,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer } from 'ws';
+import { type CorsPolicyInput, compileCorsPolicy, isOriginAllowed } from '../../http/cors.js';
 import { switchFields } from '../../http/switch-fields.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { responseFields } from '../core/response-headers.js';
-import type { Tunnel } from '../node/types.js';
+import type { Feature, Step, StepContext, Tunnel } from '../node/types.js';
 import { deliverLocal } from './broadcast.js';
 import { onConnection } from './connection.js';
 import { buildEndpoints, closeEndpoints } from './endpoints.js';
@@ -160,4 +161,73 @@ function pathOf(target: string): string {
   }
   const q = target.indexOf('?');
   return q === -1 ? target : target.slice(0, q);
+}
+
+/**
+ * Whether a WebSocket handshake's Origin may pass: none (not a browser), the same origin, or one the
+ * CORS allow-list names. Cross-origin handshakes need that list, never `*`: a handshake carries cookies
+ * (RFC 6455 §10.2, cross-site WebSocket hijacking).
+ */
+export function handshakeOriginPolicy(
+  cors: CorsPolicyInput | undefined,
+): (origin: string | undefined, host: string | undefined) => boolean {
+  const policy = cors ? compileCorsPolicy(cors) : undefined;
+  return (origin, host) =>
+    origin === undefined ||
+    isSameOrigin(origin, host) ||
+    (policy !== undefined && !policy.wildcard && isOriginAllowed(policy, origin));
+}
+
+/** What the WebSocket feature is made from. */
+export interface WebSocketFeatureOptions {
+  readonly endpoints: readonly WebSocketEndpoint[];
+  /** The `cors` section: the cross-origin handshakes it allows (handshakeOriginPolicy). */
+  readonly cors: CorsPolicyInput | undefined;
+  /** Connection handlers of `custom` endpoints, by path. */
+  readonly handlers?: WebSocketDeps['handlers'];
+}
+
+/** The WebSocket feature, and the endpoints themselves (their client counts, for the metrics). */
+export interface WebSocketFeature extends Feature {
+  readonly endpoints: WebSocketEndpoints;
+}
+
+/**
+ * WebSocket endpoints as a feature (core/feature.ts): the handshakes it owns become tunnels; over HTTP/2
+ * its paths answer 426; at shutdown every connection gets 1001 Going Away (drain).
+ */
+export function create(options: WebSocketFeatureOptions, kernel: StepContext): WebSocketFeature {
+  const originAllowed = handshakeOriginPolicy(options.cors);
+  const endpoints = createWebSocketEndpoints(options.endpoints, {
+    originAllowed: (origin, req) => originAllowed(origin, req.headers.host),
+    handlers: options.handlers,
+    redis: kernel.redis!,
+    logger: kernel.logger,
+  });
+  return {
+    endpoints,
+    answer: overHttp2(endpoints),
+    tunnel: { owns: endpoints.owns, handle: endpoints.handleUpgrade },
+    drain: () => endpoints.close(),
+    stats: () => endpoints.size,
+  };
+}
+
+/**
+ * A request over HTTP/2 for a WebSocket endpoint: 426 with a reason. The handshake is an HTTP/1.1
+ * Upgrade (RFC 6455 §4.1); RFC 8441's extended CONNECT is not offered (SETTINGS_ENABLE_CONNECT_PROTOCOL
+ * is never sent), so browsers open their WebSockets on an HTTP/1.1 connection of their own.
+ */
+function overHttp2(websocket: WebSocketEndpoints): Step | undefined {
+  if (websocket.size === 0) return undefined;
+  return (req, res) => {
+    if (req.httpVersionMajor !== 2 || !websocket.owns(req)) return false;
+    sendError(
+      req,
+      res,
+      ERRORS.upgradeRequired,
+      'This WebSocket endpoint is reached with an HTTP/1.1 Upgrade; WebSocket over HTTP/2 (RFC 8441) is not offered.',
+    );
+    return true;
+  };
 }

@@ -7,11 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { ConfigError, parseConfig, toServerOptions } from '../../../src/config/load.js';
 import { createStaticHandler, serveSteps } from '../../../src/server/index.js';
 import type { Step } from '../../../src/server/node/types.js';
-import {
-  type CanonicalStepOptions,
-  createCanonical,
-  createHttpsRedirect,
-} from '../../../src/server/steps/redirects.js';
+import { createHttpsRedirect } from '../../../src/server/steps/https-redirect.js';
+import { type CanonicalStepOptions, createCanonical } from '../../../src/server/steps/redirects.js';
 import {
   get,
   makeSite,

@@ -10,7 +10,10 @@
 // they are the Node transport's features; another runtime brings its own. So does the accounting of
 // the access log and the metrics (ops/log.ts: the socket's byte count).
 
-/** A field value as a request carries it (Node folds repeated fields into a list for some names). */
+/**
+ * A field value as a request carries it: one string (repeated field lines joined, RFC 9110 §5.3, or
+ * the first kept for a singleton), a list only for a field that cannot be joined (Set-Cookie).
+ */
 export type FieldValue = string | string[] | undefined;
 
 /** A response field value as it is set. */

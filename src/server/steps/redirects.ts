@@ -2,7 +2,6 @@
 // and canonical paths (trailing slash, index.html). The decisions live in src/http/redirect.ts;
 // here they meet the request and the response.
 
-import type { ServerResponse } from 'node:http';
 import {
   applyRedirect,
   type CanonicalOptions,
@@ -14,11 +13,12 @@ import {
   type RedirectStatus,
 } from '../../http/redirect.js';
 import { queryOf } from '../../http/request-path.js';
-import { pathOf } from '../core/context.js';
+import { pathOf, type Step } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { ResponseSink } from '../core/exchange.js';
 import { writeHeadMerged } from '../core/vary.js';
 import type { FileLookup, ViewedResource } from '../files/view.js';
-import type { Step, StepContext } from '../node/types.js';
+import type { StepContext } from '../node/types.js';
 
 export interface RedirectRule {
   /** `/old`, `/blog/:slug`, `/docs/*`, `/files/:rest*`, or an anchored regex `^/v(\d+)/(.*)$`. */
@@ -39,7 +39,7 @@ export interface RedirectRule {
  * stored without explicit freshness (they are not heuristically cacheable).
  */
 function sendRedirect(
-  res: ServerResponse,
+  res: ResponseSink,
   status: number,
   location: string,
   cacheControl: string | undefined,
@@ -96,7 +96,7 @@ export function createHttpsRedirect(o: { httpsPort?: number | undefined; hosts?:
       sendError(req, res, ERRORS.badRequest, 'The request has more than one Host header.');
       return true;
     }
-    const d = httpsRedirect(req.url!, req.headers.host, o.httpsPort);
+    const d = httpsRedirect(req.url!, req.headers.host as string | undefined, o.httpsPort);
     if (d.kind === 'bad') {
       sendError(req, res, ERRORS.badRequest, d.reason);
       return true;

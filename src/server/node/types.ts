@@ -8,9 +8,10 @@ import type { RedisPool } from '../redis/pool.js';
 
 export type Step = core.Step<IncomingMessage, ServerResponse>;
 export type Final = core.Final<IncomingMessage, ServerResponse>;
-/** What every feature's create(options, kernel) may use: the kernel's, and the shared Redis connections
- *  (set by the composition root; absent in contexts tests build by hand). */
-export interface StepContext extends core.StepContext<IncomingMessage> {
+/** What every feature's create(options, kernel) may use: the kernel's (its clientAddress reads any
+ *  exchange request, so transport-neutral steps call it too), and the shared Redis connections (set by
+ *  the composition root; absent in contexts tests build by hand). */
+export interface StepContext extends core.StepContext {
   readonly redis?: RedisPool;
 }
 

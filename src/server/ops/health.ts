@@ -1,10 +1,12 @@
 // Health endpoints for load balancers: liveness (`/healthz`) and readiness (`/readyz`).
 // A step at the very front of the gate: load balancers do not authenticate and must not be rate
 // limited, and a probe says nothing about the request path, so it is not access-logged either.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Step } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
-import type { Feature, Step, StepContext } from '../node/types.js';
+import type { ExchangeRequest, ResponseSink } from '../core/exchange.js';
+import type { Feature } from '../core/feature.js';
+import type { StepContext } from '../node/types.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { quietAccessLog } from './log.js';
 
@@ -96,7 +98,7 @@ export function createHealth(
     if (redis?.isUp() === true) reached = true;
     return mode === 'always' ? (redis?.isUp() ?? false) : reached;
   };
-  const answer = (probe: Probe, req: IncomingMessage, res: ServerResponse): true => {
+  const answer = (probe: Probe, req: ExchangeRequest, res: ResponseSink): true => {
     quietAccessLog(res);
     const d = decideHealth(probe, {
       eventLoopDelayMs: Math.max(lastSecondMaxMs, h.max / 1e6),

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { pino as Pino } from 'pino';
 import type { Logger } from '../core/context.js';
+import type { ResponseSink } from '../core/exchange.js';
 
 export interface LogOptions {
   format: 'json' | 'pretty' | 'off';
@@ -103,17 +104,17 @@ const ON_SWITCH = Symbol('gatehouse.log.onSwitch');
 type Noted = ServerResponse & { [CACHE_STATUS]?: string; [QUIET]?: true; [ON_SWITCH]?: (() => void)[] };
 
 /** Puts the Cache-Status (RFC 9211) a cache answered with into the request's access-log line. */
-export function logCacheStatus(res: ServerResponse, value: string): void {
+export function logCacheStatus(res: ResponseSink, value: string): void {
   (res as Noted)[CACHE_STATUS] = value;
 }
 
 /** The Cache-Status a cache answered with (logCacheStatus), for the metrics. */
-export function cacheStatusOf(res: ServerResponse): string | undefined {
+export function cacheStatusOf(res: ResponseSink): string | undefined {
   return (res as Noted)[CACHE_STATUS];
 }
 
 /** Leaves this request out of the access log (health probes and allowed metrics scrapes). */
-export function quietAccessLog(res: ServerResponse): void {
+export function quietAccessLog(res: ResponseSink): void {
   (res as Noted)[QUIET] = true;
 }
 

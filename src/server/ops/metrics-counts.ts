@@ -2,6 +2,7 @@
 // reads them through collectors at scrape time, so a request costs a few array writes (prom-client's
 // labelled inc() would hash the labels on every call).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ResponseSink } from '../core/exchange.js';
 import { answeredBytes, answeredStatus, cacheStatusOf, droppedLogWrites } from './log.js';
 
 /** Which part of the server answered a request. */
@@ -41,7 +42,7 @@ export function cacheOutcome(status: string): CacheOutcome {
 
 /** The route kind a tagged step recorded on the response (metrics.ts tag). */
 export const KIND = Symbol('gatehouse.metrics.kind');
-export type Tagged = ServerResponse & { [KIND]?: RouteKind };
+export type Tagged = ResponseSink & { [KIND]?: RouteKind };
 /** Every value has labels, even none: prom-client's cluster aggregation hashes them. */
 export type MetricValue = { metricName?: string; labels: Record<string, string>; value: number };
 

@@ -2,13 +2,18 @@
 // then nothing here is loaded and no hook is installed. On, the cost per request is one 'close'
 // listener (observe) and, per answering step, one property write (tag); the numbers are plain
 // arrays (metrics-counts.ts) that prom-client reads when scraped.
+// The endpoint and the tags use the exchange's request and response sink; observe() counts through the
+// access log's accounting (ops/log.ts), which reads the Node transport's socket: its Node types stay.
 import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Registry } from 'prom-client';
 import { compileIpRanges, parseIp } from '../../http/ip.js';
+import type { Final, Step, TunnelBase, TunnelHandler } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
-import type { Feature, Final, Step, StepContext, TunnelHandler } from '../node/types.js';
+import type { ExchangeRequest, ResponseSink } from '../core/exchange.js';
+import type { Feature } from '../core/feature.js';
+import type { StepContext } from '../node/types.js';
 import { quietAccessLog, whenAnswered } from './log.js';
 import { type CountsDeps, createRequestCounts, KIND, type RouteKind, type Tagged } from './metrics-counts.js';
 
@@ -27,9 +32,15 @@ export interface Metrics {
   /** Counts the request once it closes (installed beside the access log). */
   readonly observe: (req: IncomingMessage, res: ServerResponse) => void;
   /** A step that records its kind before it runs (a later step that answers overwrites it). */
-  tag(kind: RouteKind, step: Step): Step;
-  tagFinal(kind: RouteKind, final: Final): Final;
-  tagTunnel(kind: RouteKind, handle: TunnelHandler): TunnelHandler;
+  tag<Q extends ExchangeRequest, S extends ResponseSink>(kind: RouteKind, step: Step<Q, S>): Step<Q, S>;
+  tagFinal<Q extends ExchangeRequest, S extends ResponseSink>(
+    kind: RouteKind,
+    final: Final<Q, S>,
+  ): Final<Q, S>;
+  tagTunnel<Q extends ExchangeRequest, S extends ResponseSink, T extends TunnelBase>(
+    kind: RouteKind,
+    handle: TunnelHandler<Q, S, T>,
+  ): TunnelHandler<Q, S, T>;
   readonly registry: Registry;
 }
 

@@ -3,17 +3,23 @@
 // (src/server/routes/reply.ts). POST, PUT and PATCH read a JSON body bounded by limits.maxBodyBytes. A
 // thrown error or rejected promise is not caught here: it reaches the pipeline's onError (500 with a
 // request id), and so does an answer that cannot be sent (RouteAnswerError, naming the route).
+//
+// The step reads the request through the exchange (ContentRequest: the body as it arrives) and
+// writes the response sink. The one Node type left is the default of the public Route type: a route
+// handler written for Node sees its IncomingMessage (and its header types) as it always did.
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { compileJsonp, type JsonpOptions } from '../../http/jsonp.js';
 import { parseParameters } from '../../http/lists.js';
 import { compileFrom, matchPath, type PathMatcher, RedirectRuleError } from '../../http/redirect.js';
 import { queryOf } from '../../http/request-path.js';
-import { pathOf } from '../core/context.js';
+import { pathOf, type Step } from '../core/context.js';
 import { ERRORS, type ErrorEntry, sendError } from '../core/errors.js';
+import type { ContentRequest, ExchangeRequest, ResponseSink } from '../core/exchange.js';
+import type { Feature } from '../core/feature.js';
 import { requestHasContent } from '../core/request-head.js';
 import { writeHeadMerged } from '../core/vary.js';
-import type { Feature, Step, StepContext } from '../node/types.js';
+import type { StepContext } from '../node/types.js';
 import { FileReply, fileReplyHeaders, planAnswer } from './reply.js';
 
 /** Not in the shared catalogue yet (RFC 9110 §15.5.16). */
@@ -31,7 +37,9 @@ export interface RouteContext {
   query: URLSearchParams;
 }
 
-export interface Route {
+/** A library route. `Q`: the request its handler gets, the transport's (Node's IncomingMessage by
+ *  default). */
+export interface Route<Q extends ContentRequest = IncomingMessage> {
   /**
    * Path as sent (percent-encoded, no query), in the `from` syntax of redirects: an exact path
    * (`/api/time`), `:name` for one segment (`/api/users/:id`), `*` or `:name*` for the rest
@@ -46,7 +54,7 @@ export interface Route {
    * Returns the JSON value to send as 200 (or a promise of it); `undefined` gives 204; a
    * `reply(status, body?, headers?)` chooses the status and adds headers.
    */
-  handler: (req: IncomingMessage, ctx: RouteContext) => unknown | Promise<unknown>;
+  handler: (req: Q, ctx: RouteContext) => unknown | Promise<unknown>;
 }
 
 const DEFAULT_METHODS = ['GET', 'HEAD'];
@@ -61,16 +69,16 @@ export class RouteAnswerError extends Error {
   }
 }
 
-interface CompiledRoute {
+interface CompiledRoute<Q extends ContentRequest> {
   /** The path pattern as given, for log lines. */
   readonly pattern: string;
   readonly path: PathMatcher;
   readonly methods: ReadonlySet<string>;
   readonly cacheControl: string;
-  readonly handler: Route['handler'];
+  readonly handler: Route<Q>['handler'];
 }
 
-function compileRoute(r: Route, i: number): CompiledRoute {
+function compileRoute<Q extends ContentRequest>(r: Route<Q>, i: number): CompiledRoute<Q> {
   let path: PathMatcher;
   try {
     path = compileFrom(r.path);
@@ -96,14 +104,17 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
 }
 
 /** Allow for a path: the methods of every route on it, plus OPTIONS, which we answer. */
-function allowOf(routes: readonly CompiledRoute[]): string {
+function allowOf(routes: readonly Pick<CompiledRoute<ContentRequest>, 'methods'>[]): string {
   const all = new Set<string>();
   for (const r of routes) for (const m of r.methods) all.add(m);
   all.add('OPTIONS');
   return [...all].join(', ');
 }
 
-function decodeParams(r: CompiledRoute, named: Readonly<Record<string, string | undefined>>) {
+function decodeParams(
+  r: Pick<CompiledRoute<ContentRequest>, 'path'>,
+  named: Readonly<Record<string, string | undefined>>,
+) {
   const params: Record<string, string> = {};
   for (const name of r.path.names) {
     const raw = named[name];
@@ -128,9 +139,9 @@ const ANSWERED: Body = Object.freeze({ kind: 'answered' });
  * UTF-8 or not JSON). A request without a body (requestHasContent: RFC 9112 §6.3, RFC 9113 §8.1,
  * or zero bytes) gives `undefined`.
  */
-function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBytes: number): Body | Promise<Body> {
+function readJsonBody(req: ContentRequest, res: ResponseSink, maxBytes: number): Body | Promise<Body> {
   if (!requestHasContent(req)) return NO_BODY;
-  const cl = req.headers['content-length'];
+  const cl = req.headers['content-length'] as string | undefined;
   // Answering before the body is read: close the connection when the unread rest may be large,
   // rather than letting node read and discard it to keep the connection alive.
   const close = { Connection: 'close' };
@@ -139,10 +150,10 @@ function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBytes: numbe
     sendError(req, res, ERRORS.contentTooLarge, `The request body is larger than ${maxBytes} bytes.`, close);
     return ANSWERED;
   }
-  const ct = req.headers['content-type'];
+  const ct = req.headers['content-type'] as string | undefined;
   const mediaType = ct === undefined ? '' : ct.split(';', 1)[0]!.trim().toLowerCase();
   const charset = ct === undefined ? undefined : parseParameters(ct).get('charset')?.toLowerCase();
-  const encoding = req.headers['content-encoding'];
+  const encoding = req.headers['content-encoding'] as string | undefined;
   if (
     !(
       mediaType === 'application/json' ||
@@ -165,7 +176,7 @@ function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBytes: numbe
     return ANSWERED;
   }
   return new Promise<Body>((resolve) => {
-    const chunks: Buffer[] = [];
+    const chunks: Uint8Array[] = [];
     let size = 0;
     const cleanup = () => {
       req.off('data', onData);
@@ -173,7 +184,7 @@ function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBytes: numbe
       req.off('error', onGone);
       req.off('close', onClose);
     };
-    const onData = (chunk: Buffer) => {
+    const onData = (chunk: Uint8Array) => {
       size += chunk.length;
       if (size > maxBytes) {
         cleanup();
@@ -238,23 +249,23 @@ interface LimitsOptions {
  * The routes step. `jsonp` makes routes on JSONP paths answer GET/HEAD with a callback as JSONP
  * (the same validation and escaping as static files); `limits.maxBodyBytes` bounds request bodies.
  */
-export function createRoutes(
-  routes: readonly Route[],
+export function createRoutes<Q extends ContentRequest>(
+  routes: readonly Route<Q>[],
   jsonpOptions: JsonpOptions | undefined,
   limits: Pick<LimitsOptions, 'maxBodyBytes'>,
   _ctx: StepContext,
   /** Serves a file of the static root (reply.file): the static handler's serveFileAt. */
-  serveFileAt?: (req: IncomingMessage, res: ServerResponse, rawPath: string) => void,
-): Step | undefined {
+  serveFileAt?: (req: ExchangeRequest, res: ResponseSink, rawPath: string) => void,
+): Step<Q> | undefined {
   if (routes.length === 0) return undefined;
   const compiled = routes.map(compileRoute);
   const jsonp = compileJsonp(jsonpOptions);
   const maxBytes = limits.maxBodyBytes;
 
   const send = (
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: CompiledRoute,
+    req: Q,
+    res: ResponseSink,
+    route: CompiledRoute<Q>,
     callback: string | undefined,
     value: unknown,
   ): boolean => {
@@ -274,7 +285,7 @@ export function createRoutes(
     return true;
   };
 
-  const sendFile = (req: IncomingMessage, res: ServerResponse, route: CompiledRoute, file: FileReply) => {
+  const sendFile = (req: Q, res: ResponseSink, route: CompiledRoute<Q>, file: FileReply) => {
     const where = `route ${req.method} ${route.pattern}`;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       throw new RouteAnswerError(`${where}: reply.file() answers GET and HEAD only`);
@@ -297,9 +308,9 @@ export function createRoutes(
     const rawPath = pathOf(cx);
     if (rawPath === null) return false;
     const method = req.method!;
-    let route: CompiledRoute | undefined;
+    let route: CompiledRoute<Q> | undefined;
     let named: Readonly<Record<string, string | undefined>> = {};
-    let onPath: CompiledRoute[] | undefined;
+    let onPath: CompiledRoute<Q>[] | undefined;
     for (const r of compiled) {
       const m = matchPath(r.path, rawPath);
       if (m === null) continue;
@@ -352,16 +363,19 @@ export function createRoutes(
 }
 
 /** What the routes feature is made from: the app's routes and the sections they follow. */
-export interface RoutesFeatureOptions {
-  readonly routes: readonly Route[];
+export interface RoutesFeatureOptions<Q extends ContentRequest = IncomingMessage> {
+  readonly routes: readonly Route<Q>[];
   readonly jsonp: JsonpOptions | undefined;
   readonly limits: Pick<LimitsOptions, 'maxBodyBytes'>;
   /** Serves a file of the static root (reply.file): the static feature's serveFileAt. */
-  readonly serveFileAt?: ((req: IncomingMessage, res: ServerResponse, rawPath: string) => void) | undefined;
+  readonly serveFileAt?: ((req: ExchangeRequest, res: ResponseSink, rawPath: string) => void) | undefined;
 }
 
 /** Library routes as a feature (core/feature.ts): an answering step, off without routes. */
-export function create(options: RoutesFeatureOptions, kernel: StepContext): Feature | undefined {
+export function create<Q extends ContentRequest = IncomingMessage>(
+  options: RoutesFeatureOptions<Q>,
+  kernel: StepContext,
+): Feature<Q> | undefined {
   const answer = createRoutes(options.routes, options.jsonp, options.limits, kernel, options.serveFileAt);
   return answer && { answer };
 }

@@ -1,7 +1,8 @@
-// Body sending for one variant: byte ranges (206, multipart/byteranges) and file streaming.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
+// Body sending for one variant: byte ranges (206, multipart/byteranges) and file streaming, through
+// the response sink (core/body.ts writeBody streams a file's bytes with backpressure).
 import { type ByteRange, formatContentRange, multipartByterangesParts } from '../../http/range.js';
+import { writeBody } from '../core/body.js';
+import type { ExchangeRequest, ResponseSink } from '../core/exchange.js';
 import { writeHeadMerged } from '../core/vary.js';
 import type { FileAccess, OpenFile } from '../files/access.js';
 import { type FileResource, statFingerprint, type Variant } from './files.js';
@@ -35,8 +36,8 @@ export async function openUnchanged(
 
 export async function sendRanges(
   files: FileAccess,
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: ExchangeRequest,
+  res: ResponseSink,
   file: FileResource,
   v: Variant,
   base: Record<string, string>,
@@ -52,7 +53,8 @@ export async function sendRanges(
     writeHeadMerged(res, 206, h);
     if (req.method === 'HEAD') return void res.end();
     if (v.body !== undefined) return void res.end(v.body.subarray(r.start, r.end + 1));
-    return streamFile(files, res, source, r.start, r.end);
+    await streamFile(files, res, source, r.start, r.end);
+    return;
   }
   // RFC 9110 §14.6: multipart/byteranges, each part with its own Content-Range.
   const boundary = `gatehouse-${v.etag.replace(/[^A-Za-z0-9]/g, '').slice(0, 24)}-${ranges.length}`;
@@ -67,27 +69,28 @@ export async function sendRanges(
     if (res.destroyed) return;
     res.write(parts.headers[i]!);
     if (v.body !== undefined) res.write(v.body.subarray(r.start, r.end + 1));
-    else await streamFile(files, res, source, r.start, r.end, false);
+    else if (!(await streamFile(files, res, source, r.start, r.end, false))) return;
   }
   res.end(parts.trailer);
 }
 
 /**
- * Streams bytes [start, end] of a file. From a path, the file closes on finish, error or client
- * abort; an OpenFile stays open for its owner to close.
+ * Streams bytes [start, end] of a file: true once they were written, false when the client went away
+ * first. From a path, the file closes on finish, error or client abort; an OpenFile stays open for
+ * its owner to close. A read error destroys the response and rejects.
  */
-export async function streamFile(
+export function streamFile(
   files: FileAccess,
-  res: ServerResponse,
+  res: ResponseSink,
   source: FileSource,
   start: number,
   end: number,
   endResponse = true,
-): Promise<void> {
+): Promise<boolean> {
   if (end < start) {
     if (endResponse) res.end();
-    return;
+    return Promise.resolve(true);
   }
   const stream = typeof source === 'string' ? files.stream(source, start, end) : source.stream(start, end);
-  await pipeline(stream, res, { end: endResponse });
+  return writeBody(res, stream, endResponse);
 }

@@ -1,6 +1,6 @@
 // What the static handler's parts share, built once by createStaticHandler (nothing per request).
-import type { IncomingMessage } from 'node:http';
 import { formatHttpDate } from '../../http/dates.js';
+import type { ExchangeRequest } from '../core/exchange.js';
 import type { EarlyHints } from './early-hints.js';
 import type { FileView, StaticOptions } from './files.js';
 
@@ -14,7 +14,7 @@ export interface StaticContext {
   readonly assetsPrefix: string;
   /** static.spaRoutes compiled (globToRegExp): navigations that fall back whatever their last segment. */
   readonly spaRoutes: readonly RegExp[];
-  readonly onError: (err: unknown, req: IncomingMessage) => void;
+  readonly onError: (err: unknown, req: ExchangeRequest) => void;
   /** 103 Early Hints before HTML pages; undefined when static.earlyHints is off. */
   readonly earlyHints: EarlyHints | undefined;
 }

@@ -2,7 +2,6 @@
 // the first 64 KB, `?v=` verified against the file view) and kept beside that FileResource, so they
 // change exactly when the view replaces it (new ETag). Per request: the eligibility decision and a
 // lookup. The pure parts live in http/early-hints.ts.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { versionMatches } from '../../http/asset-version.js';
 import {
   EARLY_HINTS_SCAN_BYTES,
@@ -13,6 +12,7 @@ import {
   scanEarlyHints,
 } from '../../http/early-hints.js';
 import { targetPath } from '../../http/request-path.js';
+import type { ExchangeRequest, ResponseSink } from '../core/exchange.js';
 import type { FileResource, FileView, StaticOptions } from './files.js';
 
 /** The Link values of one page version. */
@@ -44,9 +44,9 @@ export interface EarlyHints {
    * A promise while this page's hints are being computed for a request that may get them. `rawPath`:
    * the file view's key of `file`, which the hints are counted against (FileView.charge).
    */
-  wait(req: IncomingMessage, file: FileResource, rawPath: string): Promise<unknown> | undefined;
+  wait(req: ExchangeRequest, file: FileResource, rawPath: string): Promise<unknown> | undefined;
   /** Writes the 103 before a full 200 of an HTML page, when the request can use it. */
-  send(req: IncomingMessage, res: ServerResponse, file: FileResource): void;
+  send(req: ExchangeRequest, res: ResponseSink, file: FileResource): void;
 }
 
 function isHtml(file: FileResource): boolean {
@@ -99,13 +99,13 @@ async function compute(files: FileView, opts: StaticOptions, file: FileResource)
 export function createEarlyHints(
   files: FileView,
   opts: StaticOptions,
-  onError: (err: unknown, req: IncomingMessage) => void,
+  onError: (err: unknown, req: ExchangeRequest) => void,
 ): EarlyHints | undefined {
   if (!opts.earlyHints.enabled || opts.earlyHints.max === 0) return undefined;
   // Keyed by the resource object: a changed file is a new FileResource, so stale hints just fall away.
   const pages = new WeakMap<FileResource, PageHints | Promise<PageHints>>();
 
-  const decide = (req: IncomingMessage) =>
+  const decide = (req: ExchangeRequest) =>
     earlyHintsEligible({
       httpVersionMajor: req.httpVersionMajor,
       httpVersionMinor: req.httpVersionMinor,
@@ -113,7 +113,7 @@ export function createEarlyHints(
       status: 200,
       secFetchMode: req.headers['sec-fetch-mode'] as string | undefined,
       secFetchDest: req.headers['sec-fetch-dest'] as string | undefined,
-      expect: req.headers.expect,
+      expect: req.headers.expect as string | undefined,
     }).kind === 'send';
 
   return {
@@ -145,7 +145,8 @@ export function createEarlyHints(
       const path = targetPath(req.url!) ?? '';
       const inDir = path.startsWith(h.dir) && path.indexOf('/', h.dir.length) === -1;
       const link = inDir ? h.all : h.rootOnly;
-      if (link.length > 0) res.writeEarlyHints({ link: link as string[] });
+      // A transport that cannot send a 103 has no writeEarlyHints: the 200 alone goes out.
+      if (link.length > 0) res.writeEarlyHints?.({ link: link as string[] });
     },
   };
 }

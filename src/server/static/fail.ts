@@ -1,11 +1,12 @@
 // Failures while serving a file: a 500 before the head, a dropped connection after it.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { ExchangeRequest, ResponseSink } from '../core/exchange.js';
 import type { StaticContext } from './context.js';
 
-export function fail(ctx: StaticContext, req: IncomingMessage, res: ServerResponse, err: unknown): void {
-  // A client that went away mid-body is not a server error (logged as 499 by the access log).
-  if (res.destroyed || (err as NodeJS.ErrnoException)?.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+export function fail(ctx: StaticContext, req: ExchangeRequest, res: ResponseSink, err: unknown): void {
+  // A client that went away is not a server error (logged as 499 by the access log). One that leaves
+  // mid-body is not even a failure: streamFile resolves false.
+  if (res.destroyed) {
     res.destroy();
     return;
   }

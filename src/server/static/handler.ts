@@ -2,13 +2,14 @@
 // Order as in pillarjs/send: method, path, 412, 304, Range/If-Range, 416/206, HEAD.
 // Parts share one StaticContext (context.ts) built here: resources.ts picks what a path answers,
 // respond.ts applies the conditional/range decisions, body.ts sends bytes, fail.ts handles errors.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { globToRegExp } from '../../http/glob.js';
 import { passOn, pathOf, type RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { ExchangeRequest, ResponseSink } from '../core/exchange.js';
+import type { Feature } from '../core/feature.js';
 import type { FileAccess } from '../files/access.js';
 import { nodeFiles } from '../files/node.js';
-import type { Feature, StepContext } from '../node/types.js';
+import type { StepContext } from '../node/types.js';
 import { makeExpires, type StaticContext } from './context.js';
 import { createEarlyHints } from './early-hints.js';
 import { fail } from './fail.js';
@@ -23,10 +24,10 @@ import { serveFile } from './respond.js';
 const ALLOW = 'GET, HEAD, OPTIONS';
 
 export interface StaticHandler {
-  (req: IncomingMessage, res: ServerResponse, cx: RequestContext): void;
+  (req: ExchangeRequest, res: ResponseSink, cx: RequestContext): void;
   readonly files: FileView;
   /** The file at a raw path of the root, as a route's answer (reply.file): 404 when no file is there. */
-  readonly serveFileAt: (req: IncomingMessage, res: ServerResponse, rawPath: string) => void;
+  readonly serveFileAt: (req: ExchangeRequest, res: ResponseSink, rawPath: string) => void;
 }
 
 /** What the static handler is built from. */
@@ -40,7 +41,9 @@ export interface StaticHandlerOptions {
    */
   files?: FileAccess;
   nowMs?: () => number;
-  onError?: (err: unknown, req: IncomingMessage) => void;
+  /** A failure to log. A method, so a callback typed with a transport's own request (Node's
+   *  IncomingMessage) fits: it is called with the request the handler was given. */
+  onError?(err: unknown, req: ExchangeRequest): void;
   /** Hash manifests ignored or not writable, background hashes failed (files.ts). */
   onWarning?: (message: string) => void;
   /**
@@ -78,7 +81,7 @@ export function createStaticHandler(o: StaticHandlerOptions): StaticHandler {
   const passOnFiles = o.otherMethodsOnFiles !== '405';
 
   /** The answer to a method the files do not support: 204 for OPTIONS, else 405 (RFC 9110 §15.5.6). */
-  const notAllowed = (req: IncomingMessage, res: ServerResponse, method: string): void => {
+  const notAllowed = (req: ExchangeRequest, res: ResponseSink, method: string): void => {
     if (method === 'OPTIONS') {
       // RFC 9110 §9.3.7: the methods the resource supports, in Allow.
       res.writeHead(204, { Allow: ALLOW });
@@ -94,12 +97,7 @@ export function createStaticHandler(o: StaticHandlerOptions): StaticHandler {
    * segment, Gatehouse's own files, a symlink out of the root, a bad target) is refused for every method
    * and never passed on to a mounted app, whose next middleware may serve it.
    */
-  const otherMethod = (
-    req: IncomingMessage,
-    res: ServerResponse,
-    method: string,
-    cx: RequestContext,
-  ): void => {
+  const otherMethod = (req: ExchangeRequest, res: ResponseSink, method: string, cx: RequestContext): void => {
     const rawPath = pathOf(cx);
     // `OPTIONS *` (RFC 9110 §9.3.7) asks about the server, not a path.
     if (rawPath === null) {
@@ -125,7 +123,7 @@ export function createStaticHandler(o: StaticHandlerOptions): StaticHandler {
     else files.get(rawPath).then(decide, (err) => fail(ctx, req, res, err));
   };
 
-  const handler = (req: IncomingMessage, res: ServerResponse, cx: RequestContext): void => {
+  const handler = (req: ExchangeRequest, res: ResponseSink, cx: RequestContext): void => {
     const method = cx.method;
     if (method !== 'GET' && method !== 'HEAD') {
       otherMethod(req, res, method, cx);
@@ -147,7 +145,7 @@ export function createStaticHandler(o: StaticHandlerOptions): StaticHandler {
       (err) => fail(ctx, req, res, err),
     );
   };
-  const serveFileAt = (req: IncomingMessage, res: ServerResponse, rawPath: string): void => {
+  const serveFileAt = (req: ExchangeRequest, res: ResponseSink, rawPath: string): void => {
     const go = (r: Resource) => {
       // A route asked for a file: a folder, a hidden or a missing path is not one.
       if (r.kind === 'file') serveFile(ctx, req, res, r, rawPath, 200);

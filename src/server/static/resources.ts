@@ -1,10 +1,10 @@
 // What a resolved path answers: the file, a 301 to the directory's slash, 400, or 404 (the custom
 // not-found page for browsers, the SPA fallback for page navigations).
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { urlVersionMatches } from '../../http/asset-version.js';
 import { prefersHtml } from '../../http/negotiate.js';
 import { canPassOn, passOn, type RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { ExchangeRequest, ResponseSink } from '../core/exchange.js';
 import { appendVary } from '../core/vary.js';
 import type { StaticContext } from './context.js';
 import { fail } from './fail.js';
@@ -15,8 +15,8 @@ const NOT_FOUND_DETAIL = 'No file at this path.';
 
 export function serveResource(
   ctx: StaticContext,
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: ExchangeRequest,
+  res: ResponseSink,
   r: Resource,
   rawPath: string,
   cx: RequestContext,
@@ -66,7 +66,7 @@ export function serveResource(
 }
 
 /** 301 to a folder's slash form, the request's query kept. */
-function slashRedirect(req: IncomingMessage, res: ServerResponse, location: string): void {
+function slashRedirect(req: ExchangeRequest, res: ResponseSink, location: string): void {
   const q = req.url!.indexOf('?');
   res.writeHead(301, {
     Location: q === -1 ? location : location + req.url!.slice(q),
@@ -85,10 +85,10 @@ function isVersioned(ctx: StaticContext, url: string, file: FileResource): boole
   return urlVersionMatches(url, ctx.opts.versionParam, file.contentHash);
 }
 
-function notFound(ctx: StaticContext, req: IncomingMessage, res: ServerResponse, extraVary?: string): void {
+function notFound(ctx: StaticContext, req: ExchangeRequest, res: ResponseSink, extraVary?: string): void {
   // The custom page for browsers; problem+json for API clients (RFC 9457).
   const { opts, files } = ctx;
-  if (opts.notFoundPage && prefersHtml(req.headers.accept)) {
+  if (opts.notFoundPage && prefersHtml(req.headers.accept as string | undefined)) {
     const raw = `/${opts.notFoundPage.replace(/^\/+/, '')}`;
     const page = files.peek(raw);
     const go = (r: Resource) => {
@@ -103,10 +103,11 @@ function notFound(ctx: StaticContext, req: IncomingMessage, res: ServerResponse,
   sendError(req, res, ERRORS.notFound, NOT_FOUND_DETAIL, extraVary ? { Vary: extraVary } : undefined);
 }
 
-function isNavigation(ctx: StaticContext, req: IncomingMessage, path: string): boolean {
+function isNavigation(ctx: StaticContext, req: ExchangeRequest, path: string): boolean {
   // SPA fallback only for page navigations: GET/HEAD, wants HTML, not an asset, and no extension
   // unless static.spaRoutes names the path (/users/john.doe).
-  if (!prefersHtml(req.headers.accept) || `${path}/`.startsWith(ctx.assetsPrefix)) return false;
+  if (!prefersHtml(req.headers.accept as string | undefined) || `${path}/`.startsWith(ctx.assetsPrefix))
+    return false;
   const last = path.slice(path.lastIndexOf('/') + 1);
   return !last.includes('.') || ctx.spaRoutes.some((re) => re.test(path));
 }

@@ -1,10 +1,10 @@
 // One file's response: content coding, then the pure decisions of src/http/ applied in the order
 // of pillarjs/send: 412, 304, Range/If-Range, 416/206, HEAD, body.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { evaluateIfRange, evaluatePreconditions, hasPreconditions } from '../../http/conditional.js';
 import { negotiateEncoding } from '../../http/negotiate.js';
 import { formatUnsatisfiedRange, parseRange } from '../../http/range.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { ExchangeRequest, ResponseSink } from '../core/exchange.js';
 import { writeHeadMerged } from '../core/vary.js';
 import { type FileSource, openUnchanged, sendRanges, streamFile } from './body.js';
 import type { StaticContext } from './context.js';
@@ -18,8 +18,8 @@ import { privateCacheControl } from './policy.js';
  */
 export function serveFile(
   ctx: StaticContext,
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: ExchangeRequest,
+  res: ResponseSink,
   file: FileResource,
   rawPath: string,
   status: 200 | 404,
@@ -37,7 +37,7 @@ export function serveFile(
   let variant = file.identity;
   let interim = false;
   if (file.codings.length > 0) {
-    const coding = negotiateEncoding(req.headers['accept-encoding'], file.codings);
+    const coding = negotiateEncoding(req.headers['accept-encoding'] as string | undefined, file.codings);
     if (coding === 'br' || coding === 'gzip' || coding === 'zstd') {
       const v = ctx.files.variant(file, coding as Coding, rawPath);
       // Not made yet: identity now, never a wait for the compression (files.ts, compressor.ts).
@@ -59,8 +59,8 @@ function interimFields(h: Record<string, string>): Record<string, string> {
 
 function respond(
   ctx: StaticContext,
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: ExchangeRequest,
+  res: ResponseSink,
   file: FileResource,
   v: Variant,
   status: 200 | 404,
@@ -125,8 +125,8 @@ function respond(
 /** 200/206/416 or HEAD; returns the promise of a streamed body, undefined when already sent. */
 function sendBody(
   ctx: StaticContext,
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: ExchangeRequest,
+  res: ResponseSink,
   file: FileResource,
   v: Variant,
   status: 200 | 404,
@@ -135,7 +135,7 @@ function sendBody(
   exp: number | undefined,
   source: FileSource,
   interim: boolean,
-): Promise<void> | undefined {
+): Promise<unknown> | undefined {
   const headers = req.headers;
   let h: Record<string, string> = (pinned ?? v).headers;
   if (status === 404) h = { ...h, 'Cache-Control': 'no-cache' };
@@ -143,7 +143,7 @@ function sendBody(
   if ((exp !== undefined && status === 200) || extraVary) {
     h = withExtras(h, exp === undefined || status !== 200 ? undefined : ctx.expires(exp), extraVary);
   }
-  const range = headers.range;
+  const range = headers.range as string | undefined;
   if (range !== undefined && status === 200 && req.method === 'GET') {
     // RFC 9110 §13.1.5: a Range is applied only when If-Range (if any) matches strongly.
     if (

@@ -5,7 +5,6 @@
 // shared fairly between client addresses and throttled per address after repeated failures
 // (login-guard.ts). The rules' shape and checks are auth-options.ts; the hashes password-hash.ts.
 import { createHash, randomBytes } from 'node:crypto';
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import {
   formatBasicChallenge,
@@ -14,9 +13,11 @@ import {
   privateCacheControl,
 } from '../../http/basic-auth.js';
 import { compileIpRanges, parseIp } from '../../http/ip.js';
-import type { RequestFacts } from '../core/context.js';
+import type { RequestFacts, Step } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
-import type { Feature, Step, StepContext } from '../node/types.js';
+import type { ExchangeRequest, HeadFieldValue, ResponseSink } from '../core/exchange.js';
+import type { Feature } from '../core/feature.js';
+import type { StepContext } from '../node/types.js';
 import type { Logger } from '../ops/log.js';
 import {
   type AuthRule,
@@ -145,9 +146,9 @@ function createFairGate(limits: ConstructorParameters<typeof FairQueue>[0]) {
  * the Cache-Control given to writeHead, or set on the response, is rewritten as the head goes out.
  * Node's implicit head (res.end without writeHead) goes through writeHead too.
  */
-export function makeResponsePrivate(res: ServerResponse): void {
+export function makeResponsePrivate(res: ResponseSink): void {
   const writeHead = res.writeHead;
-  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+  res.writeHead = function (this: ResponseSink, ...args: unknown[]) {
     const at = typeof args[1] === 'string' ? 2 : 1; // writeHead(status, [reason], [headers])
     const headers = args[at];
     let rewritten = false;
@@ -161,7 +162,9 @@ export function makeResponsePrivate(res: ServerResponse): void {
       }
       args[at] = copy;
     } else if (headers !== undefined && headers !== null && typeof headers === 'object') {
-      const copy: OutgoingHttpHeaders = { ...(headers as OutgoingHttpHeaders) };
+      const copy: Record<string, HeadFieldValue | undefined> = {
+        ...(headers as Record<string, HeadFieldValue | undefined>),
+      };
       for (const k of Object.keys(copy)) {
         if (k.toLowerCase() === 'cache-control') {
           copy[k] = privateCacheControl(String(copy[k]));
@@ -177,8 +180,8 @@ export function makeResponsePrivate(res: ServerResponse): void {
         privateCacheControl(current === undefined ? undefined : String(current)),
       );
     }
-    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-  } as ServerResponse['writeHead'];
+    return (writeHead as (...a: unknown[]) => unknown).apply(this, args);
+  } as ResponseSink['writeHead'];
 }
 
 const UNAUTHORIZED_DETAIL = 'Valid credentials are required for this resource.';
@@ -218,7 +221,7 @@ interface BasicState {
   readonly check: (password: string, hash: ScryptHash) => Promise<boolean>;
 }
 
-function challenge(req: IncomingMessage, res: ServerResponse, b: CompiledBasic): true {
+function challenge(req: ExchangeRequest, res: ResponseSink, b: CompiledBasic): true {
   sendError(req, res, ERRORS.unauthorized, UNAUTHORIZED_DETAIL, { 'WWW-Authenticate': b.challenge });
   return true;
 }
@@ -248,13 +251,13 @@ function verify(
 /** Basic credentials under rule `b`: true when answered (401/429/503), false to pass. */
 function basic(
   st: BasicState,
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: ExchangeRequest,
+  res: ResponseSink,
   b: CompiledBasic,
   facts: RequestFacts,
 ): boolean | Promise<boolean> {
   const { ctx, now } = st;
-  const header = req.headers.authorization;
+  const header = req.headers.authorization as string | undefined;
   const creds = parseBasicAuthorization(header);
   if (creds.kind !== 'credentials') return challenge(req, res, b);
   const pass = (): false => {

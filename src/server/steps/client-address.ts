@@ -1,9 +1,8 @@
 // The client address of a request: the socket peer, or what trusted proxies say in X-Forwarded-For
 // (or RFC 7239 Forwarded). Trust is decided by `trustProxy` (addresses, CIDRs, keywords).
-import type { IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
 import { clientAddress, parseForwarded } from '../../http/forwarded.js';
 import { compileIpRanges, formatIp, type IpBytes, parseIp } from '../../http/ip.js';
+import type { ExchangeRequest, ExchangeSocket } from '../core/exchange.js';
 
 /** Which header the trusted proxies write. Only that one is read: a client can forge the other. */
 export type ForwardedHeader = 'x-forwarded-for' | 'forwarded';
@@ -22,8 +21,8 @@ interface PeerInfo {
  * Per-socket peer facts, computed once per connection: the canonical peer address and whether it
  * is a trusted proxy. Keyed weakly, so a closed socket takes its entry with it.
  */
-function peerInfoCache(isTrusted: (a: IpBytes) => boolean): (socket: Socket) => PeerInfo {
-  const cache = new WeakMap<Socket, PeerInfo>();
+function peerInfoCache(isTrusted: (a: IpBytes) => boolean): (socket: ExchangeSocket) => PeerInfo {
+  const cache = new WeakMap<ExchangeSocket, PeerInfo>();
   return (socket) => {
     let info = cache.get(socket);
     if (info === undefined) {
@@ -51,7 +50,7 @@ export function createTrustTest(trust: readonly string[]): (address: IpBytes) =>
 export function createClientAddress(
   trust: readonly string[],
   options: ClientAddressOptions = {},
-): (req: IncomingMessage) => string {
+): (req: ExchangeRequest) => string {
   const isTrusted = createTrustTest(trust);
   const peerOf = peerInfoCache(isTrusted);
   if (trust.length === 0) return (req) => peerOf(req.socket).address;
@@ -70,7 +69,7 @@ export function createClientAddress(
 }
 
 /** `(req) => boolean`: the socket peer is a trusted proxy (for the proxy's X-Forwarded-* handling). */
-export function createTrustedPeer(trust: readonly string[]): (req: IncomingMessage) => boolean {
+export function createTrustedPeer(trust: readonly string[]): (req: ExchangeRequest) => boolean {
   if (trust.length === 0) return () => false;
   const peerOf = peerInfoCache(createTrustTest(trust));
   return (req) => peerOf(req.socket).trusted;
@@ -84,9 +83,8 @@ export function createTrustedPeer(trust: readonly string[]): (req: IncomingMessa
 export function createIsSecure(
   trust: readonly string[],
   options: ClientAddressOptions = {},
-): (req: IncomingMessage) => boolean {
-  const encrypted = (req: IncomingMessage) =>
-    (req.socket as Socket & { encrypted?: boolean }).encrypted === true;
+): (req: ExchangeRequest) => boolean {
+  const encrypted = (req: ExchangeRequest) => req.socket.encrypted === true;
   if (trust.length === 0) return encrypted;
   const peerOf = peerInfoCache(createTrustTest(trust));
   const header = options.header ?? 'x-forwarded-for';
@@ -96,7 +94,7 @@ export function createIsSecure(
     if (header === 'forwarded') {
       const value = req.headers.forwarded;
       if (value === undefined) return false;
-      const elements = parseForwarded(value);
+      const elements = parseForwarded(String(value));
       return elements[elements.length - 1]?.proto?.toLowerCase() === 'https';
     }
     const xfp = req.headers['x-forwarded-proto'];

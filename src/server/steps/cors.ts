@@ -1,7 +1,6 @@
 // The CORS step: answers preflights, and puts CORS headers on every other response in scope before the
 // answering handlers run, so they survive on 200, 304, 404, 405 and 500 alike (handlers merge Vary and
 // keep headers set earlier). The decisions are src/http/cors.ts; this file only applies them.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type CorsHeader,
   type CorsScope,
@@ -11,9 +10,11 @@ import {
   isPreflightShaped,
 } from '../../http/cors.js';
 import { globToRegExp } from '../../http/glob.js';
-import { type RequestContext, resolvedPath } from '../core/context.js';
+import { type RequestContext, resolvedPath, type Step } from '../core/context.js';
+import type { ExchangeRequest, ResponseSink } from '../core/exchange.js';
+import type { Feature } from '../core/feature.js';
 import { addResponseHeader, addResponseVary } from '../core/response-headers.js';
-import type { Feature, Step, StepContext } from '../node/types.js';
+import type { StepContext } from '../node/types.js';
 
 /** The resolved `cors` config section (src/config/cors.ts fills in the defaults). */
 export interface CorsOptions {
@@ -60,14 +61,17 @@ export function compileCorsApplies(opts: CorsOptions | undefined): (cx: RequestC
  */
 export function compileCorsPreflight(
   opts: CorsOptions | undefined,
-): (req: IncomingMessage, cx: RequestContext) => boolean {
+): (req: ExchangeRequest, cx: RequestContext) => boolean {
   const applies = compileCorsApplies(opts);
   return (req, cx) =>
-    isPreflightShaped(req.method!, req.headers.origin, req.headers['access-control-request-method']) &&
-    applies(cx);
+    isPreflightShaped(
+      req.method!,
+      req.headers.origin as string | undefined,
+      req.headers['access-control-request-method'] as string | undefined,
+    ) && applies(cx);
 }
 
-function setAll(res: ServerResponse, headers: readonly CorsHeader[]): void {
+function setAll(res: ResponseSink, headers: readonly CorsHeader[]): void {
   for (let i = 0; i < headers.length; i++) {
     const h = headers[i]!;
     res.setHeader(h[0], h[1]);
@@ -79,14 +83,14 @@ export function createCors(opts: CorsOptions | undefined, _ctx: StepContext): St
   const policy = compileCorsPolicy(opts);
   const applies = compileCorsApplies(opts);
 
-  return (req: IncomingMessage, res: ServerResponse, cx: RequestContext): boolean => {
+  return (req: ExchangeRequest, res: ResponseSink, cx: RequestContext): boolean => {
     if (!applies(cx)) return false;
     const h = req.headers;
     const method = req.method!;
     const options = method === 'OPTIONS';
     const d = decideCors(policy, {
       method,
-      origin: h.origin,
+      origin: h.origin as string | undefined,
       acrm: options ? (h['access-control-request-method'] as string | undefined) : undefined,
       acrh: options ? (h['access-control-request-headers'] as string | undefined) : undefined,
     });

@@ -1,11 +1,12 @@
 // Header rules: response headers by path, set before any other step so they are on every response,
 // errors included. Each rule is compiled at load; the headers of each combination of matching rules
 // are flattened once and memoised, so a request does a few regex tests and setHeader calls.
-import type { IncomingMessage, OutgoingHttpHeader } from 'node:http';
 import { globToRegExp } from '../../http/glob.js';
-import { type RequestContext, resolvedPath } from '../core/context.js';
+import { type RequestContext, resolvedPath, type Step } from '../core/context.js';
+import type { ExchangeRequest, ResponseSink } from '../core/exchange.js';
+import type { Feature } from '../core/feature.js';
 import { addDefaultHeader } from '../core/response-headers.js';
-import type { Feature, Step, StepContext } from '../node/types.js';
+import type { StepContext } from '../node/types.js';
 import { createIsSecure } from './client-address.js';
 import { type HeaderRule, headerRuleIssues, SECURITY_PRESET } from './headers-options.js';
 
@@ -14,7 +15,7 @@ export type { HeaderPreset, HeaderRule } from './headers-options.js';
 export interface HeaderRulesOptions {
   /** Whether the request came over TLS (for Strict-Transport-Security). Default: `req.socket.encrypted`;
    *  client-address.ts createIsSecure also believes a trusted proxy's X-Forwarded-Proto. */
-  readonly isSecure?: (req: IncomingMessage) => boolean;
+  readonly isSecure?: (req: ExchangeRequest) => boolean;
 }
 
 /** RFC 6797 §7.2: an HSTS host MUST NOT send Strict-Transport-Security over non-secure transport. */
@@ -40,7 +41,7 @@ export function compileGlobs(
 }
 
 type Entry = { name: string; value: string | string[] };
-type HeaderList = readonly (readonly [string, OutgoingHttpHeader])[];
+type HeaderList = readonly (readonly [string, string | string[]])[];
 
 /** Lower-cased field names the rules set, append or remove (a preset counts as setting its fields). */
 export function namesInRules(rules: readonly HeaderRule[]): Set<string> {
@@ -109,13 +110,10 @@ export function createHeaderRules(
 ): Step | undefined {
   if (rules.length === 0) return undefined;
   const compiled = rules.map(compileRule);
-  const isSecure =
-    options.isSecure ??
-    ((req: IncomingMessage) => (req.socket as { encrypted?: boolean }).encrypted === true);
+  const isSecure = options.isSecure ?? ((req: ExchangeRequest) => req.socket.encrypted === true);
   // Added to the coming head (the handler's own value wins), not via setHeader: Node's fast path.
-  const apply = (res: Parameters<Step>[1], list: HeaderList) => {
-    for (const [name, value] of list)
-      addDefaultHeader(res, name, typeof value === 'number' ? String(value) : value);
+  const apply = (res: ResponseSink, list: HeaderList) => {
+    for (const [name, value] of list) addDefaultHeader(res, name, value);
   };
 
   if (compiled.every((r) => r.match === undefined)) {

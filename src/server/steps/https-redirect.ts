@@ -1,8 +1,10 @@
 // HTTP -> HTTPS for a plain-HTTP listener beside the HTTPS one (listen.redirectToHttps, and the
 // listener of listen.httpPort). The decision lives in src/http/redirect.ts.
 import { httpsRedirect } from '../../http/redirect.js';
+import type { Step } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
-import type { Feature, Step, StepContext } from '../node/types.js';
+import type { Feature } from '../core/feature.js';
+import type { StepContext } from '../node/types.js';
 import { sendRedirect } from './redirects.js';
 
 /** Where to send browsers: the HTTPS port (in the Location unless 443) and the hosts the site owns. */
@@ -29,7 +31,7 @@ export function createHttpsRedirect(o: HttpsRedirectOptions): Step {
       sendError(req, res, ERRORS.badRequest, 'The request has more than one Host header.');
       return true;
     }
-    const d = httpsRedirect(req.url!, req.headers.host, o.httpsPort);
+    const d = httpsRedirect(req.url!, req.headers.host as string | undefined, o.httpsPort);
     if (d.kind === 'bad') {
       sendError(req, res, ERRORS.badRequest, d.reason);
       return true;

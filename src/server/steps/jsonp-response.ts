@@ -1,11 +1,11 @@
 // A JSONP response for one JSON file: validators and preconditions of the wrapped representation,
 // the script-safe body (memoised per in-memory file version), 304/412, HEAD.
 import { createHash } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { evaluatePreconditions } from '../../http/conditional.js';
 import { formatHttpDate } from '../../http/dates.js';
 import { escapeJsonForScript, JSONP_CONTENT_TYPE, JSONP_SUFFIX, jsonpPrefix } from '../../http/jsonp.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { ExchangeRequest, ResponseSink } from '../core/exchange.js';
 import { writeHeadMerged } from '../core/vary.js';
 import { type FileAccess, readAll } from '../files/access.js';
 import type { ViewedFile, ViewedResource } from '../files/view.js';
@@ -78,8 +78,8 @@ function body(ctx: JsonpContext, file: ViewedFile, rawPath: string): Buffer | Pr
 
 function respond(
   ctx: JsonpContext,
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: ExchangeRequest,
+  res: ResponseSink,
   file: ViewedFile,
   rawPath: string,
   callback: string,
@@ -118,7 +118,8 @@ function respond(
       res.end();
       return true;
     }
-    res.cork();
+    // One packet where the transport can hold writes (Node's cork; end() releases them).
+    res.cork?.();
     res.write(prefix);
     res.write(json);
     res.end(JSONP_SUFFIX);
@@ -130,8 +131,8 @@ function respond(
 
 export function serveJsonp(
   ctx: JsonpContext,
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: ExchangeRequest,
+  res: ResponseSink,
   r: ViewedResource,
   rawPath: string,
   callback: string,

@@ -6,10 +6,11 @@
 // cookies. Never put per-user or otherwise private data on a JSONP path.
 
 import { compileJsonp, type JsonpOptions } from '../../http/jsonp.js';
-import { pathOf } from '../core/context.js';
+import { pathOf, type Step } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { Feature } from '../core/feature.js';
 import type { FileLookup } from '../files/view.js';
-import type { Feature, Step, StepContext } from '../node/types.js';
+import type { StepContext } from '../node/types.js';
 import { type JsonpContext, serveJsonp } from './jsonp-response.js';
 
 export type { JsonpOptions } from '../../http/jsonp.js';

@@ -9,7 +9,6 @@
 // client-error.ts turns Node's refusals into proper 400/408/431 answers, and `maxConnections`
 // (server.maxConnections) makes Node drop sockets beyond the limit at accept time, without a response;
 // an upgraded (WebSocket) socket keeps its place until it closes.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import { formatIp, isIpv4Mapped, maskIp, parseIp } from '../../http/ip.js';
 import {
@@ -20,9 +19,11 @@ import {
   type TokenBucketPolicy,
   takeToken,
 } from '../../http/rate-limit.js';
-import type { RequestContext } from '../core/context.js';
+import type { RequestContext, Step } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
-import type { Feature, Step, StepContext } from '../node/types.js';
+import type { ExchangeRequest, ResponseSink } from '../core/exchange.js';
+import type { Feature } from '../core/feature.js';
+import type { StepContext } from '../node/types.js';
 import { compileGlobs, rulePath } from './headers.js';
 import { type LimitsOptions, RATE_LIMIT_DEFAULTS, type RateLimitOptions } from './limits-options.js';
 import { createRedisBucketStore } from './rate-limit-redis.js';
@@ -104,12 +105,7 @@ export function createRateLimit(
 }
 
 /** Sets the fields of a decision; on a refusal answers 429 (true). */
-function applyDecision(
-  req: IncomingMessage,
-  res: ServerResponse,
-  r: TakeResult,
-  policyField: string,
-): boolean {
+function applyDecision(req: ExchangeRequest, res: ResponseSink, r: TakeResult, policyField: string): boolean {
   res.setHeader('RateLimit-Policy', policyField);
   if (r.kind === 'allowed') {
     res.setHeader('RateLimit', formatRateLimit(r.remaining, r.resetSec));

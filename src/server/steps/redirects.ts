@@ -2,7 +2,6 @@
 // index.html); HTTP -> HTTPS for a plain listener is https-redirect.ts. The decisions live in src/http/redirect.ts;
 // here they meet the request and the response.
 
-import type { ServerResponse } from 'node:http';
 import {
   applyRedirect,
   type CanonicalOptions,
@@ -13,11 +12,13 @@ import {
   type RedirectStatus,
 } from '../../http/redirect.js';
 import { queryOf } from '../../http/request-path.js';
-import { pathOf } from '../core/context.js';
+import { pathOf, type Step } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { ResponseSink } from '../core/exchange.js';
+import type { Feature } from '../core/feature.js';
 import { writeHeadMerged } from '../core/vary.js';
 import type { FileLookup, ViewedResource } from '../files/view.js';
-import type { Feature, Step, StepContext } from '../node/types.js';
+import type { StepContext } from '../node/types.js';
 
 export interface RedirectRule {
   /** `/old`, `/blog/:slug`, `/docs/*`, `/files/:rest*`, or an anchored regex `^/v(\d+)/(.*)$`. */
@@ -38,7 +39,7 @@ export interface RedirectRule {
  * stored without explicit freshness (they are not heuristically cacheable).
  */
 export function sendRedirect(
-  res: ServerResponse,
+  res: ResponseSink,
   status: number,
   location: string,
   cacheControl: string | undefined,

@@ -13,6 +13,7 @@ import {
 } from 'node:http2';
 import { Readable, Stream } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
+import type { ContentRequest, ResponseSink } from '../core/exchange.js';
 import type { SessionGuard, SessionState } from './h2-sessions.js';
 
 const { NGHTTP2_CANCEL, NGHTTP2_NO_ERROR, NGHTTP2_FLAG_END_STREAM } = constants;
@@ -35,7 +36,7 @@ type Fields = Record<string, number | string | string[]>;
 const noop = () => {};
 
 /** The request side of a stream: a Readable that touches the stream only when its body is read. */
-export class H2Request extends Readable {
+export class H2Request extends Readable implements ContentRequest {
   readonly httpVersion = '2.0';
   readonly httpVersionMajor = 2;
   readonly httpVersionMinor = 0;
@@ -116,7 +117,7 @@ export class H2Request extends Readable {
 }
 
 /** The response side: writeHead goes straight to `stream.respond`, the body to the stream. */
-export class H2Response extends Stream {
+export class H2Response extends Stream implements ResponseSink {
   statusCode = 200;
   /** DATA payload bytes handed to the stream: the access log's `bytes` on HTTP/2, where the
    *  connection's counter mixes every concurrent stream. */

@@ -227,7 +227,9 @@ export async function startServerProcess({
   }
   // The pid must be the server itself (taskset exec()s it), or RSS samples would measure taskset.
   const info = procInfo(child.pid);
-  if (expectComm && info && !info.comm.startsWith(expectComm)) {
+  // Node 24 names its main thread (the process's comm) 'MainThread'; taskset would show as 'taskset'.
+  const comms = expectComm === 'node' ? ['node', 'MainThread'] : [expectComm];
+  if (expectComm && info && !comms.some((c) => info.comm.startsWith(c))) {
     await stop();
     throw new Error(`pid ${child.pid} is '${info.comm}', expected '${expectComm}'`);
   }

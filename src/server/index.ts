@@ -8,6 +8,13 @@
 export { createFetchHandler, type FetchHandler, fetchFaceRefusals } from './app/fetch.js';
 export { createGatehouse, type Gatehouse, type GatehouseDeps } from './app/gatehouse.js';
 export { createHandler, type GatehouseHandler } from './app/handler.js';
+export {
+  createNativeServer,
+  type NativeRuntime,
+  type NativeServer,
+  nativeRefusals,
+  nativeRuntime,
+} from './app/native.js';
 export type { CacheRule, ServerOptions } from './app/options.js';
 export {
   createStaticHandler,

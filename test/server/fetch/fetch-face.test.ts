@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError } from '../../../src/config/load.js';
-import { createFetchHandler } from '../../../src/fetch.js';
+import { createFetchHandler, type GatehouseConfigInput } from '../../../src/fetch.js';
 import type { FetchHandler } from '../../../src/server/index.js';
 import { makeSite, removeSite } from '../../helpers/http.js';
 
@@ -123,10 +123,11 @@ describe('createFetchHandler: the policy steps and the client address', () => {
 });
 
 describe('createFetchHandler: what this face cannot serve is a config error that names it', () => {
-  for (const [name, extra, key] of [
+  const cases: [string, GatehouseConfigInput, string][] = [
     ['a proxy route', { proxy: [{ prefix: '/api', upstream: 'http://127.0.0.1:9' }] }, 'proxy'],
     ['a WebSocket endpoint', { websocket: [{ path: '/ws', mode: 'echo' }] }, 'websocket'],
-  ] as const) {
+  ];
+  for (const [name, extra, key] of cases) {
     it(`${name} -> ConfigError naming ${key}`, () => {
       assert.throws(
         () => createFetchHandler({ root: '.', ...extra }),

@@ -4,9 +4,15 @@
 // undici and upgraded sockets; TLS and the listener's limits, which the host owns) are refused here,
 // by name, rather than answering differently.
 
-import type { TunnelBase } from '../core/context.js';
+import type { MountFacts, TunnelBase } from '../core/context.js';
 import type { Entry } from '../core/entry.js';
-import { type ConnectionInfo, type FetchListener, fetchEntry } from '../fetch/entry.js';
+import {
+  type ConnectionInfo,
+  type FetchListener,
+  fetchEntry,
+  type MountedFetchListener,
+  mountedFetchEntry,
+} from '../fetch/entry.js';
 import type { FetchRequest } from '../fetch/request.js';
 import type { FetchSink } from '../fetch/sink.js';
 import type { Logger } from '../ops/log.js';
@@ -18,6 +24,12 @@ import type { ServerOptions } from './options.js';
 export interface FetchHandler {
   /** A Request in, its Response out; `info.remoteAddress` is the peer (rate limits, logs, trustProxy). */
   fetch(request: Request, info?: ConnectionInfo): Promise<Response>;
+  /**
+   * As mounted in an app: undefined when nothing here claims the request (a path with no file, a method
+   * the files do not answer), for the app's next handler. `mount`: the path the app routed it at, already
+   * stripped from the Request's URL.
+   */
+  handle(request: Request, info?: ConnectionInfo, mount?: MountFacts): Promise<Response | undefined>;
   /** Resolves once every feature can answer (a rejection: one cannot). */
   ready(): Promise<void>;
   /** Stops taking requests (Connection: close), then closes what outlives them. */
@@ -50,6 +62,7 @@ export function createFetchHandler(options: ServerOptions, deps: GatehouseDeps =
   // and FetchSink implement; the Node-typed ones are refused above.
   const kernel = core.kernel as unknown as Entry<FetchRequest, FetchSink, TunnelBase>;
   const listener: FetchListener = fetchEntry(kernel);
+  const mounted: MountedFetchListener = mountedFetchEntry(kernel);
   const opened = readyFeatures(core.features);
   let open = false;
   let failed: unknown;
@@ -68,6 +81,13 @@ export function createFetchHandler(options: ServerOptions, deps: GatehouseDeps =
       return opened.then(
         () => listener(request, info),
         () => listener(request, info),
+      );
+    },
+    handle: (request, info, mount) => {
+      if (open) return mounted(request, info, mount);
+      return opened.then(
+        () => mounted(request, info, mount),
+        () => mounted(request, info, mount),
       );
     },
     ready: async () => {

@@ -46,9 +46,12 @@ export class FetchSink implements ResponseSink {
   destroyed = false;
   /** Bytes of content handed to the Response (the access log's `bytes`). */
   bytesSent = 0;
-  /** Resolves with the Response once the head is decided (end(), or the first write()). */
-  readonly response: Promise<Response>;
-  #resolve!: (r: Response) => void;
+  /**
+   * Resolves with the Response once the head is decided (end(), or the first write()); with undefined
+   * when the request was passed on (passOn: a mounted face's app answers it).
+   */
+  readonly response: Promise<Response | undefined>;
+  #resolve!: (r: Response | undefined) => void;
   #reject!: (err: unknown) => void;
   readonly #fields = new Map<string, Field>();
   #listeners: Map<SinkEvent, Listener[]> | undefined;
@@ -57,10 +60,16 @@ export class FetchSink implements ResponseSink {
 
   /** `head`: the request was HEAD, so no content goes out (RFC 9110 §9.3.2), though its fields do. */
   constructor(private readonly head = false) {
-    this.response = new Promise<Response>((resolve, reject) => {
+    this.response = new Promise<Response | undefined>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
     });
+  }
+
+  /** Nothing here answers: the app that mounted the face does (undefined), or its error handler (err). */
+  passOn(err?: unknown): void {
+    if (err === undefined) this.#resolve(undefined);
+    else this.#reject(err);
   }
 
   setHeader(name: string, value: OutFieldValue): this {

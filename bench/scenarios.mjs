@@ -40,6 +40,12 @@ export const groups = [
     title: 'On-the-fly compression: the kept br variant of a 150 KB script',
     subject: 'gatehouse',
   },
+  // Issue 39: Gatehouse served natively by Bun and Deno against each runtime's same-fields server and nginx.
+  {
+    name: 'runtimes',
+    title: "Bun.serve and Deno.serve: Gatehouse against the runtime's own server with Gatehouse's fields",
+    subject: 'gatehouse-bun',
+  },
   {
     name: 'ws-flood',
     title: `Static 1 KB latency, quiet vs a flood of WebSocket messages (${FLOOD.clients} clients) on /ws`,
@@ -70,6 +76,22 @@ export const scenarios = [
       if (!etag) throw new Error(`GET ${FIXTURE.html.path} had no ETag`);
       return { 'If-None-Match': etag };
     },
+  },
+  {
+    name: 'rt-1k',
+    group: 'runtimes',
+    title: `GET ${FIXTURE.small.path} -> 200, 1 KB (Bun.serve, Deno.serve)`,
+    path: FIXTURE.small.path,
+    expect: { status: 200, bodyLength: FIXTURE.small.size },
+  },
+  {
+    name: 'rt-304',
+    group: 'runtimes',
+    title: `GET ${FIXTURE.html.path} + If-None-Match -> 304 (Bun.serve, Deno.serve)`,
+    path: FIXTURE.html.path,
+    expect: { status: 304, bodyLength: 0 },
+    referenceHeaders: { 'If-None-Match': '"reference"' },
+    headers: (ctx) => scenarios[1].headers(ctx),
   },
   {
     name: '150k',

@@ -34,6 +34,7 @@ const FLOORS = {
   'ops/health.ts': 2,
   'ops/metrics': 2,
   'node/': 3, // the Node transport: node:http, Upgrade handling, pipelining, client errors
+  'fetch/': 3, // the Fetch-API transport: Request in, Response out (Bun.serve, Deno.serve, workers)
   'tls/': 4, // HTTPS and HTTP/2 on the Node transport, ACME, session tickets
   'app/': 5, // the composition root
   'index.ts': 6, // the server's public face

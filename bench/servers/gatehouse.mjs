@@ -40,7 +40,7 @@ export const builds = [currentBuild, ...(baselineBuild ? [baselineBuild] : [])];
  * folder without a gatehouse.config.json, so none from the repo is picked up). `config` (an object) is written
  * to a temp file, trimmed to the build's schema for a baseline build. A config Gatehouse rejects makes it exit
  * before the ready line, which start-up reports as 'failed to start' with its message. `scheme` is the one
- * of the ready line (`https` when the config has `tls`).
+ * of the ready line (`https` when the config has `tls`); `runtime` runs it on Bun or Deno.
  */
 export async function startGatehouse({
   build = currentBuild,
@@ -50,6 +50,7 @@ export async function startGatehouse({
   config,
   scheme = 'http',
   cpus,
+  runtime,
 }) {
   const missing = build.missing();
   if (missing) throw new Error(missing);
@@ -64,8 +65,10 @@ export async function startGatehouse({
   const port = await freePort();
   const start = () =>
     startServerProcess({
-      cmd: process.execPath,
+      // `runtime` ({ bin, args, comm }): run by Bun or Deno instead of Node (servers/runtimes.mjs).
+      cmd: runtime?.bin ?? process.execPath,
       args: [
+        ...(runtime?.args ?? []),
         build.bin,
         'serve',
         root,
@@ -80,7 +83,7 @@ export async function startGatehouse({
       cwd,
       env: { NODE_ENV: 'production' },
       readyLine: new RegExp(`listening on ${scheme}://127\\.0\\.0\\.1:(${port})\\b`),
-      expectComm: 'node',
+      expectComm: runtime?.comm ?? 'node',
       ...(cpus === undefined ? {} : { cpus }),
     });
   return tmp ? withCleanup(start, tmp.remove) : start();

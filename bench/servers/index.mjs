@@ -35,6 +35,7 @@ import nginxCache from './nginx-cache.mjs';
 import nginxProxy from './nginx-proxy.mjs';
 import nodeCeiling from './node-ceiling.mjs';
 import { nodeFields304, nodeFieldsCeiling } from './node-fields.mjs';
+import { runtimeServers } from './runtimes.mjs';
 import nodeProxyCeiling from './node-proxy-ceiling.mjs';
 import serveStatic from './serve-static.mjs';
 import sirv from './sirv.mjs';
@@ -72,4 +73,6 @@ export const servers = [
   gatehouseWsRateLimited,
   // Issue 28: each adapter in its framework against the framework's own static module.
   ...adapterServers,
+  // Issue 39: Gatehouse on Bun.serve and Deno.serve against each runtime's same-fields server.
+  ...runtimeServers,
 ];

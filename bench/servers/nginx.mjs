@@ -64,7 +64,7 @@ export async function startNginx(serverBlock) {
 
 export default {
   name: 'nginx',
-  groups: ['static'],
+  groups: ['static', 'runtimes'],
   unavailable: nginxUnavailable,
   start: (dir) =>
     startNginx(

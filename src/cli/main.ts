@@ -11,7 +11,11 @@ import { forTerminal, forTerminalLines } from '../http/terminal.js';
 import {
   createGatehouse,
   createLogger,
+  createNativeServer,
   dropWriteErrors,
+  type NativeRuntime,
+  nativeRefusals,
+  nativeRuntime,
   primaryMetrics,
   WebSocketConfigError,
 } from '../server/index.js';
@@ -322,6 +326,15 @@ async function serve(args: string[]): Promise<number> {
   const secret = slot === undefined ? undefined : takeTicketSecret();
   if (secret !== undefined && options.tls?.sessionTickets !== undefined)
     options.tls = { ...options.tls, sessionTickets: { ...options.tls.sessionTickets, secret } };
+  // On Bun and Deno the runtime's own server, unless the config needs what only node:http does yet.
+  const runtime = slot === undefined ? nativeRuntime() : undefined;
+  if (runtime !== undefined) {
+    const refused = nativeRefusals(options);
+    if (refused.length === 0) return serveNative(runtime, options);
+    process.stderr.write(
+      `gatehouse: note: served through ${runtime === 'bun' ? 'Bun' : 'Deno'}'s node:http emulation, not its own server: ${forTerminal(refused.join('; '))}\n`,
+    );
+  }
   // A cluster worker's log lines carry its slot (1..N); the primary's carry 0.
   const app = createGatehouse(
     options,
@@ -369,6 +382,45 @@ async function serve(args: string[]): Promise<number> {
   });
   process.stdout.write(`listening on ${url}\n`);
   if (httpUrl !== undefined) process.stdout.write(`redirecting ${httpUrl} to HTTPS\n`);
+  return stopped;
+}
+
+/** `gatehouse serve` on Bun.serve or Deno.serve (app/native.ts): listens, then drains on SIGTERM/SIGINT. */
+async function serveNative(
+  runtime: NativeRuntime,
+  options: ReturnType<typeof toServerOptions>,
+): Promise<number> {
+  const app = createNativeServer(runtime, options);
+  let listening: Awaited<ReturnType<typeof app.listen>>;
+  try {
+    listening = await app.listen();
+  } catch (err) {
+    const e = err as { code?: string; name?: string; message: string };
+    const inUse = e.code === 'EADDRINUSE' || e.name === 'AddrInUse';
+    console.error(
+      `gatehouse: ${forTerminal(
+        inUse
+          ? `port ${options.listen.port} on ${options.listen.host} is already in use (EADDRINUSE): choose another with --port N, or --port 0 for a free one`
+          : `cannot listen on ${options.listen.host}:${options.listen.port}: ${e.code ?? e.message}`,
+      )}`,
+    );
+    await app.close();
+    return EXIT_FAILURE;
+  }
+  const stopped = new Promise<number>((resolve) => {
+    const stop = (signal: string) => {
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onInt);
+      app.logger.info(`${signal}: draining`);
+      app.close().then(() => resolve(EXIT_OK));
+    };
+    const onTerm = () => stop('SIGTERM');
+    const onInt = () => stop('SIGINT');
+    process.on('SIGTERM', onTerm);
+    process.on('SIGINT', onInt);
+  });
+  process.stdout.write(`on ${listening.runtime} (${listening.server})\n`);
+  process.stdout.write(`listening on ${listening.url}\n`);
   return stopped;
 }
 

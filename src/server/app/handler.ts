@@ -6,12 +6,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Mounted, MountFacts, PassOn } from '../core/context.js';
-import { createEntry } from '../core/entry.js';
+import { createEntry, type Entry as KernelEntry } from '../core/entry.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { normalMount } from '../core/mount.js';
 import { refuseBadHead } from '../core/request-head.js';
 import { type Entry, nodeEntry, type UpgradeListener } from '../node/entry.js';
-import type { StepContext } from '../node/types.js';
+import type { StepContext, Tunnel } from '../node/types.js';
 import { accessLogger, createLogger, type Logger } from '../ops/log.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Proxy as ReverseProxy } from '../proxy/handler.js';
@@ -49,7 +49,10 @@ export interface Core {
   readonly websocket: WebSocketEndpoints;
   readonly redis: RedisPool;
   readonly metrics: Metrics | undefined;
+  /** The Node transport's entry (node/entry.ts) over the kernel's. */
   readonly entry: Entry;
+  /** The kernel's own entry, for another transport (fetch/entry.ts). */
+  readonly kernel: KernelEntry<IncomingMessage, ServerResponse, Tunnel>;
   /** Every feature the table made, in table order. */
   readonly features: readonly NamedFeature[];
 }
@@ -71,25 +74,24 @@ export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host
   const c = compose(options, kernel, { ...deps, http2Stats: host.http2Stats });
   const { metrics } = c.made;
   const logAccess = accessLogger(logger);
-  const entry = nodeEntry(
-    createEntry({
-      maxUrlBytes: options.limits.maxUrlBytes,
-      gate: c.gate,
-      handlers: c.answers,
-      final: c.final,
-      onError: internalErrorHandler(logger),
-      logAccess:
-        metrics === undefined || logAccess === undefined
-          ? (logAccess ?? metrics?.observe)
-          : (req, res) => {
-              logAccess(req, res);
-              metrics.observe(req, res);
-            },
-      // RFC 9112 §3.2: Host and target validated first; req.url and Host rewritten to the canonical values.
-      checkTarget: refuseBadHead,
-      tunnels: c.tunnels,
-    }),
-  );
+  const pipeline = createEntry<IncomingMessage, ServerResponse, Tunnel>({
+    maxUrlBytes: options.limits.maxUrlBytes,
+    gate: c.gate,
+    handlers: c.answers,
+    final: c.final,
+    onError: internalErrorHandler(logger),
+    logAccess:
+      metrics === undefined || logAccess === undefined
+        ? (logAccess ?? metrics?.observe)
+        : (req, res) => {
+            logAccess(req, res);
+            metrics.observe(req, res);
+          },
+    // RFC 9112 §3.2: Host and target validated first; req.url and Host rewritten to the canonical values.
+    checkTarget: refuseBadHead,
+    tunnels: c.tunnels,
+  });
+  const entry = nodeEntry(pipeline);
   return {
     options,
     logger,
@@ -99,6 +101,7 @@ export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host
     redis,
     metrics,
     entry,
+    kernel: pipeline,
     features: c.features,
   };
 }

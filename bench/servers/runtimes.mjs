@@ -1,0 +1,58 @@
+// Servers of the `runtimes` group (issue 39): Gatehouse served natively by Bun (Bun.serve) and by Deno
+// (Deno.serve), each against its runtime's same-fields ceiling (children/runtime-fields.mjs) and nginx.
+// The runtimes come from npm (devDependencies `bun` and `deno`, node_modules/.bin).
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { startServerProcess } from '../lib/proc.mjs';
+import { currentBuild, startGatehouse } from './gatehouse.mjs';
+import { gatehouseFields } from './node-fields.mjs';
+
+const READY = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
+const binOf = (name) => fileURLToPath(new URL(`../../node_modules/.bin/${name}`, import.meta.url));
+
+/** How to run a script on each runtime, and the process name it shows. */
+export const RUNTIMES = {
+  bun: { bin: binOf('bun'), args: [], comm: 'bun' },
+  deno: { bin: binOf('deno'), args: ['run', '-A'], comm: 'deno' },
+};
+
+const missing = (runtime) => () =>
+  existsSync(RUNTIMES[runtime].bin) ? currentBuild.missing() : `${RUNTIMES[runtime].bin} not found (npm ci)`;
+
+/** `gatehouse serve` run by the runtime itself: Bun.serve / Deno.serve (app/native.ts). */
+const gatehouseOn = (runtime) => ({
+  name: `gatehouse-${runtime}`,
+  groups: ['runtimes'],
+  unavailable: missing(runtime),
+  start: (dir) => startGatehouse({ root: dir, runtime: RUNTIMES[runtime] }),
+});
+
+/** The runtime's own server with Gatehouse's fields: `ceiling` (every request, 1 KB) or `304`. */
+const fieldsOn = (runtime, mode, scenario) => ({
+  name: `${runtime}-fields-${mode === 'ceiling' ? 'ceiling' : '304'}`,
+  groups: ['runtimes'],
+  scenarios: [scenario],
+  reference: mode === 'ceiling' ? true : undefined,
+  unavailable: missing(runtime),
+  async start(dir) {
+    const fields = await gatehouseFields(dir);
+    const r = RUNTIMES[runtime];
+    const script = fileURLToPath(new URL('../children/runtime-fields.mjs', import.meta.url));
+    return startServerProcess({
+      cmd: r.bin,
+      args: [...r.args, script, dir],
+      env: { BENCH_FIELDS: JSON.stringify(fields), BENCH_MODE: mode },
+      readyLine: READY,
+      expectComm: r.comm,
+    });
+  },
+});
+
+export const runtimeServers = [
+  gatehouseOn('bun'),
+  fieldsOn('bun', 'ceiling', 'rt-1k'),
+  fieldsOn('bun', '304', 'rt-304'),
+  gatehouseOn('deno'),
+  fieldsOn('deno', 'ceiling', 'rt-1k'),
+  fieldsOn('deno', '304', 'rt-304'),
+];

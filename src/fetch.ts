@@ -1,0 +1,27 @@
+// gatehouse-http/fetch: the request pipeline as a Fetch-API handler, `fetch(request, info?)` resolving to
+// a Response, for Bun.serve, Deno.serve and `export default { fetch }` hosts. The same config schema
+// (and errors) as the CLI and createServer.
+import { resolve } from 'node:path';
+import { ConfigError, parseConfig, toServerOptions } from './config/load.js';
+import type { GatehouseConfigInput } from './config/schema.js';
+import {
+  createFetchHandler as buildFetchHandler,
+  type FetchHandler,
+  fetchFaceRefusals,
+  type GatehouseDeps,
+} from './server/index.js';
+
+export type { GatehouseConfigInput } from './config/schema.js';
+export type { ConnectionInfo, FetchHandler, GatehouseDeps } from './server/index.js';
+
+/**
+ * Validates `input` (ConfigError, as `gatehouse serve --config` reports it; also for a section this face
+ * cannot serve yet) and builds the pipeline: `fetch(request, info?)`, `ready()`, `close()`.
+ */
+export function createFetchHandler(input: GatehouseConfigInput = {}, deps: GatehouseDeps = {}): FetchHandler {
+  const config = parseConfig(input);
+  const options = { ...toServerOptions(config), root: resolve(config.root) };
+  const refused = fetchFaceRefusals(options);
+  if (refused.length > 0) throw new ConfigError(refused.join('\n'));
+  return buildFetchHandler(options, deps);
+}

@@ -1,0 +1,108 @@
+// The pipeline behind the Fetch-API transport (fetch/entry.ts): the same table of features and the
+// same kernel entry as createHandler, driven by `fetch(request, info)` instead of node:http's events.
+// The features that still belong to the Node transport (the reverse proxy and WebSocket endpoints:
+// undici and upgraded sockets; TLS and the listener's limits, which the host owns) are refused here,
+// by name, rather than answering differently.
+
+import type { MountFacts, TunnelBase } from '../core/context.js';
+import type { Entry } from '../core/entry.js';
+import {
+  type ConnectionInfo,
+  type FetchListener,
+  fetchEntry,
+  type MountedFetchListener,
+  mountedFetchEntry,
+} from '../fetch/entry.js';
+import type { FetchRequest } from '../fetch/request.js';
+import type { FetchSink } from '../fetch/sink.js';
+import type { Logger } from '../ops/log.js';
+import { closeFeatures, drainFeatures, readyFeatures } from './features.js';
+import { buildCore, type GatehouseDeps } from './handler.js';
+import type { ServerOptions } from './options.js';
+
+/** Gatehouse as a `fetch(request)` handler (Bun.serve, Deno.serve, `export default { fetch }`). */
+export interface FetchHandler {
+  /** A Request in, its Response out; `info.remoteAddress` is the peer (rate limits, logs, trustProxy). */
+  fetch(request: Request, info?: ConnectionInfo): Promise<Response>;
+  /**
+   * As mounted in an app: undefined when nothing here claims the request (a path with no file, a method
+   * the files do not answer), for the app's next handler. `mount`: the path the app routed it at, already
+   * stripped from the Request's URL.
+   */
+  handle(request: Request, info?: ConnectionInfo, mount?: MountFacts): Promise<Response | undefined>;
+  /** Resolves once every feature can answer (a rejection: one cannot). */
+  ready(): Promise<void>;
+  /** Stops taking requests (Connection: close), then closes what outlives them. */
+  close(): Promise<void>;
+  readonly options: ServerOptions;
+  readonly logger: Logger;
+}
+
+/** What the fetch face cannot do yet, by config key, with the reason a user reads. */
+export function fetchFaceRefusals(o: ServerOptions): string[] {
+  const out: string[] = [];
+  if (o.proxy.length > 0)
+    out.push(
+      'proxy: the reverse proxy runs on the Node transport only (gatehouse-http/node, gatehouse serve on Node)',
+    );
+  if (o.websocket.length > 0)
+    out.push(
+      'websocket: WebSocket endpoints run on the Node transport only (gatehouse-http/node, gatehouse serve on Node)',
+    );
+  if (o.metrics !== undefined)
+    out.push('metrics: /metrics counts bytes on Node sockets; it runs on the Node transport only');
+  return out;
+}
+
+export function createFetchHandler(options: ServerOptions, deps: GatehouseDeps = {}): FetchHandler {
+  const refused = fetchFaceRefusals(options);
+  if (refused.length > 0) throw new Error(refused.join('; '));
+  const core = buildCore(options, deps);
+  // The features on this face read and write only the exchange (core/exchange.ts), which FetchRequest
+  // and FetchSink implement; the Node-typed ones are refused above.
+  const kernel = core.kernel as unknown as Entry<FetchRequest, FetchSink, TunnelBase>;
+  const listener: FetchListener = fetchEntry(kernel);
+  const mounted: MountedFetchListener = mountedFetchEntry(kernel);
+  const opened = readyFeatures(core.features);
+  let open = false;
+  let failed: unknown;
+  opened.then(
+    () => {
+      open = true;
+    },
+    (err: unknown) => {
+      failed = err;
+      core.logger.error({ err }, 'a feature could not start');
+    },
+  );
+  return {
+    fetch: (request, info) => {
+      if (open) return listener(request, info);
+      return opened.then(
+        () => listener(request, info),
+        () => listener(request, info),
+      );
+    },
+    handle: (request, info, mount) => {
+      if (open) return mounted(request, info, mount);
+      return opened.then(
+        () => mounted(request, info, mount),
+        () => mounted(request, info, mount),
+      );
+    },
+    ready: async () => {
+      await opened;
+      if (failed !== undefined) throw failed;
+    },
+    async close() {
+      core.kernel.setClosing();
+      await closeFeatures(
+        drainFeatures(core.features),
+        core,
+        performance.now() + options.limits.shutdownTimeoutMs,
+      );
+    },
+    options,
+    logger: core.logger,
+  };
+}

@@ -1,0 +1,63 @@
+// The Fetch-API transport: a host that calls `fetch(request, info)` and awaits a Response (Bun.serve,
+// Deno.serve, workers) drives the kernel's entry through it, as node/entry.ts drives it from node:http's
+// 'request' event. One FetchRequest and one FetchSink per request; no Upgrade here (a host's WebSocket
+// API is its own transport).
+
+import type { MountFacts, TunnelBase } from '../core/context.js';
+import type { Entry } from '../core/entry.js';
+import { type ConnectionInfo, FetchRequest } from './request.js';
+import { FetchSink } from './sink.js';
+
+export type { ConnectionInfo } from './request.js';
+export { FetchRequest } from './request.js';
+export { FetchSink } from './sink.js';
+
+/** The host's handler: a Request in, its Response out (rejects only when the response was dropped). */
+export type FetchListener = (request: Request, info?: ConnectionInfo) => Promise<Response>;
+
+/**
+ * A mounted face's handler (an app's middleware, Hono's): undefined when nothing here answers the request,
+ * so the app's next handler does. `mount`: where the app routes it, already stripped from the Request's URL.
+ */
+export type MountedFetchListener = (
+  request: Request,
+  info?: ConnectionInfo,
+  mount?: MountFacts,
+) => Promise<Response | undefined>;
+
+export function fetchEntry(entry: Entry<FetchRequest, FetchSink, TunnelBase>): FetchListener {
+  return (request, info) => {
+    const req = new FetchRequest(request, info);
+    // RFC 9110 §9.3.2: HEAD gets the fields of GET and no content.
+    const res = new FetchSink(req.method === 'HEAD');
+    entry.request(req, res);
+    return res.response as Promise<Response>;
+  };
+}
+
+export function mountedFetchEntry(entry: Entry<FetchRequest, FetchSink, TunnelBase>): MountedFetchListener {
+  return (request, info, mount) => {
+    const req = new FetchRequest(request, info);
+    const res = new FetchSink(req.method === 'HEAD');
+    entry.request(req, res, { passOn: (err) => res.passOn(err), mount });
+    return mount === undefined ? res.response : res.response.then((r) => r && atMount(r, mount.path));
+  };
+}
+
+/**
+ * A path-only Location (RFC 9110 §10.2.2) names a path below the mount: the app's router stripped the
+ * mount from the URL, so it goes back on (adapters/shared.ts answerAtMount does this on Node).
+ */
+function atMount(r: Response, mountPath: string): Response {
+  const location = r.headers.get('location');
+  if (
+    location === null ||
+    !location.startsWith('/') ||
+    location.startsWith('//') ||
+    location.startsWith('/\\')
+  )
+    return r;
+  // Never a protocol-relative result, whatever the app's router took as its mount.
+  r.headers.set('location', mountPath.replace(/^[/\\]+/, '/') + location);
+  return r;
+}

@@ -1,0 +1,117 @@
+// A Fetch-standard Request as the kernel reads a request (core/exchange.ts): the transport of
+// Bun.serve, Deno.serve, workers and any `fetch(request)` host. Built once per request, with what the
+// kernel reads ready (method, origin-form target, fields by lowercase name); the body is read only
+// when a step listens for it (the routes' JSON bodies).
+import type { ContentRequest, ExchangeSocket, FieldValue } from '../core/exchange.js';
+
+/** What the host tells of the connection besides the Request (Deno's ServeHandlerInfo, Bun's requestIP). */
+export interface ConnectionInfo {
+  /** The peer's address. */
+  readonly remoteAddress?: string | undefined;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: one list holds the 'data', 'end' and 'error' listeners
+type Listener = (arg?: any) => void;
+
+/** The target in origin-form (RFC 9112 §3.2.1) from an absolute URL: its path and query. */
+export function originForm(url: string): string {
+  const scheme = url.indexOf('://');
+  const slash = scheme < 0 ? -1 : url.indexOf('/', scheme + 3);
+  if (slash < 0) {
+    const q = url.indexOf('?', scheme + 3);
+    return q < 0 ? '/' : `/${url.slice(q)}`;
+  }
+  const hash = url.indexOf('#', slash);
+  return hash < 0 ? url.slice(slash) : url.slice(slash, hash);
+}
+
+/** The authority of an absolute URL (RFC 9110 §4.2.1), for a Request whose fields have no Host. */
+function authorityOf(url: string): string {
+  const start = url.indexOf('://') + 3;
+  let end = start;
+  while (end < url.length) {
+    const c = url.charCodeAt(end);
+    if (c === 47 || c === 63 || c === 35) break; // '/', '?', '#'
+    end++;
+  }
+  return url.slice(start, end);
+}
+
+export class FetchRequest implements ContentRequest {
+  method: string;
+  url: string;
+  readonly headers: Record<string, FieldValue> = {};
+  readonly rawHeaders: string[] = [];
+  readonly httpVersionMajor = 1;
+  readonly httpVersionMinor = 1;
+  readonly socket: ExchangeSocket;
+  complete: boolean;
+  #listeners: Map<string, Listener[]> | undefined;
+  #reading = false;
+
+  constructor(
+    readonly request: Request,
+    info?: ConnectionInfo,
+  ) {
+    this.method = request.method;
+    const url = request.url;
+    this.url = originForm(url);
+    // Headers iterates names in lowercase, with repeated lines joined (RFC 9110 §5.3).
+    request.headers.forEach((value, name) => {
+      this.headers[name] = value;
+      this.rawHeaders.push(name, value);
+    });
+    if (this.headers.host === undefined) {
+      // HTTP/2 and HTTP/3 carry the authority in :authority (RFC 9113 §8.3.1): the URL has it.
+      const host = authorityOf(url);
+      this.headers.host = host;
+      this.rawHeaders.push('host', host);
+    }
+    this.socket = { remoteAddress: info?.remoteAddress, encrypted: url.startsWith('https:') };
+    this.complete = request.body === null;
+  }
+
+  on(event: string, listener: Listener): this {
+    const all = (this.#listeners ??= new Map());
+    const list = all.get(event);
+    if (list === undefined) all.set(event, [listener]);
+    else list.push(listener);
+    if (event === 'data' || event === 'end') this.#read();
+    return this;
+  }
+
+  off(event: string, listener: Listener): this {
+    const list = this.#listeners?.get(event);
+    const i = list?.indexOf(listener) ?? -1;
+    if (i >= 0) list!.splice(i, 1);
+    return this;
+  }
+
+  #emit(event: string, arg?: unknown): void {
+    const list = this.#listeners?.get(event);
+    if (list !== undefined) for (const l of [...list]) l(arg);
+  }
+
+  /** Reads the body once someone listens: 'data' per chunk, then 'end' (or 'error', then 'close'). */
+  #read(): void {
+    if (this.#reading) return;
+    this.#reading = true;
+    const body = this.request.body;
+    queueMicrotask(async () => {
+      if (body === null) {
+        this.#emit('end');
+        this.#emit('close');
+        return;
+      }
+      try {
+        const reader = body.getReader();
+        for (let r = await reader.read(); !r.done; r = await reader.read()) this.#emit('data', r.value);
+        this.complete = true;
+        this.#emit('end');
+      } catch (err) {
+        this.#emit('error', err);
+      }
+      this.#emit('close');
+    });
+  }
+}

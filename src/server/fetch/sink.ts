@@ -1,0 +1,231 @@
+// The response sink (core/exchange.ts) over a Fetch-standard Response: status and fields are kept
+// until the body starts; end(body) makes a Response with the whole body, write() one whose body is a
+// ReadableStream fed with backpressure (false until the reader pulls again, then 'drain'). The
+// Response goes to whoever awaits `response` (the host's fetch handler).
+import type {
+  EarlyHintFields,
+  HeadFieldValue,
+  OutFieldValue,
+  ResponseSink,
+  SinkEvent,
+} from '../core/exchange.js';
+
+type Listener = () => void;
+
+/** RFC 9110 §15.3.5, §15.3.6, §15.4.5: a response with one of these statuses has no content. */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/** Chunks a stream body holds before write() says wait (about what Node's socket buffer takes). */
+const HIGH_WATER_BYTES = 64 * 1024;
+
+const encoder = new TextEncoder();
+
+let dateSecond = -1;
+let dateValue = '';
+/** The Date field (RFC 9110 §6.6.1: an origin server with a clock sends it), made once a second. */
+function httpDate(): string {
+  const s = Math.floor(Date.now() / 1000);
+  if (s !== dateSecond) {
+    dateSecond = s;
+    dateValue = new Date(s * 1000).toUTCString();
+  }
+  return dateValue;
+}
+
+/** One field as set: its name as given (for the Response), its value. */
+interface Field {
+  readonly name: string;
+  readonly value: OutFieldValue;
+}
+
+export class FetchSink implements ResponseSink {
+  statusCode = 200;
+  headersSent = false;
+  writableEnded = false;
+  writableFinished = false;
+  destroyed = false;
+  /** Bytes of content handed to the Response (the access log's `bytes`). */
+  bytesSent = 0;
+  /**
+   * Resolves with the Response once the head is decided (end(), or the first write()); with undefined
+   * when the request was passed on (passOn: a mounted face's app answers it).
+   */
+  readonly response: Promise<Response | undefined>;
+  #resolve!: (r: Response | undefined) => void;
+  #reject!: (err: unknown) => void;
+  readonly #fields = new Map<string, Field>();
+  #listeners: Map<SinkEvent, Listener[]> | undefined;
+  #stream: ReadableStreamDefaultController<Uint8Array> | undefined;
+  #waiting = false;
+
+  /** `head`: the request was HEAD, so no content goes out (RFC 9110 §9.3.2), though its fields do. */
+  constructor(private readonly head = false) {
+    this.response = new Promise<Response | undefined>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+  }
+
+  /** Nothing here answers: the app that mounted the face does (undefined), or its error handler (err). */
+  passOn(err?: unknown): void {
+    if (err === undefined) this.#resolve(undefined);
+    else this.#reject(err);
+  }
+
+  setHeader(name: string, value: OutFieldValue): this {
+    this.#fields.set(name.toLowerCase(), { name, value });
+    return this;
+  }
+
+  getHeader(name: string): number | string | string[] | undefined {
+    const v = this.#fields.get(name.toLowerCase())?.value;
+    return Array.isArray(v) ? [...v] : (v as number | string | undefined);
+  }
+
+  getHeaderNames(): string[] {
+    return [...this.#fields.keys()];
+  }
+
+  hasHeader(name: string): boolean {
+    return this.#fields.has(name.toLowerCase());
+  }
+
+  removeHeader(name: string): void {
+    this.#fields.delete(name.toLowerCase());
+  }
+
+  writeHead(status: number, fields?: Record<string, HeadFieldValue | undefined> | HeadFieldValue[]): this {
+    this.statusCode = status;
+    if (Array.isArray(fields)) {
+      for (let i = 0; i + 1 < fields.length; i += 2) this.setHeader(String(fields[i]), fields[i + 1]!);
+    } else if (fields !== undefined) {
+      for (const name of Object.keys(fields)) {
+        const v = fields[name];
+        if (v !== undefined) this.setHeader(name, v);
+      }
+    }
+    this.headersSent = true;
+    return this;
+  }
+
+  /** No 103 through a Response: the Fetch API has no interim responses. */
+  writeEarlyHints?: (hints: EarlyHintFields) => unknown = undefined;
+
+  write(chunk: string | Uint8Array): boolean {
+    if (this.destroyed || this.writableEnded) return false;
+    const bytes = typeof chunk === 'string' ? encoder.encode(chunk) : chunk;
+    if (this.#stream === undefined) this.#begin();
+    if (this.head || bytes.byteLength === 0) return true;
+    this.bytesSent += bytes.byteLength;
+    this.#stream!.enqueue(bytes);
+    if ((this.#stream!.desiredSize ?? 0) > 0) return true;
+    this.#waiting = true;
+    return false;
+  }
+
+  end(body?: string | Uint8Array): this {
+    if (this.writableEnded || this.destroyed) return this;
+    if (this.#stream !== undefined) {
+      if (body !== undefined) this.write(body);
+      this.writableEnded = true;
+      if (!this.head) this.#stream.close();
+      this.#finish();
+      return this;
+    }
+    this.writableEnded = true;
+    this.headersSent = true;
+    const bytes = body === undefined || this.head || NULL_BODY.has(this.statusCode) ? null : body;
+    if (typeof bytes === 'string') this.bytesSent = encoder.encode(bytes).byteLength;
+    else if (bytes !== null) this.bytesSent = bytes.byteLength;
+    this.#resolve(
+      new Response(bytes as BodyInit | null, { status: this.statusCode, headers: this.#headers() }),
+    );
+    this.#finish();
+    return this;
+  }
+
+  destroy(error?: Error): this {
+    if (this.destroyed) return this;
+    this.destroyed = true;
+    if (this.#stream !== undefined) {
+      if (!this.writableEnded) this.#stream.error(error ?? new Error('the response was dropped'));
+    } else {
+      this.#reject(error ?? new Error('the response was dropped before its head'));
+    }
+    this.#emit('close');
+    return this;
+  }
+
+  on(event: SinkEvent, listener: Listener): this {
+    const all = (this.#listeners ??= new Map());
+    const list = all.get(event);
+    if (list === undefined) all.set(event, [listener]);
+    else list.push(listener);
+    return this;
+  }
+
+  once(event: SinkEvent, listener: Listener): this {
+    const once = () => {
+      this.off(event, once);
+      listener();
+    };
+    return this.on(event, once);
+  }
+
+  off(event: SinkEvent, listener: Listener): this {
+    const list = this.#listeners?.get(event);
+    const i = list?.indexOf(listener) ?? -1;
+    if (i >= 0) list!.splice(i, 1);
+    return this;
+  }
+
+  #emit(event: SinkEvent): void {
+    const list = this.#listeners?.get(event);
+    if (list !== undefined) for (const l of [...list]) l();
+  }
+
+  /** The head is decided: a Response whose body is the stream write() feeds. */
+  #begin(): void {
+    this.headersSent = true;
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.#stream = controller;
+        },
+        pull: () => {
+          if (!this.#waiting) return;
+          this.#waiting = false;
+          this.#emit('drain');
+        },
+        cancel: () => {
+          // The client went away (RFC 9110 §9.5-style abort of the exchange): nothing more to write.
+          if (this.destroyed) return;
+          this.destroyed = true;
+          this.#emit('close');
+        },
+      },
+      { highWaterMark: HIGH_WATER_BYTES, size: (chunk) => chunk.byteLength },
+    );
+    const body = this.head || NULL_BODY.has(this.statusCode) ? null : stream;
+    this.#resolve(new Response(body, { status: this.statusCode, headers: this.#headers() }));
+  }
+
+  #finish(): void {
+    queueMicrotask(() => {
+      this.writableFinished = true;
+      this.#emit('finish');
+      this.#emit('close');
+    });
+  }
+
+  #headers(): Headers {
+    const h = new Headers();
+    // Some hosts add Date themselves and some not for every response (Bun's HEAD): always here.
+    if (!this.#fields.has('date')) h.set('Date', httpDate());
+    for (const { name, value } of this.#fields.values()) {
+      if (Array.isArray(value)) for (const v of value) h.append(name, String(v));
+      else h.set(name, String(value));
+    }
+    return h;
+  }
+}

@@ -1,0 +1,76 @@
+// Bun and Deno for the tests, from npm (devDependencies `bun` and `deno`: node_modules/.bin), and a
+// child process that prints the `listening on URL` line `gatehouse serve` prints.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export type RuntimeName = 'node' | 'bun' | 'deno';
+
+const binOf = (name: string) => fileURLToPath(new URL(`../../node_modules/.bin/${name}`, import.meta.url));
+
+/** The command that runs a script on each runtime (Deno with every permission: files, net, env). */
+export const RUNTIMES: Record<RuntimeName, { readonly cmd: string; readonly args: readonly string[] }> = {
+  node: { cmd: process.execPath, args: [] },
+  bun: { cmd: binOf('bun'), args: [] },
+  deno: { cmd: binOf('deno'), args: ['run', '-A'] },
+};
+
+/** Fails loudly when a runtime is missing: `npm ci` installs both (a skipped runtime would hide a bug). */
+export function requireRuntime(name: RuntimeName): void {
+  if (!existsSync(RUNTIMES[name].cmd))
+    throw new Error(`${RUNTIMES[name].cmd} is missing: npm ci installs the ${name} devDependency`);
+}
+
+export const FIXTURES = fileURLToPath(new URL('../fixtures/runtimes/', import.meta.url));
+export const GATEHOUSE_BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
+
+export interface Listening {
+  /** `http://127.0.0.1:PORT` from the `listening on` line. */
+  readonly url: string;
+  /** What the process printed to stdout before and with that line. */
+  readonly stdout: string;
+  /** What it printed to stderr so far. */
+  stderr(): string;
+  /** SIGTERM, then the exit code (null: killed by a signal). */
+  close(): Promise<number | null>;
+}
+
+/** Runs `script args...` on `runtime` and resolves once it prints `listening on URL`. */
+export function runListening(
+  runtime: RuntimeName,
+  script: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<Listening> {
+  requireRuntime(runtime);
+  const r = RUNTIMES[runtime];
+  const child = spawn(r.cmd, [...r.args, script, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', ...env },
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  let stdout = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => {
+    stderr += c;
+  });
+  return new Promise<Listening>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const m = /^listening on (http:\/\/\S+)$/m.exec(stdout);
+      if (m === null) return;
+      resolve({
+        url: m[1]!,
+        stdout,
+        stderr: () => stderr,
+        close: () => {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          return exited;
+        },
+      });
+    });
+    exited.then((code) =>
+      reject(new Error(`${runtime} ${script} exited (${code}) before listening: ${stderr}`)),
+    );
+  });
+}

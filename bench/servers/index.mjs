@@ -35,8 +35,8 @@ import nginxCache from './nginx-cache.mjs';
 import nginxProxy from './nginx-proxy.mjs';
 import nodeCeiling from './node-ceiling.mjs';
 import { nodeFields304, nodeFieldsCeiling } from './node-fields.mjs';
-import { runtimeServers } from './runtimes.mjs';
 import nodeProxyCeiling from './node-proxy-ceiling.mjs';
+import { runtimeServers } from './runtimes.mjs';
 import serveStatic from './serve-static.mjs';
 import sirv from './sirv.mjs';
 

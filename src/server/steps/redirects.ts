@@ -13,7 +13,6 @@ import {
 } from '../../http/redirect.js';
 import { queryOf } from '../../http/request-path.js';
 import { pathOf, type Step } from '../core/context.js';
-import { ERRORS, sendError } from '../core/errors.js';
 import type { ResponseSink } from '../core/exchange.js';
 import type { Feature } from '../core/feature.js';
 import { writeHeadMerged } from '../core/vary.js';

@@ -20,6 +20,21 @@ const HIGH_WATER_BYTES = 64 * 1024;
 
 const encoder = new TextEncoder();
 
+/** The fields writeHead takes. */
+type HeadFields = Record<string, HeadFieldValue | undefined> | HeadFieldValue[];
+
+/** Calls `each` with every field of writeHead's fields, in order. */
+function forEachField(head: HeadFields, each: (name: string, value: HeadFieldValue) => void): void {
+  if (Array.isArray(head)) {
+    for (let i = 0; i + 1 < head.length; i += 2) each(String(head[i]), head[i + 1]!);
+    return;
+  }
+  for (const name in head) {
+    const v = head[name];
+    if (v !== undefined) each(name, v);
+  }
+}
+
 let dateSecond = -1;
 let dateValue = '';
 /** The Date field (RFC 9110 §6.6.1: an origin server with a clock sends it), made once a second. */
@@ -54,6 +69,8 @@ export class FetchSink implements ResponseSink {
   #resolve!: (r: Response | undefined) => void;
   #reject!: (err: unknown) => void;
   readonly #fields = new Map<string, Field>();
+  /** writeHead's fields (an object or a flat [name, value, ...] list), kept as given. */
+  #head: HeadFields | undefined;
   #listeners: Map<SinkEvent, Listener[]> | undefined;
   #stream: ReadableStreamDefaultController<Uint8Array> | undefined;
   #waiting = false;
@@ -78,34 +95,52 @@ export class FetchSink implements ResponseSink {
   }
 
   getHeader(name: string): number | string | string[] | undefined {
-    const v = this.#fields.get(name.toLowerCase())?.value;
+    const lower = name.toLowerCase();
+    let found: HeadFieldValue | undefined;
+    if (this.#head !== undefined)
+      forEachField(this.#head, (n, v) => {
+        if (n.toLowerCase() === lower) found = v;
+      });
+    if (found !== undefined) return found;
+    const v = this.#fields.get(lower)?.value;
     return Array.isArray(v) ? [...v] : (v as number | string | undefined);
   }
 
   getHeaderNames(): string[] {
-    return [...this.#fields.keys()];
+    const names = new Set(this.#fields.keys());
+    if (this.#head !== undefined) forEachField(this.#head, (n) => names.add(n.toLowerCase()));
+    return [...names];
   }
 
   hasHeader(name: string): boolean {
-    return this.#fields.has(name.toLowerCase());
+    return this.getHeader(name) !== undefined;
   }
 
   removeHeader(name: string): void {
+    this.#spill();
     this.#fields.delete(name.toLowerCase());
   }
 
-  writeHead(status: number, fields?: Record<string, HeadFieldValue | undefined> | HeadFieldValue[]): this {
+  writeHead(status: number, fields?: HeadFields): this {
     this.statusCode = status;
-    if (Array.isArray(fields)) {
-      for (let i = 0; i + 1 < fields.length; i += 2) this.setHeader(String(fields[i]), fields[i + 1]!);
-    } else if (fields !== undefined) {
-      for (const name of Object.keys(fields)) {
-        const v = fields[name];
-        if (v !== undefined) this.setHeader(name, v);
+    if (fields !== undefined) {
+      // The handler's fields are kept as given and read once, when the Response is made.
+      if (this.#head === undefined) this.#head = fields;
+      else {
+        this.#spill();
+        forEachField(fields, (n, v) => this.setHeader(n, v));
       }
     }
     this.headersSent = true;
     return this;
+  }
+
+  /** Moves kept writeHead fields into the fields by name, for a change that needs them so. */
+  #spill(): void {
+    const head = this.#head;
+    if (head === undefined) return;
+    this.#head = undefined;
+    forEachField(head, (n, v) => this.setHeader(n, v));
   }
 
   /** No 103 through a Response: the Fetch API has no interim responses. */
@@ -218,14 +253,39 @@ export class FetchSink implements ResponseSink {
     });
   }
 
-  #headers(): Headers {
-    const h = new Headers();
-    // Some hosts add Date themselves and some not for every response (Bun's HEAD): always here.
-    if (!this.#fields.has('date')) h.set('Date', httpDate());
-    for (const { name, value } of this.#fields.values()) {
-      if (Array.isArray(value)) for (const v of value) h.append(name, String(v));
-      else h.set(name, String(value));
+  /**
+   * The Response's fields: those set one by one, unless writeHead's fields name them too (its values
+   * win, as on Node), then those. An object (the cheapest init for the hosts), or name/value pairs when
+   * a name repeats (a list value, e.g. Set-Cookie).
+   */
+  #headers(): Record<string, string> | [string, string][] {
+    const head = this.#head;
+    let pairs: [string, string][] | undefined;
+    const out: Record<string, string> = {};
+    let dated = false;
+    const add = (name: string, value: HeadFieldValue | OutFieldValue): void => {
+      if (Array.isArray(value)) {
+        pairs ??= Object.entries(out);
+        for (const v of value) pairs.push([name, String(v)]);
+      } else if (pairs !== undefined) pairs.push([name, String(value)]);
+      else out[name] = String(value);
+    };
+    if (this.#fields.size > 0) {
+      const listed = new Set<string>();
+      if (head !== undefined) forEachField(head, (n) => listed.add(n.toLowerCase()));
+      for (const [lower, { name, value }] of this.#fields) {
+        if (listed.has(lower)) continue;
+        if (lower === 'date') dated = true;
+        add(name, value);
+      }
     }
-    return h;
+    if (head !== undefined)
+      forEachField(head, (name, value) => {
+        if (name.length === 4 && name.toLowerCase() === 'date') dated = true;
+        add(name, value);
+      });
+    // Some hosts add Date themselves and some not for every response (Bun's HEAD): always here.
+    if (!dated) add('Date', httpDate());
+    return pairs ?? out;
   }
 }

@@ -1,0 +1,115 @@
+// FetchSink (server/fetch/sink.ts), table-style: the fields of the Response it makes, as Node's
+// ServerResponse would send them (writeHead's values win over setHeader's; a list repeats the name;
+// Date always; no content for HEAD and the null-body statuses, RFC 9110 §6.4.1).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { FetchSink } from '../../../src/server/fetch/sink.js';
+
+type Step = (s: FetchSink) => void;
+
+const cases: [string, Step[], boolean, Record<string, string | null>, string | null][] = [
+  [
+    'writeHead with a flat list',
+    [(s) => s.writeHead(200, ['Content-Type', 'text/plain', 'ETag', '"a"']), (s) => s.end('hi')],
+    false,
+    { 'content-type': 'text/plain', etag: '"a"' },
+    'hi',
+  ],
+  [
+    'writeHead with an object',
+    [(s) => s.writeHead(201, { 'Content-Type': 'text/plain', Skipped: undefined }), (s) => s.end('x')],
+    false,
+    { 'content-type': 'text/plain', skipped: null },
+    'x',
+  ],
+  [
+    'setHeader, then writeHead naming the same field: writeHead wins',
+    [
+      (s) => s.setHeader('cache-control', 'no-store'),
+      (s) => s.setHeader('X-Kept', '1'),
+      (s) => s.writeHead(200, ['Cache-Control', 'max-age=60']),
+      (s) => s.end(),
+    ],
+    false,
+    { 'cache-control': 'max-age=60', 'x-kept': '1' },
+    '',
+  ],
+  [
+    'a list value repeats the field (Set-Cookie)',
+    [(s) => s.setHeader('Set-Cookie', ['a=1', 'b=2']), (s) => s.end('')],
+    false,
+    { 'set-cookie': 'a=1, b=2' },
+    '',
+  ],
+  [
+    'a Date of our own is kept, not doubled',
+    [(s) => s.writeHead(200, { Date: 'Sun, 06 Nov 1994 08:49:37 GMT' }), (s) => s.end()],
+    false,
+    { date: 'Sun, 06 Nov 1994 08:49:37 GMT' },
+    '',
+  ],
+  [
+    'HEAD: the fields, no content',
+    [(s) => s.writeHead(200, ['Content-Length', '2']), (s) => s.end('hi')],
+    true,
+    { 'content-length': '2' },
+    '',
+  ],
+  [
+    '304: no content whatever end() is given',
+    [(s) => s.writeHead(304, ['ETag', '"a"']), (s) => s.end('x')],
+    false,
+    { etag: '"a"' },
+    '',
+  ],
+  [
+    'removeHeader after writeHead kept its list',
+    [(s) => s.writeHead(200, ['A', '1', 'B', '2']), (s) => s.removeHeader('a'), (s) => s.end()],
+    false,
+    { a: null, b: '2' },
+    '',
+  ],
+];
+
+describe('FetchSink: the Response it makes', () => {
+  for (const [name, steps, head, fields, body] of cases) {
+    it(name, async () => {
+      const s = new FetchSink(head);
+      for (const step of steps) step(s);
+      const r = (await s.response)!;
+      for (const [k, v] of Object.entries(fields)) assert.equal(r.headers.get(k), v, k);
+      assert.ok(r.headers.get('date'), 'Date (RFC 9110 §6.6.1)');
+      assert.equal(r.body === null ? '' : await r.text(), body);
+    });
+  }
+
+  it('getHeader and hasHeader see writeHead fields', () => {
+    const s = new FetchSink();
+    s.setHeader('X-A', '1');
+    s.writeHead(200, ['Content-Type', 'text/html']);
+    assert.equal(s.getHeader('content-type'), 'text/html');
+    assert.equal(s.hasHeader('x-a'), true);
+    assert.deepEqual(s.getHeaderNames().sort(), ['content-type', 'x-a']);
+  });
+
+  it('a stream body: write() says wait at the high-water mark; the reader pulling drains it', async () => {
+    const s = new FetchSink();
+    s.writeHead(200, ['Content-Type', 'application/octet-stream']);
+    let drained = 0;
+    s.on('drain', () => drained++);
+    const chunk = new Uint8Array(16 * 1024);
+    const answers: boolean[] = [];
+    for (let i = 0; i < 6; i++) answers.push(s.write(chunk));
+    assert.ok(answers.includes(false), 'backpressure reached');
+    const r = (await s.response)!;
+    const reader = r.body!.getReader();
+    let total = 0;
+    // Below the high-water mark again (96 KiB queued, 64 KiB mark): the stream pulls, the sink drains.
+    for (let i = 0; i < 3; i++) total += (await reader.read()).value!.byteLength;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(drained, 1);
+    s.end();
+    for (let c = await reader.read(); !c.done; c = await reader.read()) total += c.value.byteLength;
+    assert.equal(total, 6 * 16 * 1024);
+  });
+});

@@ -15,7 +15,10 @@ for (const runtime of ['bun', 'deno'] as const) {
     let s: Listening;
     before(async () => {
       site = makeSite({ 'a.txt': 'aaa', 'big.bin': BIG });
-      const config = { limits: { rateLimit: { requestsPerSec: 1, burst: 3 } } };
+      const config = {
+        limits: { rateLimit: { requestsPerSec: 1, burst: 3 } },
+        metrics: { path: '/metrics', allow: ['loopback'] },
+      };
       s = await runListening(runtime, join(FIXTURES, 'fetch-host.mjs'), [site], {
         CONFIG: JSON.stringify(config),
       });
@@ -33,6 +36,12 @@ for (const runtime of ['bun', 'deno'] as const) {
       assert.equal(m.status, 206);
       assert.match(m.headers['content-type'] ?? '', /^multipart\/byteranges/);
       assert.equal(m.body.length, Number(m.headers['content-length']));
+    });
+
+    it('/metrics counts the answers, read from loopback', async () => {
+      const m = await get(s.url, '/metrics');
+      assert.equal(m.status, 200);
+      assert.match(m.body.toString(), /^gatehouse_requests_total\{class="2xx",kind="static"\} \d+$/m);
     });
 
     it("the rate limit counts the peer's address: the 4th request in a burst of 3 -> 429", async () => {

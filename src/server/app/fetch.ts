@@ -49,8 +49,6 @@ export function fetchFaceRefusals(o: ServerOptions): string[] {
     out.push(
       'websocket: WebSocket endpoints run on the Node transport only (gatehouse-http/node, gatehouse serve on Node)',
     );
-  if (o.metrics !== undefined)
-    out.push('metrics: /metrics counts bytes on Node sockets; it runs on the Node transport only');
   return out;
 }
 

@@ -122,6 +122,35 @@ describe('createFetchHandler: the policy steps and the client address', () => {
   });
 });
 
+describe('createFetchHandler: /metrics', () => {
+  it('counts answers by kind and class, and the content bytes; only allowed addresses read it', async () => {
+    const site = makeSite({ 'a.txt': 'twelve bytes' });
+    const h = createFetchHandler({
+      root: site,
+      log: { level: 'error' },
+      metrics: { path: '/metrics', allow: ['loopback'] },
+    });
+    try {
+      const local = { remoteAddress: '127.0.0.1' };
+      for (let i = 0; i < 3; i++) await (await h.fetch(new Request('http://site.test/a.txt'), local)).text();
+      await (await h.fetch(new Request('http://site.test/nope'), local)).text();
+      const m = await h.fetch(new Request('http://site.test/metrics'), local);
+      assert.equal(m.status, 200);
+      const text = await m.text();
+      assert.match(text, /^gatehouse_requests_total\{class="2xx",kind="static"\} 3$/m);
+      assert.match(text, /^gatehouse_requests_total\{class="4xx",kind="static"\} 1$/m);
+      // The host writes the head: on this face the bytes are the content's (3 x 12, and the 404's body).
+      const bytes = Number(/^gatehouse_response_bytes_total\{kind="static"\} (\d+)$/m.exec(text)?.[1]);
+      assert.ok(bytes > 36 && bytes < 36 + 400, `bytes ${bytes}`);
+      const other = await h.fetch(new Request('http://site.test/metrics'), { remoteAddress: '203.0.113.9' });
+      assert.equal(other.status, 403);
+    } finally {
+      await h.close();
+      removeSite(site);
+    }
+  });
+});
+
 describe('createFetchHandler: what this face cannot serve is a config error that names it', () => {
   const cases: [string, GatehouseConfigInput, string][] = [
     ['a proxy route', { proxy: [{ prefix: '/api', upstream: 'http://127.0.0.1:9' }] }, 'proxy'],

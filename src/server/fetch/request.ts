@@ -2,6 +2,7 @@
 // Bun.serve, Deno.serve, workers and any `fetch(request)` host. Built once per request, with what the
 // kernel reads ready (method, origin-form target, fields by lowercase name); the body is read only
 // when a step listens for it (the routes' JSON bodies).
+import { EventEmitter } from 'node:events';
 import type { ContentRequest, ExchangeSocket, FieldValue } from '../core/exchange.js';
 
 /** What the host tells of the connection besides the Request (Deno's ServeHandlerInfo, Bun's requestIP). */
@@ -9,9 +10,6 @@ export interface ConnectionInfo {
   /** The peer's address. */
   readonly remoteAddress?: string | undefined;
 }
-
-// biome-ignore lint/suspicious/noExplicitAny: one list holds the 'data', 'end' and 'error' listeners
-type Listener = (arg?: any) => void;
 
 /** The target in origin-form (RFC 9112 §3.2.1) from an absolute URL: its path and query. */
 export function originForm(url: string): string {
@@ -37,7 +35,7 @@ function authorityOf(url: string): string {
   return url.slice(start, end);
 }
 
-export class FetchRequest implements ContentRequest {
+export class FetchRequest extends EventEmitter implements ContentRequest {
   method: string;
   url: string;
   readonly headers: Record<string, FieldValue> = {};
@@ -46,13 +44,13 @@ export class FetchRequest implements ContentRequest {
   readonly httpVersionMinor = 1;
   readonly socket: ExchangeSocket;
   complete: boolean;
-  #listeners: Map<string, Listener[]> | undefined;
   #reading = false;
 
   constructor(
     readonly request: Request,
     info?: ConnectionInfo,
   ) {
+    super();
     this.method = request.method;
     const url = request.url;
     this.url = originForm(url);
@@ -71,25 +69,12 @@ export class FetchRequest implements ContentRequest {
     this.complete = request.body === null;
   }
 
-  on(event: string, listener: Listener): this {
-    const all = (this.#listeners ??= new Map());
-    const list = all.get(event);
-    if (list === undefined) all.set(event, [listener]);
-    else list.push(listener);
+  /** Listening for the body starts reading it (the 'data' and 'end' events). */
+  // biome-ignore lint/suspicious/noExplicitAny: EventEmitter's listener type
+  override on(event: string | symbol, listener: (...args: any[]) => void): this {
+    super.on(event, listener);
     if (event === 'data' || event === 'end') this.#read();
     return this;
-  }
-
-  off(event: string, listener: Listener): this {
-    const list = this.#listeners?.get(event);
-    const i = list?.indexOf(listener) ?? -1;
-    if (i >= 0) list!.splice(i, 1);
-    return this;
-  }
-
-  #emit(event: string, arg?: unknown): void {
-    const list = this.#listeners?.get(event);
-    if (list !== undefined) for (const l of [...list]) l(arg);
   }
 
   /** Reads the body once someone listens: 'data' per chunk, then 'end' (or 'error', then 'close'). */
@@ -99,19 +84,19 @@ export class FetchRequest implements ContentRequest {
     const body = this.request.body;
     queueMicrotask(async () => {
       if (body === null) {
-        this.#emit('end');
-        this.#emit('close');
+        this.emit('end');
+        this.emit('close');
         return;
       }
       try {
         const reader = body.getReader();
-        for (let r = await reader.read(); !r.done; r = await reader.read()) this.#emit('data', r.value);
+        for (let r = await reader.read(); !r.done; r = await reader.read()) this.emit('data', r.value);
         this.complete = true;
-        this.#emit('end');
+        this.emit('end');
       } catch (err) {
-        this.#emit('error', err);
+        this.emit('error', err);
       }
-      this.#emit('close');
+      this.emit('close');
     });
   }
 }

@@ -2,15 +2,8 @@
 // until the body starts; end(body) makes a Response with the whole body, write() one whose body is a
 // ReadableStream fed with backpressure (false until the reader pulls again, then 'drain'). The
 // Response goes to whoever awaits `response` (the host's fetch handler).
-import type {
-  EarlyHintFields,
-  HeadFieldValue,
-  OutFieldValue,
-  ResponseSink,
-  SinkEvent,
-} from '../core/exchange.js';
-
-type Listener = () => void;
+import { EventEmitter } from 'node:events';
+import type { EarlyHintFields, HeadFieldValue, OutFieldValue, ResponseSink } from '../core/exchange.js';
 
 /** RFC 9110 §15.3.5, §15.3.6, §15.4.5: a response with one of these statuses has no content. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
@@ -53,7 +46,7 @@ interface Field {
   readonly value: OutFieldValue;
 }
 
-export class FetchSink implements ResponseSink {
+export class FetchSink extends EventEmitter implements ResponseSink {
   statusCode = 200;
   headersSent = false;
   writableEnded = false;
@@ -71,12 +64,12 @@ export class FetchSink implements ResponseSink {
   readonly #fields = new Map<string, Field>();
   /** writeHead's fields (an object or a flat [name, value, ...] list), kept as given. */
   #head: HeadFields | undefined;
-  #listeners: Map<SinkEvent, Listener[]> | undefined;
   #stream: ReadableStreamDefaultController<Uint8Array> | undefined;
   #waiting = false;
 
   /** `head`: the request was HEAD, so no content goes out (RFC 9110 §9.3.2), though its fields do. */
   constructor(private readonly head = false) {
+    super();
     this.response = new Promise<Response | undefined>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
@@ -187,36 +180,8 @@ export class FetchSink implements ResponseSink {
     } else {
       this.#reject(error ?? new Error('the response was dropped before its head'));
     }
-    this.#emit('close');
+    this.emit('close');
     return this;
-  }
-
-  on(event: SinkEvent, listener: Listener): this {
-    const all = (this.#listeners ??= new Map());
-    const list = all.get(event);
-    if (list === undefined) all.set(event, [listener]);
-    else list.push(listener);
-    return this;
-  }
-
-  once(event: SinkEvent, listener: Listener): this {
-    const once = () => {
-      this.off(event, once);
-      listener();
-    };
-    return this.on(event, once);
-  }
-
-  off(event: SinkEvent, listener: Listener): this {
-    const list = this.#listeners?.get(event);
-    const i = list?.indexOf(listener) ?? -1;
-    if (i >= 0) list!.splice(i, 1);
-    return this;
-  }
-
-  #emit(event: SinkEvent): void {
-    const list = this.#listeners?.get(event);
-    if (list !== undefined) for (const l of [...list]) l();
   }
 
   /** The head is decided: a Response whose body is the stream write() feeds. */
@@ -230,13 +195,13 @@ export class FetchSink implements ResponseSink {
         pull: () => {
           if (!this.#waiting) return;
           this.#waiting = false;
-          this.#emit('drain');
+          this.emit('drain');
         },
         cancel: () => {
           // The client went away (RFC 9110 §9.5-style abort of the exchange): nothing more to write.
           if (this.destroyed) return;
           this.destroyed = true;
-          this.#emit('close');
+          this.emit('close');
         },
       },
       { highWaterMark: HIGH_WATER_BYTES, size: (chunk) => chunk.byteLength },
@@ -248,8 +213,8 @@ export class FetchSink implements ResponseSink {
   #finish(): void {
     queueMicrotask(() => {
       this.writableFinished = true;
-      this.#emit('finish');
-      this.#emit('close');
+      this.emit('finish');
+      this.emit('close');
     });
   }
 

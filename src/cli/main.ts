@@ -367,11 +367,25 @@ async function serve(args: string[]): Promise<number> {
   if (app.tls !== undefined) process.on('SIGHUP', onHup);
   // The signal handlers go in before the listening line: a supervisor may send SIGTERM the moment it
   // reads that line (one run in six was killed by the signal's default action when they came after).
-  const stopped = new Promise<number>((resolve) => {
+  const stopped = drainOnSignal(app, () => process.off('SIGHUP', onHup));
+  process.stdout.write(`listening on ${url}\n`);
+  if (httpUrl !== undefined) process.stdout.write(`redirecting ${httpUrl} to HTTPS\n`);
+  return stopped;
+}
+
+/**
+ * The first SIGTERM or SIGINT drains the server (`close()`), then resolves with exit 0. Installed before
+ * the listening line: a supervisor may send SIGTERM the moment it reads that line.
+ */
+function drainOnSignal(
+  app: { readonly logger: { info(msg: string): void }; close(): Promise<void> },
+  onStop: () => void = () => {},
+): Promise<number> {
+  return new Promise<number>((resolve) => {
     const stop = (signal: string) => {
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onInt);
-      process.off('SIGHUP', onHup);
+      onStop();
       app.logger.info(`${signal}: draining`);
       app.close().then(() => resolve(EXIT_OK));
     };
@@ -380,9 +394,6 @@ async function serve(args: string[]): Promise<number> {
     process.on('SIGTERM', onTerm);
     process.on('SIGINT', onInt);
   });
-  process.stdout.write(`listening on ${url}\n`);
-  if (httpUrl !== undefined) process.stdout.write(`redirecting ${httpUrl} to HTTPS\n`);
-  return stopped;
 }
 
 /** `gatehouse serve` on Bun.serve or Deno.serve (app/native.ts): listens, then drains on SIGTERM/SIGINT. */
@@ -407,18 +418,7 @@ async function serveNative(
     await app.close();
     return EXIT_FAILURE;
   }
-  const stopped = new Promise<number>((resolve) => {
-    const stop = (signal: string) => {
-      process.off('SIGTERM', onTerm);
-      process.off('SIGINT', onInt);
-      app.logger.info(`${signal}: draining`);
-      app.close().then(() => resolve(EXIT_OK));
-    };
-    const onTerm = () => stop('SIGTERM');
-    const onInt = () => stop('SIGINT');
-    process.on('SIGTERM', onTerm);
-    process.on('SIGINT', onInt);
-  });
+  const stopped = drainOnSignal(app);
   process.stdout.write(`on ${listening.runtime} (${listening.server})\n`);
   process.stdout.write(`listening on ${listening.url}\n`);
   return stopped;

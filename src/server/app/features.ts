@@ -256,6 +256,41 @@ export async function readyFeatures(features: readonly NamedFeature[]): Promise<
   await Promise.all(features.map(({ feature }) => feature.ready?.()));
 }
 
+/** The start of a mounted pipeline's features: requests that arrive before wait for it. */
+export interface Startup {
+  /** Every feature is ready (requests go straight in). */
+  readonly open: boolean;
+  /** Why a feature could not start (logged once); undefined while all is well. */
+  readonly failed: unknown;
+  /** Settles (never rejects) once the start is over, either way. */
+  readonly settled: Promise<void>;
+  /** Resolves when every feature started; rejects with the failure otherwise. */
+  ready(): Promise<void>;
+}
+
+/** Starts the features now (the proxy's cache stores open); a failure is logged, not thrown. */
+export function startFeatures(features: readonly NamedFeature[], logger: Logger): Startup {
+  const st = {
+    open: false,
+    failed: undefined as unknown,
+    settled: Promise.resolve(),
+    ready: async () => {
+      await st.settled;
+      if (st.failed !== undefined) throw st.failed;
+    },
+  };
+  st.settled = readyFeatures(features).then(
+    () => {
+      st.open = true;
+    },
+    (err: unknown) => {
+      st.failed = err;
+      logger.error({ err }, 'a proxy cache store could not be opened');
+    },
+  );
+  return st;
+}
+
 /** What the parts get to close when the drain used the whole shutdownTimeoutMs (requests hung). */
 export const PARTS_GRACE_MS = 1000;
 

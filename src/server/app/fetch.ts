@@ -16,7 +16,7 @@ import {
 import type { FetchRequest } from '../fetch/request.js';
 import type { FetchSink } from '../fetch/sink.js';
 import type { Logger } from '../ops/log.js';
-import { closeFeatures, drainFeatures, readyFeatures } from './features.js';
+import { closeFeatures, drainFeatures, startFeatures } from './features.js';
 import { buildCore, type GatehouseDeps } from './handler.js';
 import type { ServerOptions } from './options.js';
 
@@ -61,37 +61,14 @@ export function createFetchHandler(options: ServerOptions, deps: GatehouseDeps =
   const kernel = core.kernel as unknown as Entry<FetchRequest, FetchSink, TunnelBase>;
   const listener: FetchListener = fetchEntry(kernel);
   const mounted: MountedFetchListener = mountedFetchEntry(kernel);
-  const opened = readyFeatures(core.features);
-  let open = false;
-  let failed: unknown;
-  opened.then(
-    () => {
-      open = true;
-    },
-    (err: unknown) => {
-      failed = err;
-      core.logger.error({ err }, 'a feature could not start');
-    },
-  );
+  const started = startFeatures(core.features, core.logger);
+  /** Requests that arrive before the features started wait for the start. */
+  const whenStarted = <T>(run: () => Promise<T>): Promise<T> =>
+    started.open ? run() : started.settled.then(run);
   return {
-    fetch: (request, info) => {
-      if (open) return listener(request, info);
-      return opened.then(
-        () => listener(request, info),
-        () => listener(request, info),
-      );
-    },
-    handle: (request, info, mount) => {
-      if (open) return mounted(request, info, mount);
-      return opened.then(
-        () => mounted(request, info, mount),
-        () => mounted(request, info, mount),
-      );
-    },
-    ready: async () => {
-      await opened;
-      if (failed !== undefined) throw failed;
-    },
+    fetch: (request, info) => whenStarted(() => listener(request, info)),
+    handle: (request, info, mount) => whenStarted(() => mounted(request, info, mount)),
+    ready: () => started.ready(),
     async close() {
       core.kernel.setClosing();
       await closeFeatures(

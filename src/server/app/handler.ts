@@ -27,7 +27,7 @@ import {
   type FeatureDeps,
   internalErrorHandler,
   type NamedFeature,
-  readyFeatures,
+  startFeatures,
 } from './features.js';
 import type { ServerOptions } from './options.js';
 
@@ -142,19 +142,9 @@ export function createHandler(options: ServerOptions, deps: GatehouseDeps = {}):
   const fallthrough = deps.fallthrough !== false;
   // The proxy's cache stores open now; requests that arrive before wait for them (serve waits too,
   // before it listens). A store that cannot open answers 503 and is logged.
-  let open = false;
-  let failed: unknown;
-  const opened = readyFeatures(core.features).then(
-    () => {
-      open = true;
-    },
-    (err: unknown) => {
-      failed = err;
-      logger.error({ err }, 'a proxy cache store could not be opened');
-    },
-  );
+  const started = startFeatures(core.features, logger);
   const enter = (req: IncomingMessage, res: ServerResponse, mounted: Mounted | undefined) => {
-    if (failed === undefined) entry.onRequest(req, res, mounted);
+    if (started.failed === undefined) entry.onRequest(req, res, mounted);
     else sendError(req, res, ERRORS.serviceUnavailable, 'A cache store of this server could not be opened.');
   };
   return {
@@ -172,16 +162,13 @@ export function createHandler(options: ServerOptions, deps: GatehouseDeps = {}):
         };
       }
       const mounted = passOn === undefined && mount === undefined ? undefined : { passOn, mount };
-      if (open) entry.onRequest(req, res, mounted);
-      else void opened.then(() => enter(req, res, mounted));
+      if (started.open) entry.onRequest(req, res, mounted);
+      else void started.settled.then(() => enter(req, res, mounted));
     },
     upgrade: entry.upgradeAt(''),
     upgradeAt: (mountPath) =>
       entry.upgradeAt(typeof mountPath === 'string' ? normalMount(mountPath) : mountPath),
-    ready: async () => {
-      await opened;
-      if (failed !== undefined) throw failed;
-    },
+    ready: () => started.ready(),
     async close() {
       entry.setClosing();
       // The app's server drains its own requests; what outlives them closes here (app/lifecycle.ts).

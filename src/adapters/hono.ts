@@ -156,7 +156,7 @@ function fetchMiddleware(h: FetchHandler, mount: string): GatehouseHonoMiddlewar
     close: h.close,
     options: h.options,
     logger: h.logger,
-    static: undefined as unknown as HandlerMembers['static'],
+    static: h.static,
   });
 }
 

@@ -16,6 +16,7 @@ import {
 import type { FetchRequest } from '../fetch/request.js';
 import type { FetchSink } from '../fetch/sink.js';
 import type { Logger } from '../ops/log.js';
+import type { StaticHandler } from '../static/handler.js';
 import { closeFeatures, drainFeatures, startFeatures } from './features.js';
 import { buildCore, type GatehouseDeps } from './handler.js';
 import type { ServerOptions } from './options.js';
@@ -36,6 +37,8 @@ export interface FetchHandler {
   close(): Promise<void>;
   readonly options: ServerOptions;
   readonly logger: Logger;
+  /** The static files' handler (its file view: assetUrl, hashes), as createHandler's. */
+  readonly static: StaticHandler;
 }
 
 /** What the fetch face cannot do yet, by config key, with the reason a user reads. */
@@ -79,5 +82,6 @@ export function createFetchHandler(options: ServerOptions, deps: GatehouseDeps =
     },
     options,
     logger: core.logger,
+    static: core.static,
   };
 }

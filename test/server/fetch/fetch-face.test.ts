@@ -84,6 +84,11 @@ describe('createFetchHandler: the static files through a Request and a Response'
     assert.equal(missing.status, 404);
   });
 
+  it("static: the files' view, as createHandler gives it (assetUrl and hashes read it)", () => {
+    assert.equal(typeof h.static.serveFileAt, 'function');
+    assert.ok(h.static.files);
+  });
+
   it('hashed names get the immutable class (the same policy as on Node)', async () => {
     const r = await at('/app.abcdef12.js');
     assert.equal(r.status, 200);

@@ -161,7 +161,7 @@ export class FetchSink extends EventEmitter implements ResponseSink {
       return this;
     }
     this.writableEnded = true;
-    this.headersSent = true;
+    this.#implicitHead();
     const bytes = body === undefined || this.head || NULL_BODY.has(this.statusCode) ? null : body;
     if (typeof bytes === 'string') this.bytesSent = encoder.encode(bytes).byteLength;
     else if (bytes !== null) this.bytesSent = bytes.byteLength;
@@ -184,9 +184,17 @@ export class FetchSink extends EventEmitter implements ResponseSink {
     return this;
   }
 
+  /**
+   * The head without a writeHead call goes through writeHead, as Node's _implicitHeader does: that is
+   * where the policy headers pending on the response (core/response-headers.ts) are folded in.
+   */
+  #implicitHead(): void {
+    if (!this.headersSent) this.writeHead(this.statusCode);
+  }
+
   /** The head is decided: a Response whose body is the stream write() feeds. */
   #begin(): void {
-    this.headersSent = true;
+    this.#implicitHead();
     const stream = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {

@@ -3,6 +3,7 @@
 // Date always; no content for HEAD and the null-body statuses, RFC 9110 §6.4.1).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { addDefaultHeader, addResponseVary } from '../../../src/server/core/response-headers.js';
 import { FetchSink } from '../../../src/server/fetch/sink.js';
 
 type Step = (s: FetchSink) => void;
@@ -68,6 +69,37 @@ const cases: [string, Step[], boolean, Record<string, string | null>, string | n
     false,
     { a: null, b: '2' },
     '',
+  ],
+  // Node's end() and write() without a writeHead make the head through writeHead (_implicitHeader), so
+  // the policy headers that response-headers.ts folds in there (header rules, CORS, Vary) go out on an
+  // error page too; the sink does the same (found by the runtimes matrix: headers.test.ts, 404 and 405).
+  [
+    'setHeader then end() without writeHead: the pending policy headers go out',
+    [
+      (s) => addDefaultHeader(s, 'Referrer-Policy', 'no-referrer'),
+      (s) => addResponseVary(s, 'Origin'),
+      (s) => {
+        s.statusCode = 404;
+      },
+      (s) => s.setHeader('Content-Type', 'application/problem+json'),
+      (s) => s.end('{}'),
+    ],
+    false,
+    { 'referrer-policy': 'no-referrer', vary: 'Origin', 'content-type': 'application/problem+json' },
+    '{}',
+  ],
+  [
+    'write() without writeHead: the pending policy headers go out, a handler value wins',
+    [
+      (s) => addDefaultHeader(s, 'X-Frame-Options', 'DENY'),
+      (s) => addDefaultHeader(s, 'X-Content-Type-Options', 'nosniff'),
+      (s) => s.setHeader('X-Frame-Options', 'SAMEORIGIN'),
+      (s) => s.write('a'),
+      (s) => s.end('b'),
+    ],
+    false,
+    { 'x-frame-options': 'SAMEORIGIN', 'x-content-type-options': 'nosniff' },
+    'ab',
   ],
 ];
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Collects test files and runs them with node's test runner through tsx.
-// Usage: node scripts/run-tests.mjs [--node BIN] [--skip-missing] [--protocol P] [--adapter A] [DIR_OR_FILE ...]
+// Usage: node scripts/run-tests.mjs [--node BIN] [--skip-missing] [--protocol P | --adapter A | --runtime R]
+//                                    [DIR_OR_FILE ...]
 //        (default: test/)
 //   --node BIN       run the tests under another node binary (CI: Node 24 from .node24/, see .ci/run);
 //                    default: the node running npm (npm_node_execpath), else this one
@@ -11,9 +12,13 @@
 //   --adapter A      express, fastify, koa or hono: only the files marked `// matrix: ... adapters`, with
 //                    GATEHOUSE_TEST_ADAPTER=A, so their servers are that framework's app with Gatehouse
 //                    mounted as its middleware (test/helpers/adapter-server.ts)
+//   --runtime R      bun or deno: only the files marked `// matrix: ... runtimes`, with
+//                    GATEHOUSE_TEST_RUNTIME=R, so their servers are Gatehouse on that runtime's own server
+//                    (Bun.serve, Deno.serve) in a child process, over dist/ (test/helpers/runtime-server.ts);
+//                    the tests themselves still run on node. One matrix at a time.
 // Environment: TEST_TIMEOUT_MS (default 60000) fails any single test that runs longer, so a slow
 // regression fails instead of hanging; FUZZ_SEED / FUZZ_ITERATIONS go to the seeded fuzz tests.
-// A missing dist/ is built first (scripts/build-if-stale.mjs --missing-only).
+// A missing dist/ is built first (scripts/build-if-stale.mjs --missing-only); under --runtime a stale one too.
 // CHROME_PATH (default /usr/bin/chromium) is the Chromium of test/browser/. When it is missing, those
 // files are left out of the run and one loud line after it says so; under CI (CI=true) they run anyway
 // and fail (test/helpers/browser.ts: describeBrowser), so CI never passes them over.
@@ -48,6 +53,7 @@ let nodeBin = process.env.npm_node_execpath || process.execPath;
 let skipMissing = false;
 let protocol;
 let adapter;
+let runtime;
 const roots = [];
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
@@ -60,6 +66,9 @@ for (let i = 0; i < args.length; i++) {
     adapter = args[++i] ?? usage('--adapter needs express, fastify, koa or hono');
     if (!['express', 'fastify', 'koa', 'hono'].includes(adapter))
       usage(`--adapter: express, fastify, koa or hono, got ${adapter}`);
+  } else if (a === '--runtime') {
+    runtime = args[++i] ?? usage('--runtime needs bun or deno');
+    if (runtime !== 'bun' && runtime !== 'deno') usage(`--runtime: bun or deno, got ${runtime}`);
   } else if (a === '--skip-missing') {
     skipMissing = true;
   } else if (a.startsWith('--')) {
@@ -69,6 +78,9 @@ for (let i = 0; i < args.length; i++) {
   }
 }
 
+if ([protocol, adapter, runtime].filter((m) => m !== undefined).length > 1)
+  usage('--protocol, --adapter and --runtime are separate matrices: one at a time');
+
 const timeoutText = process.env.TEST_TIMEOUT_MS ?? String(DEFAULT_TIMEOUT_MS);
 const timeoutMs = Number(timeoutText);
 if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
@@ -76,7 +88,8 @@ if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
 
 /**
  * A file's matrix line (`// matrix: http1 h2 adapters`) in its first 2 KB names the protocols it runs on,
- * and `adapters` when it runs through each framework adapter too.
+ * `adapters` when it runs through each framework adapter too, and `runtimes` when on Bun's and Deno's
+ * own servers.
  */
 const onMatrix = (f, entry) => {
   const m = /^\/\/ matrix:([^\n]*)/m.exec(readFileSync(f, 'utf8').slice(0, 2048));
@@ -84,7 +97,12 @@ const onMatrix = (f, entry) => {
 };
 const found = (roots.length ? roots : ['test'])
   .flatMap((r) => collect(r, []))
-  .filter((f) => (!protocol || onMatrix(f, protocol)) && (!adapter || onMatrix(f, 'adapters')));
+  .filter(
+    (f) =>
+      (!protocol || onMatrix(f, protocol)) &&
+      (!adapter || onMatrix(f, 'adapters')) &&
+      (!runtime || onMatrix(f, 'runtimes')),
+  );
 
 // Resolved as test/helpers/browser.ts resolves them.
 const chromiumPath = process.env.CHROME_PATH || '/usr/bin/chromium';
@@ -111,10 +129,12 @@ if (files.length === 0) {
 }
 
 // A fresh clone has no dist/ (npm ci does not build it; `prepack` does, for the tarball): the CLI,
-// package and browser tests run it, so a missing one is built first. An existing one is left alone.
+// package and browser tests run it, so a missing one is built first. An existing one is left alone,
+// except under --runtime, where every server runs dist/: a stale one is rebuilt before any test starts
+// (else the matrix would pass or fail on the source before the last edit).
 const built = spawnSync(
   process.execPath,
-  [join(import.meta.dirname, 'build-if-stale.mjs'), '--missing-only'],
+  [join(import.meta.dirname, 'build-if-stale.mjs'), ...(runtime ? [] : ['--missing-only'])],
   {
     stdio: 'inherit',
   },
@@ -127,7 +147,8 @@ const seed = process.env.FUZZ_SEED ?? '0';
 console.log(
   `node ${version.stdout.trim()}, ${files.length} files, per-test timeout ${timeoutMs} ms, FUZZ_SEED=${seed}` +
     (protocol ? `, protocol ${protocol}` : '') +
-    (adapter ? `, adapter ${adapter}` : ''),
+    (adapter ? `, adapter ${adapter}` : '') +
+    (runtime ? `, runtime ${runtime}` : ''),
 );
 
 const r = spawnSync(
@@ -147,6 +168,7 @@ const r = spawnSync(
       ...process.env,
       ...(protocol ? { GATEHOUSE_TEST_PROTOCOL: protocol } : {}),
       ...(adapter ? { GATEHOUSE_TEST_ADAPTER: adapter } : {}),
+      ...(runtime ? { GATEHOUSE_TEST_RUNTIME: runtime } : {}),
     },
   },
 );

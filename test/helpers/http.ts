@@ -68,6 +68,17 @@ export async function startServer(
     if (TEST_ADAPTER !== undefined)
       return startAdapterServer(TEST_ADAPTER, { log: { format: 'off' }, ...config, root });
   }
+  // The runtime matrix: the same config served by Bun or Deno in a child process (runtime-server.ts).
+  if (process.env.GATEHOUSE_TEST_RUNTIME) {
+    const { startRuntimeServer, TEST_RUNTIME } = await import('./runtime-server.js');
+    if (TEST_RUNTIME !== undefined)
+      return startRuntimeServer(TEST_RUNTIME, {
+        log: { format: 'off' },
+        ...config,
+        root,
+        listen: { ...config.listen, host: '127.0.0.1', port: 0 },
+      });
+  }
   // plainHttp: a server that is plain HTTP by its nature (listen.redirectToHttps), on every run.
   const files = TEST_PROTOCOL === 'http1' || o.plainHttp ? undefined : await testTls();
   const tls = config.tls ?? (files === undefined ? undefined : { cert: files.cert, key: files.key });

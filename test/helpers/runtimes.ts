@@ -74,3 +74,30 @@ export function runListening(
     );
   });
 }
+
+/** The runtime matrix's runtime (scripts/run-tests.mjs --runtime): whose own server the tests' servers are. */
+export type TestRuntime = 'bun' | 'deno';
+
+export const TEST_RUNTIME: TestRuntime | undefined = (() => {
+  const r = process.env.GATEHOUSE_TEST_RUNTIME;
+  if (r === undefined || r === '') return undefined;
+  if (r !== 'bun' && r !== 'deno') throw new Error(`GATEHOUSE_TEST_RUNTIME=${r}: bun or deno`);
+  return r;
+})();
+
+/**
+ * True when the tests run against Gatehouse served by `runtime` (by either when none is named): for the
+ * one assertion a runtime's own server cannot meet, where the file says why (docs/runtimes.md).
+ */
+export function onRuntime(runtime?: TestRuntime): boolean {
+  return runtime === undefined ? TEST_RUNTIME !== undefined : TEST_RUNTIME === runtime;
+}
+
+/**
+ * Bun.serve hands the handler a Request whose URL went through the WHATWG URL parser: dot segments are
+ * resolved and `\` is read as `/` before Gatehouse sees the target, and its own parser answers a target
+ * it cannot make a URL of (`OPTIONS *`, a raw CR or LF) itself. So the 400 that Node and Deno get from
+ * Gatehouse for such a raw target cannot be Gatehouse's on Bun; the normalized path is answered instead,
+ * inside the root as ever (docs/runtimes.md, "What Bun normalizes").
+ */
+export const RAW_TARGET_NORMALIZED = onRuntime('bun');

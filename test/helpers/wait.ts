@@ -74,7 +74,7 @@ export async function waitUntilEncoded(
   o: {
     headers?: Record<string, string>;
     acceptEncoding?: string;
-    files?: { compressionStats(): CompressionStats };
+    files?: { compressionStats(): CompressionStats | Promise<CompressionStats> };
   } = {},
 ): Promise<Res> {
   const ask = () =>
@@ -85,8 +85,8 @@ export async function waitUntilEncoded(
   });
   const files = o.files;
   if (files === undefined) return first;
-  await waitUntil('no compression is queued or running', () => {
-    const { queued, running } = files.compressionStats();
+  await waitUntil('no compression is queued or running', async () => {
+    const { queued, running } = await files.compressionStats();
     return queued.fast + queued.best + running.fast + running.best === 0;
   });
   const last = await ask();

@@ -2,6 +2,7 @@
 // (fetch/hosts.ts: Bun.serve, Deno.serve) instead of its emulation of node:http.
 import { type HostServer, listenNative, type NativeRuntime } from '../fetch/hosts.js';
 import type { Logger } from '../ops/log.js';
+import type { StaticHandler } from '../static/handler.js';
 import { createFetchHandler, fetchFaceRefusals } from './fetch.js';
 import type { GatehouseDeps } from './handler.js';
 import type { ServerOptions } from './options.js';
@@ -14,6 +15,8 @@ export interface NativeServer {
   /** Stops listening, lets the requests in progress finish, then closes the features. */
   close(): Promise<void>;
   readonly logger: Logger;
+  /** The static files' handler (its file view: assetUrl, hashes, compression stats), as createHandler's. */
+  readonly static: StaticHandler;
 }
 
 /** What a runtime's own server cannot do yet, by config key (the CLI then keeps node:http). */
@@ -51,5 +54,6 @@ export function createNativeServer(
       await stopping;
     },
     logger: h.logger,
+    static: h.static,
   };
 }

@@ -18,6 +18,7 @@ import {
   startServer,
   type TestServer,
 } from '../../helpers/http.js';
+import { RAW_TARGET_NORMALIZED } from '../../helpers/runtimes.js';
 
 /** Status, Location and the header block of a raw response. */
 function parseRaw(text: string): { status: number; location: string | undefined; head: string } {
@@ -149,7 +150,10 @@ describe('configured redirects', () => {
     it(`raw ${name} in the target ends or breaks the request line: nothing reaches a header`, async () => {
       const text = await raw(s.port, `GET /old?a=${eol}Set-Cookie: x=1 HTTP/1.1\r\nHost: x\r\n\r\n`);
       const r = parseRaw(text);
-      assert.ok(r.status === 308 || r.status === 400, r.head);
+      // Bun.serve's own parser refuses this request line with 505 before Gatehouse sees it
+      // (RAW_TARGET_NORMALIZED, docs/runtimes.md): what matters here, no header, holds the same.
+      const refused = RAW_TARGET_NORMALIZED ? [308, 400, 505] : [308, 400];
+      assert.ok(refused.includes(r.status), r.head);
       assert.ok(!/^set-cookie:/im.test(r.head), r.head);
       if (r.location !== undefined) assert.equal(r.location, '/new.txt?a=');
     });
@@ -165,6 +169,13 @@ describe('configured redirects', () => {
   ];
   it('open redirect attempt /\\evil.com (raw backslash) -> 400 before any redirect', async () => {
     const r = parseRaw(await rawGet(s.port, '/go/\\evil.com'));
+    if (RAW_TARGET_NORMALIZED) {
+      // Bun reads the `\` as `/` before Gatehouse sees it (docs/runtimes.md): /go//evil.com, which the
+      // rule sends on-site like the //evil.com case below.
+      assert.equal(r.status, 308);
+      assert.equal(r.location, '/evil.com');
+      return;
+    }
     assert.equal(r.status, 400);
     assert.equal(r.location, undefined);
   });

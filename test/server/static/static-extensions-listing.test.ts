@@ -1,6 +1,6 @@
 // What users of serve-static and serve expect: static.extensions (`/about` answers about.html) and an
 // opt-in directory listing, against a real server on 127.0.0.1:0.
-// matrix: http1 h2 h1-tls adapters
+// matrix: http1 h2 h1-tls adapters runtimes
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,6 @@
 // The static handler's security defaults on HTML files (static.htmlSecurityHeaders): frame protection
 // (RFC 7034) and an explicit Referrer-Policy, on pages only, yielding to header rules that name them.
-// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
+// matrix: http1 h2 h1-tls adapters runtimes (the static, policy, proxy and cache suites run on every protocol, adapter and runtime)
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../../helpers/http.js';

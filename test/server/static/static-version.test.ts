@@ -1,6 +1,6 @@
 // Verified ?v= cache busting against a real server on 127.0.0.1:0: a `v` that is a prefix of the file's
 // content hash pins it for a year; anything else keeps the file's normal policy.
-// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
+// matrix: http1 h2 h1-tls adapters runtimes (the static, policy, proxy and cache suites run on every protocol, adapter and runtime)
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // The CORS step against real servers on 127.0.0.1:0: preflights answered before everything else, and
 // CORS headers that survive on every later response (200, 301, 304, 404, 405, 500).
-// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
+// matrix: http1 h2 h1-tls adapters runtimes (the static, policy, proxy and cache suites run on every protocol, adapter and runtime)
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, symlinkSync } from 'node:fs';

@@ -10,7 +10,7 @@ const PROXY_ONLY = ['cache', 'keep-alive', 'proxy-port', 'via', 'gatehouse-confi
 /** Which copy of the suite runs: the npm release, or the git HEAD vendored in test/fixtures. */
 export const SUITES = ['npm', 'head'];
 /** What serves the proxy route: `gatehouse serve`, or the gatehouse-http/express middleware in Express. */
-export const VIAS = ['cli', 'express'];
+export const VIAS = ['cli', 'express', 'bun', 'deno'];
 
 function intOption(name, value, min, max) {
   if (value === undefined) return { ok: true, value: undefined };
@@ -86,7 +86,7 @@ export function parseOptions(argv, env = {}, cwd = process.cwd()) {
   }
   const via = values.via ?? 'cli';
   if (!VIAS.includes(via)) {
-    return { kind: 'usage', message: `--via: expected cli or express, got '${via}'` };
+    return { kind: 'usage', message: `--via: expected cli, express, bun or deno, got '${via}'` };
   }
   const ints = {
     floorRequired: intOption('floor-required', values['floor-required'], 0, 10_000),

@@ -11,8 +11,9 @@
 //                           port for the run and stopped after it; keys under gatehouse-conformance-<pid>:
 //   --suite npm|head        which suite: the npm release http-cache-tests@0.4.5 (default), or its git
 //                           HEAD vendored in test/fixtures/cache-tests-HEAD (no install; 370 tests)
-//   --via cli|express       what serves the proxy route: `gatehouse serve` (default), or an Express 5
-//                           app whose middleware is gatehouse-http/express with the same config
+//   --via cli|express|bun|deno  what serves the proxy route: `gatehouse serve` (default), an Express 5
+//                           app whose middleware is gatehouse-http/express with the same config, or
+//                           `gatehouse serve` run by Bun or Deno (node_modules/.bin: their own servers)
 //   --private               browser (private cache) mode: no proxy; the suite's client calls the
 //                           adapter's fetch directly against its origin
 //   --adapter FILE          with --private: module exporting cachedFetch(input, init)
@@ -418,7 +419,15 @@ async function startGatehouse(config, port) {
           '--config',
           configFile,
         ];
-  const child = start('gatehouse', process.execPath, argv, { cwd: runDir });
+  // --via bun|deno: the same command run by that runtime (the devDependency's binary).
+  const runtimeBin = path.join(gatehouseDir, 'node_modules', '.bin', flags.via);
+  const [cmd, pre] =
+    flags.via === 'bun'
+      ? [runtimeBin, []]
+      : flags.via === 'deno'
+        ? [runtimeBin, ['run', '-A']]
+        : [process.execPath, []];
+  const child = start('gatehouse', cmd, [...pre, ...argv], { cwd: runDir });
   const out = createWriteStream(logFile);
   child.stdout.pipe(out);
   child.stderr.pipe(out);

@@ -3,6 +3,7 @@
 // drains and exits 0. A config that needs what only node:http does yet is served through the runtime's
 // node:http emulation, with a note naming the key. Real processes on 127.0.0.1, the build (dist/).
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 import { GATEHOUSE_BIN, type Listening, runListening } from '../helpers/runtimes.js';
@@ -15,15 +16,20 @@ const SERVERS = {
 for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, RegExp][]) {
   describe(`gatehouse serve on ${runtime}`, () => {
     let site: string;
+    let conf: string;
+    let wsConfig: string;
     let s: Listening;
 
     before(async () => {
       site = makeSite({ 'index.html': '<h1>home</h1>', 'notes.txt': 'hello from the folder' });
+      conf = makeSite({ 'ws.json': JSON.stringify({ websocket: [{ path: '/ws', mode: 'echo' }] }) });
+      wsConfig = join(conf, 'ws.json');
       s = await runListening(runtime, GATEHOUSE_BIN, ['serve', site, '--host', '127.0.0.1', '--port', '0']);
     });
     after(async () => {
       await s.close();
       removeSite(site);
+      removeSite(conf);
     });
 
     it(`names the runtime's own server before the listening line`, () => {
@@ -70,7 +76,7 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
       assert.equal(await other.close(), 0);
     });
 
-    it('a proxy route in the config: served through the node:http emulation, the note names the key', async () => {
+    it('a websocket endpoint in the config: served through the node:http emulation, the note names the key', async () => {
       const other = await runListening(runtime, GATEHOUSE_BIN, [
         'serve',
         site,
@@ -78,12 +84,12 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
         '127.0.0.1',
         '--port',
         '0',
-        '--proxy',
-        '/api=http://127.0.0.1:9',
+        '--config',
+        wsConfig,
       ]);
       try {
         assert.doesNotMatch(other.stdout, line);
-        assert.match(other.stderr(), /node:http emulation.*proxy:/);
+        assert.match(other.stderr(), /node:http emulation.*websocket:/);
         assert.equal((await get(other.url, '/notes.txt')).status, 200);
       } finally {
         await other.close();

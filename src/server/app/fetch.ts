@@ -1,8 +1,8 @@
 // The pipeline behind the Fetch-API transport (fetch/entry.ts): the same table of features and the
 // same kernel entry as createHandler, driven by `fetch(request, info)` instead of node:http's events.
-// The features that still belong to the Node transport (the reverse proxy and WebSocket endpoints:
-// undici and upgraded sockets; TLS and the listener's limits, which the host owns) are refused here,
-// by name, rather than answering differently.
+// The features that still belong to the Node transport (WebSocket endpoints: upgraded sockets; TLS and
+// the listener's limits, which the host owns) are refused here, by name, rather than answering
+// differently. The reverse proxy runs here on the runtime's fetch (Bun) or undici (Node, Deno).
 
 import type { MountFacts, TunnelBase } from '../core/context.js';
 import type { Entry } from '../core/entry.js';
@@ -44,10 +44,6 @@ export interface FetchHandler {
 /** What the fetch face cannot do yet, by config key, with the reason a user reads. */
 export function fetchFaceRefusals(o: ServerOptions): string[] {
   const out: string[] = [];
-  if (o.proxy.length > 0)
-    out.push(
-      'proxy: the reverse proxy runs on the Node transport only (gatehouse-http/node, gatehouse serve on Node)',
-    );
   if (o.websocket.length > 0)
     out.push(
       'websocket: WebSocket endpoints run on the Node transport only (gatehouse-http/node, gatehouse serve on Node)',

@@ -42,6 +42,7 @@ export class FetchRequest extends EventEmitter implements ContentRequest {
   readonly rawHeaders: string[] = [];
   readonly httpVersionMajor = 1;
   readonly httpVersionMinor = 1;
+  readonly httpVersion = '1.1';
   readonly socket: ExchangeSocket;
   complete: boolean;
   #reading = false;
@@ -75,6 +76,24 @@ export class FetchRequest extends EventEmitter implements ContentRequest {
     super.on(event, listener);
     if (event === 'data' || event === 'end') this.#read();
     return this;
+  }
+
+  /**
+   * The body chunk by chunk, as node:stream's Readable.iterator gives it (the proxy streams it up). One
+   * reader: the events and this are never used on the same request.
+   */
+  async *iterator(_options?: { destroyOnReturn?: boolean }): AsyncGenerator<Uint8Array> {
+    const body = this.request.body;
+    if (this.#reading) throw new Error('the request body is already being read');
+    this.#reading = true;
+    if (body === null) return;
+    const reader = body.getReader();
+    try {
+      for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+      this.complete = true;
+    } finally {
+      reader.releaseLock();
+    }
   }
 
   /** Reads the body once someone listens: 'data' per chunk, then 'end' (or 'error', then 'close'). */

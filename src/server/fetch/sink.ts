@@ -114,7 +114,9 @@ export class FetchSink extends EventEmitter implements ResponseSink {
     this.#fields.delete(name.toLowerCase());
   }
 
-  writeHead(status: number, fields?: HeadFields): this {
+  /** `reason`: a reason phrase, which a Response does not carry (RFC 9112 §4: clients ignore it). */
+  writeHead(status: number, reason?: string | HeadFields, more?: HeadFields): this {
+    const fields = typeof reason === 'string' ? more : reason;
     this.statusCode = status;
     if (fields !== undefined) {
       // The handler's fields are kept as given and read once, when the Response is made.
@@ -135,6 +137,20 @@ export class FetchSink extends EventEmitter implements ResponseSink {
     this.#head = undefined;
     forEachField(head, (n, v) => this.setHeader(n, v));
   }
+
+  /** Sends the head now, before any content (the proxy's head of a body that starts later). */
+  flushHeaders(): void {
+    if (this.#stream === undefined && !this.writableEnded && !this.destroyed) this.#begin();
+  }
+
+  /** Bytes written and not yet taken by the host (the proxy pauses its upstream past a bound). */
+  get writableLength(): number {
+    const c = this.#stream;
+    return c === undefined ? 0 : Math.max(0, HIGH_WATER_BYTES - (c.desiredSize ?? 0));
+  }
+
+  /** A Response carries no trailer fields (RFC 9110 §6.5 lets a recipient drop them): none are sent. */
+  addTrailers(_fields: Record<string, string>): void {}
 
   /** No 103 through a Response: the Fetch API has no interim responses. */
   writeEarlyHints?: (hints: EarlyHintFields) => unknown = undefined;

@@ -2,12 +2,24 @@
 // The pool bounds idle keep-alive connections (nginx `keepalive N`), not concurrency: a request
 // never waits for a pooled connection unless `maxConnections` is set, and then at most `queueMs`.
 import { createRequire } from 'node:module';
-import type { Pool } from 'undici';
 import { exactConnector } from './connect.js';
+import { FetchPool, fetchOnlyRuntime, type UpstreamPool } from './fetch-pool.js';
 
 // undici is loaded only when a proxy route exists (it costs ~20 MB of RSS).
 const loadUndici = (): typeof import('undici') =>
   createRequire(import.meta.url)('undici') as typeof import('undici');
+
+/** connections: null: the pool opens a connection whenever all are busy, so stalled clients holding
+ *  some can never starve the others (the limit, if any, is ours: `tryEnter`/`enqueue`). */
+function undiciPool(origin: string, connectTimeoutMs: number): UpstreamPool {
+  const undici = loadUndici();
+  return new undici.Pool(origin, {
+    connections: null,
+    connect: exactConnector(undici, connectTimeoutMs),
+    keepAliveTimeout: 4_000,
+    pipelining: 1,
+  }) as unknown as UpstreamPool;
+}
 
 export interface UpstreamOptions {
   readonly urls: readonly string[];
@@ -40,7 +52,7 @@ export class Upstream {
   readonly origin: string;
   /** Path prefix of the upstream URL without trailing slash ('' for the root). */
   readonly basePath: string;
-  readonly pool: Pool;
+  readonly pool: UpstreamPool;
   /** Requests dispatched to the pool and not finished (each holds one connection: no pipelining). */
   inFlight = 0;
   /** Consecutive failures (passive health). */
@@ -60,15 +72,7 @@ export class Upstream {
     this.keepAlive = o.connections;
     this.max = o.maxConnections ?? Number.POSITIVE_INFINITY;
     this.queueMs = o.queueMs ?? 5000;
-    // connections: null: the pool opens a connection whenever all are busy, so stalled clients
-    // holding some can never starve the others (the limit, if any, is ours: `tryEnter`/`enqueue`).
-    const undici = loadUndici();
-    this.pool = new undici.Pool(this.origin, {
-      connections: null,
-      connect: exactConnector(undici, o.connectTimeoutMs),
-      keepAliveTimeout: 4_000,
-      pipelining: 1,
-    });
+    this.pool = fetchOnlyRuntime() ? new FetchPool(this.origin) : undiciPool(this.origin, o.connectTimeoutMs);
   }
 
   /** Whether the request about to start should close its connection afterwards (idle bound). */

@@ -158,7 +158,6 @@ describe('createFetchHandler: /metrics', () => {
 
 describe('createFetchHandler: what this face cannot serve is a config error that names it', () => {
   const cases: [string, GatehouseConfigInput, string][] = [
-    ['a proxy route', { proxy: [{ prefix: '/api', upstream: 'http://127.0.0.1:9' }] }, 'proxy'],
     ['a WebSocket endpoint', { websocket: [{ path: '/ws', mode: 'echo' }] }, 'websocket'],
   ];
   for (const [name, extra, key] of cases) {

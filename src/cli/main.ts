@@ -351,6 +351,11 @@ async function serve(args: string[]): Promise<number> {
       throw new ConfigError(
         `tls.http3: needs Bun.serve, which this config cannot use: ${forTerminal(refused.join('; '))}`,
       );
+    // Bun's node:http emulation cannot run the Node TLS listener (its secure HTTP/2 server is missing).
+    if (runtime === 'bun' && options.tls !== undefined)
+      throw new ConfigError(
+        `${forTerminal(refused.join('; '))} (Bun's node:http emulation has no TLS server to fall back to)`,
+      );
     process.stderr.write(
       `gatehouse: note: served through ${runtime === 'bun' ? 'Bun' : 'Deno'}'s node:http emulation, not its own server: ${forTerminal(refused.join('; '))}\n`,
     );

@@ -13,6 +13,7 @@ import {
   createLogger,
   createNativeServer,
   dropWriteErrors,
+  http3Refusal,
   type NativeRuntime,
   nativeRefusals,
   nativeRuntime,
@@ -69,6 +70,8 @@ serve options:
   --tls-cert FILE --tls-key FILE
                     HTTPS (HTTP/2 and HTTP/1.1) with this certificate chain and key; SIGHUP or a
                     change of either file reloads them
+  --http3           with HTTPS on Bun: HTTP/3 (QUIC, experimental) on the TLS port over UDP too,
+                    advertised by Alt-Svc; a config error on Node and on Deno
   --workers N       N worker processes on one port (node:cluster), or auto (one per core);
                     SIGHUP restarts them one at a time, SIGTERM drains them all
   --http-port N     with HTTPS: also listen for plain HTTP on N, answering ACME challenges and
@@ -115,6 +118,7 @@ export const SERVE_FLAGS = {
   'tls-cert': { type: 'string' },
   'tls-key': { type: 'string' },
   'http-port': { type: 'string' },
+  http3: { type: 'boolean' },
   workers: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies FlagTable;
@@ -220,6 +224,8 @@ export function parseServeFlags(args: string[]): {
     if (values.https) throw new UsageError('--https makes its own certificate: not with --tls-cert');
     overrides.tls = { cert: String(values['tls-cert']), key: String(values['tls-key']) };
   }
+  // --http3 joins whichever TLS source the flags or the config file give (tls.http3).
+  if (values.http3) overrides.tls = { ...overrides.tls, http3: true };
   if (values['http-port'] !== undefined) {
     const p = String(values['http-port']);
     if (!/^\d{1,5}$/.test(p) || Number(p) > 65535)
@@ -312,6 +318,15 @@ async function serve(args: string[]): Promise<number> {
   if (slot === undefined) announce(config, file);
   if (slot === undefined && config.tls?.dev === true) await announceDevCa(config.tls.names);
   const count = workerCount(config.workers);
+  if (config.tls?.http3 === true) {
+    // HTTP/3 is Bun.serve's alone; workers run node:http (node:cluster), so they cannot have it.
+    if (count > 1)
+      throw new ConfigError(
+        'tls.http3: not with workers (each worker serves through node:http, which has no QUIC)',
+      );
+    const h3 = http3Refusal(toServerOptions(config), nativeRuntime() ?? 'node');
+    if (h3 !== undefined) throw new ConfigError(h3);
+  }
   if (slot === undefined && count > 1) {
     return runPrimary({
       count,
@@ -329,8 +344,18 @@ async function serve(args: string[]): Promise<number> {
   // On Bun and Deno the runtime's own server, unless the config needs what only node:http does yet.
   const runtime = slot === undefined ? nativeRuntime() : undefined;
   if (runtime !== undefined) {
-    const refused = nativeRefusals(options);
+    const refused = nativeRefusals(options, runtime);
     if (refused.length === 0) return serveNative(runtime, options);
+    // No node:http emulation has HTTP/3: a config that needs it and cannot have it is an error.
+    if (options.tls?.http3 === true)
+      throw new ConfigError(
+        `tls.http3: needs Bun.serve, which this config cannot use: ${forTerminal(refused.join('; '))}`,
+      );
+    // Bun's node:http emulation cannot run the Node TLS listener (its secure HTTP/2 server is missing).
+    if (runtime === 'bun' && options.tls !== undefined)
+      throw new ConfigError(
+        `${forTerminal(refused.join('; '))} (Bun's node:http emulation has no TLS server to fall back to)`,
+      );
     process.stderr.write(
       `gatehouse: note: served through ${runtime === 'bun' ? 'Bun' : 'Deno'}'s node:http emulation, not its own server: ${forTerminal(refused.join('; '))}\n`,
     );
@@ -418,9 +443,15 @@ async function serveNative(
     await app.close();
     return EXIT_FAILURE;
   }
-  const stopped = drainOnSignal(app);
+  // SIGHUP reloads certificates on Node; the runtime's server cannot (tls.watch is refused), so it
+  // says so rather than exit by the signal's default action.
+  const onHup = () =>
+    app.logger.warn(`SIGHUP: ${listening.server} cannot reload certificates; restart to serve new ones`);
+  if (options.tls !== undefined) process.on('SIGHUP', onHup);
+  const stopped = drainOnSignal(app, () => process.off('SIGHUP', onHup));
   process.stdout.write(`on ${listening.runtime} (${listening.server})\n`);
   process.stdout.write(`listening on ${listening.url}\n`);
+  if (listening.httpUrl !== undefined) process.stdout.write(`redirecting ${listening.httpUrl} to HTTPS\n`);
   return stopped;
 }
 

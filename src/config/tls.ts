@@ -141,6 +141,13 @@ export const tlsSchema = z
           'The certificate is reissued when the list changes.',
       ),
     http2: z.boolean().default(true).describe('Offer HTTP/2 by ALPN (h2); HTTP/1.1 is always offered.'),
+    http3: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Experimental: HTTP/3 over QUIC (RFC 9114) on the TLS port, UDP (serve --http3), advertised by ' +
+          'Alt-Svc (RFC 7838). Bun (Bun.serve) only: Node has no QUIC in its official builds and Deno.serve no HTTP/3.',
+      ),
     watch: z.boolean().default(true).describe('Reload when the certificate or key files change.'),
     sessionTickets: sessionTicketsSchema.prefault({}),
   })

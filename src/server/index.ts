@@ -10,6 +10,7 @@ export { createGatehouse, type Gatehouse, type GatehouseDeps } from './app/gateh
 export { createHandler, type GatehouseHandler } from './app/handler.js';
 export {
   createNativeServer,
+  http3Refusal,
   type NativeRuntime,
   type NativeServer,
   nativeRefusals,

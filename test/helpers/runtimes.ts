@@ -25,14 +25,45 @@ export const FIXTURES = fileURLToPath(new URL('../fixtures/runtimes/', import.me
 export const GATEHOUSE_BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
 
 export interface Listening {
-  /** `http://127.0.0.1:PORT` from the `listening on` line. */
+  /** `http://127.0.0.1:PORT` (or https://) from the `listening on` line. */
   readonly url: string;
-  /** What the process printed to stdout before and with that line. */
+  /** What the process printed to stdout so far (that line and what came before it, at least). */
   readonly stdout: string;
   /** What it printed to stderr so far. */
   stderr(): string;
   /** SIGTERM, then the exit code (null: killed by a signal). */
   close(): Promise<number | null>;
+}
+
+/** Runs `script args...` to its end on `runtime` (at most `timeoutMs`): exit code, stdout, stderr. */
+export function runToExit(
+  runtime: RuntimeName,
+  script: string,
+  args: readonly string[],
+  o: { cwd?: string; timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  requireRuntime(runtime);
+  const r = RUNTIMES[runtime];
+  const child = spawn(r.cmd, [...r.args, script, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: o.cwd,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => {
+    stdout += c;
+  });
+  child.stderr.setEncoding('utf8').on('data', (c: string) => {
+    stderr += c;
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 20_000);
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
 }
 
 /** Runs `script args...` on `runtime` and resolves once it prints `listening on URL`. */
@@ -57,11 +88,13 @@ export function runListening(
   return new Promise<Listening>((resolve, reject) => {
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
-      const m = /^listening on (http:\/\/\S+)$/m.exec(stdout);
+      const m = /^listening on (https?:\/\/\S+)$/m.exec(stdout);
       if (m === null) return;
       resolve({
         url: m[1]!,
-        stdout,
+        get stdout() {
+          return stdout;
+        },
         stderr: () => stderr,
         close: () => {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

@@ -12,6 +12,7 @@ import { createTlsListener, type TlsListener, type TlsServer } from '../tls/list
 import { internalErrorHandler } from './features.js';
 import { buildCore, type GatehouseDeps } from './handler.js';
 import { close, connectionsOf, listen, type ServerParts } from './lifecycle.js';
+import { http3Refusal } from './native.js';
 import type { ServerOptions } from './options.js';
 import { createRedirectListener } from './redirect-listener.js';
 
@@ -33,6 +34,8 @@ export interface Gatehouse {
 
 export function createGatehouse(options: ServerOptions, deps: GatehouseDeps = {}): Gatehouse {
   const limits = options.limits;
+  const h3 = http3Refusal(options, 'node');
+  if (h3 !== undefined) throw new Error(h3);
   // The TLS listener is made after the core (it needs its Redis for shared ticket keys); the metrics
   // read its HTTP/2 figures only when scraped.
   let tls: TlsListener | undefined;

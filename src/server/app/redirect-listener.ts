@@ -1,17 +1,21 @@
 // The plain-HTTP listener beside an HTTPS one (listen.httpPort): ACME HTTP-01 answers first
 // (RFC 8555 §8.3), then every other request gets 308 to https:// (RFC 9110 §15.4.9). It enters
 // through the same entry as the main listener, so Host and target checks, limits and the access log
-// are the same; a bad or unlisted Host gets 400, never a redirect to it.
+// are the same; a bad or unlisted Host gets 400, never a redirect to it. On Bun and Deno the same
+// entry is driven by the runtime's own server (createRedirectFetchListener, app/native.ts).
 import { createServer, type Server } from 'node:http';
-import { createEntry } from '../core/entry.js';
+import type { TunnelBase } from '../core/context.js';
+import { createEntry, type Entry } from '../core/entry.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import { refuseBadHead } from '../core/request-head.js';
+import { type FetchListener, type FetchRequest, type FetchSink, fetchEntry } from '../fetch/entry.js';
 import { handleClientError } from '../node/client-error.js';
 import { nodeEntry } from '../node/entry.js';
 import type { Step } from '../node/types.js';
 import { accessLogger, type Logger } from '../ops/log.js';
 import { createHttpsRedirect } from '../steps/https-redirect.js';
 import { http1ServerOptions } from '../steps/limits.js';
+import { internalErrorHandler } from './features.js';
 import type { ServerOptions } from './options.js';
 
 export function createRedirectListener(
@@ -29,28 +33,55 @@ export function createRedirectListener(
     ) => void;
   },
 ): Server {
-  const limits = options.limits;
-  const server = createServer(http1ServerOptions(limits));
-  const redirect = createHttpsRedirect({
-    httpsPort: o.httpsPort,
-    hosts: options.listen.redirectToHttps?.hosts,
-  });
-  const entry = nodeEntry(
-    createEntry({
-      maxUrlBytes: limits.maxUrlBytes,
-      gate: [...o.before, redirect],
-      handlers: [],
-      final: (req, res) => sendError(req, res, ERRORS.notFound, 'Not found.'),
-      onError: o.onError,
-      logAccess: accessLogger(o.logger),
-      checkTarget: refuseBadHead,
-      // No tunnels: an Upgrade here is ignored and the request redirected like any other.
-      tunnels: [],
-    }),
-    server,
-  );
+  const server = createServer(http1ServerOptions(options.limits));
+  const entry = nodeEntry(redirectEntry(options, o), server);
   server.on('request', entry.onRequest);
   server.on('upgrade', entry.onUpgrade);
   server.on('clientError', handleClientError);
   return server;
+}
+
+/** The redirect listener's entry: the ACME answer (when given), then 308 to https://. */
+function redirectEntry(
+  options: ServerOptions,
+  o: {
+    logger: Logger;
+    httpsPort: number;
+    before: readonly Step[];
+    onError: (
+      err: unknown,
+      req: import('node:http').IncomingMessage,
+      res: import('node:http').ServerResponse,
+    ) => void;
+  },
+) {
+  const redirect = createHttpsRedirect({
+    httpsPort: o.httpsPort,
+    hosts: options.listen.redirectToHttps?.hosts,
+  });
+  return createEntry({
+    maxUrlBytes: options.limits.maxUrlBytes,
+    gate: [...o.before, redirect],
+    handlers: [],
+    final: (req, res) => sendError(req, res, ERRORS.notFound, 'Not found.'),
+    onError: o.onError,
+    logAccess: accessLogger(o.logger),
+    checkTarget: refuseBadHead,
+    // No tunnels: an Upgrade here is ignored and the request redirected like any other.
+    tunnels: [],
+  });
+}
+
+/** The same listener's handler for a runtime's own server (Bun.serve, Deno.serve): no ACME there. */
+export function createRedirectFetchListener(
+  options: ServerOptions,
+  o: { logger: Logger; httpsPort: number },
+): FetchListener {
+  const entry = redirectEntry(options, {
+    ...o,
+    before: [],
+    onError: internalErrorHandler(o.logger),
+  });
+  // The redirect step reads and writes only the exchange (core/exchange.ts), as the fetch face's do.
+  return fetchEntry(entry as unknown as Entry<FetchRequest, FetchSink, TunnelBase>);
 }

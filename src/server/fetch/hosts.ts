@@ -21,6 +21,30 @@ export interface HostServer {
 export interface HostOptions {
   readonly host: string;
   readonly port: number;
+  /** HTTPS: what app/native.ts read from the tls config (undefined: plain HTTP). */
+  readonly tls?: HostTls | undefined;
+}
+
+/** A certificate chain and its key, as PEM text. */
+export interface HostPem {
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** HTTPS on a host server; app/native.ts refuses what a runtime cannot do before it gets here. */
+export interface HostTls {
+  /** The pair for a ClientHello without a listed name (or without SNI). */
+  readonly fallback: HostPem;
+  /** Per-name pairs (RFC 6066 §3), `*.` names included: Bun.serve only. */
+  readonly sni: readonly (HostPem & { readonly serverName: string })[];
+  /** OpenSSL's suite list (tls/ciphers.ts cipherString): Bun.serve only. */
+  readonly ciphers?: string | undefined;
+  /** Oldest TLS version as its wire code (RFC 8446 §4.2.1: 0x0303 TLS 1.2, 0x0304 TLS 1.3): Bun only. */
+  readonly minVersion?: number | undefined;
+  /** h2 by ALPN beside http/1.1 (Deno.serve always offers it). */
+  readonly http2: boolean;
+  /** HTTP/3 on the same port over UDP: Bun.serve only (experimental there). */
+  readonly http3: boolean;
 }
 
 interface BunServer {
@@ -29,6 +53,13 @@ interface BunServer {
   requestIP(req: Request): { address: string } | null;
   stop(closeActive?: boolean): Promise<void> | void;
 }
+interface BunTls {
+  cert: string;
+  key: string;
+  serverName?: string;
+  ciphers?: string;
+  minVersion?: number;
+}
 interface BunGlobal {
   readonly version: string;
   serve(o: {
@@ -36,6 +67,9 @@ interface BunGlobal {
     hostname: string;
     fetch: (req: Request, server: BunServer) => Promise<Response>;
     error?: (err: Error) => Response;
+    tls?: BunTls[];
+    http2?: boolean;
+    http3?: boolean;
   }): BunServer;
 }
 interface DenoServer {
@@ -45,7 +79,7 @@ interface DenoServer {
 interface DenoGlobal {
   readonly version: { deno: string };
   serve(
-    o: { port: number; hostname: string; onListen?: () => void },
+    o: { port: number; hostname: string; onListen?: () => void; cert?: string; key?: string },
     handler: (req: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
   ): DenoServer;
 }
@@ -68,6 +102,7 @@ export async function listenNative(
   listener: FetchListener,
   o: HostOptions,
 ): Promise<HostServer> {
+  const tls = o.tls;
   if (runtime === 'bun') {
     const bun = g.Bun!;
     const server = bun.serve({
@@ -75,6 +110,7 @@ export async function listenNative(
       hostname: o.host,
       fetch: (req, srv) => listener(req, { remoteAddress: srv.requestIP(req)?.address }),
       error: lastResort,
+      ...(tls === undefined ? {} : bunTls(tls)),
     });
     return {
       runtime: `Bun ${bun.version}`,
@@ -90,7 +126,13 @@ export async function listenNative(
   const server = await new Promise<DenoServer>((resolve, reject) => {
     try {
       const s = deno.serve(
-        { port: o.port, hostname: o.host, onListen: () => queueMicrotask(() => resolve(s)) },
+        {
+          port: o.port,
+          hostname: o.host,
+          onListen: () => queueMicrotask(() => resolve(s)),
+          // Deno.serve takes one pair and offers h2 and http/1.1 by ALPN (app/native.ts refuses the rest).
+          ...(tls === undefined ? {} : { cert: tls.fallback.cert, key: tls.fallback.key }),
+        },
         (req, info) => listener(req, { remoteAddress: info.remoteAddr.hostname }),
       );
     } catch (err) {
@@ -103,5 +145,26 @@ export async function listenNative(
     host: o.host,
     port: server.addr.port,
     stop: () => server.shutdown(),
+  };
+}
+
+/**
+ * Bun.serve's TLS: a list whose first entry (no serverName) is the default and the others are chosen by
+ * SNI; every entry gets the same suites and floor. With http3, Bun listens for QUIC on the same port
+ * over UDP and itself adds `Alt-Svc: h3=":PORT"; ma=86400` (RFC 7838 §3) to the HTTP/1.1 and HTTP/2
+ * responses, so the kernel adds nothing (a second copy would repeat the alternative).
+ */
+function bunTls(tls: HostTls): { tls: BunTls[]; http2: boolean; http3?: true } {
+  const terms = {
+    ...(tls.ciphers === undefined ? {} : { ciphers: tls.ciphers }),
+    ...(tls.minVersion === undefined ? {} : { minVersion: tls.minVersion }),
+  };
+  return {
+    tls: [
+      { cert: tls.fallback.cert, key: tls.fallback.key, ...terms },
+      ...tls.sni.map((p) => ({ cert: p.cert, key: p.key, serverName: p.serverName, ...terms })),
+    ],
+    http2: tls.http2,
+    ...(tls.http3 ? { http3: true as const } : {}),
   };
 }

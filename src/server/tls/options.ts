@@ -46,6 +46,8 @@ export interface TlsOptions {
   names?: string[] | undefined;
   /** Offer HTTP/2 by ALPN (default true); HTTP/1.1 is always offered. */
   http2: boolean;
+  /** Experimental HTTP/3 (QUIC on the TLS port's UDP twin): Bun.serve only (app/native.ts). */
+  http3?: boolean | undefined;
   /** Watch the certificate files and reload when they change (SIGHUP reloads too). */
   watch: boolean;
   /** Session ticket keys shared across workers and instances (session-tickets.ts); absent: the defaults. */

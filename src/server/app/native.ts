@@ -1,6 +1,11 @@
 // `gatehouse serve` on Bun and Deno: the fetch face (app/fetch.ts) hosted by the runtime's own server
 // (fetch/hosts.ts: Bun.serve, Deno.serve) instead of its emulation of node:http.
-import { type HostServer, listenNative, type NativeRuntime } from '../fetch/hosts.js';
+import {
+  type HostServer,
+  type HostWebSocketOptions,
+  listenNative,
+  type NativeRuntime,
+} from '../fetch/hosts.js';
 import type { Logger } from '../ops/log.js';
 import { createFetchHandler, fetchFaceRefusals } from './fetch.js';
 import type { GatehouseDeps } from './handler.js';
@@ -18,7 +23,8 @@ export interface NativeServer {
 
 /** What a runtime's own server cannot do yet, by config key (the CLI then keeps node:http). */
 export function nativeRefusals(o: ServerOptions): string[] {
-  const out = fetchFaceRefusals(o);
+  // Both hosts switch WebSocket handshakes (fetch/hosts.ts).
+  const out = fetchFaceRefusals(o, { upgrades: true });
   if (o.tls !== undefined) out.push('tls: HTTPS is served on the Node transport only for now');
   return out;
 }
@@ -30,12 +36,12 @@ export function createNativeServer(
 ): NativeServer {
   const refused = nativeRefusals(options);
   if (refused.length > 0) throw new Error(refused.join('; '));
-  const h = createFetchHandler(options, deps);
+  const h = createFetchHandler(options, { ...deps, upgrades: true });
   let host: HostServer | undefined;
   return {
     async listen() {
       await h.ready();
-      host = await listenNative(runtime, h.fetch, options.listen);
+      host = await listenNative(runtime, h.fetch, { ...options.listen, webSocket: hostWebSocket(options) });
       const name = host.host.includes(':') ? `[${host.host}]` : host.host;
       return {
         url: `http://${name}:${host.port}`,
@@ -51,5 +57,14 @@ export function createNativeServer(
       await stopping;
     },
     logger: h.logger,
+  };
+}
+
+/** What the host needs of the WebSocket endpoints for the whole server; undefined without any. */
+function hostWebSocket(o: ServerOptions): HostWebSocketOptions | undefined {
+  if (o.websocket.length === 0) return undefined;
+  return {
+    maxPayloadBytes: Math.max(...o.websocket.map((e) => e.maxPayloadBytes)),
+    perMessageDeflate: o.websocket.every((e) => e.perMessageDeflate),
   };
 }

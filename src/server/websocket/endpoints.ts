@@ -81,10 +81,16 @@ export function closeEndpoints(ws: WsState): Promise<void> {
         );
       }
     }
-    const grace = setTimeout(() => {
-      for (const ep of byPath.values()) for (const { socket } of ep.clients.values()) socket.terminate();
-    }, ws.closeGraceMs);
-    await Promise.all(waits);
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    // After the grace the stragglers are dropped; a host that cannot drop one (Deno has no abort, and
+    // may never report a close it began: denoland/deno#21642) is not waited for past a second grace.
+    const dropped = new Promise<void>((resolve) => {
+      grace = setTimeout(() => {
+        for (const ep of byPath.values()) for (const { socket } of ep.clients.values()) socket.terminate();
+        grace = setTimeout(resolve, ws.closeGraceMs);
+      }, ws.closeGraceMs);
+    });
+    await Promise.race([Promise.all(waits), dropped]);
     clearTimeout(grace);
     await Promise.all([...byPath.values()].map((ep) => ep.fanout?.close()));
     await Promise.all(

@@ -36,7 +36,7 @@ import { onWsConnection, wsServerOf } from './ws-peer.js';
 export type { Envelope } from './envelope.js';
 export { isAppPing, parseEnvelope } from './envelope.js';
 export type { HandshakeDecision } from './handshake.js';
-export { checkHandshake, isSameOrigin } from './handshake.js';
+export { checkHandshake, chooseSubprotocol, isSameOrigin } from './handshake.js';
 export type {
   HostTunnel,
   HostUpgrade,

@@ -2,7 +2,8 @@
 // and by Deno (Deno.upgradeWebSocket) with a websocket config, reached from Node with the `ws` client.
 // The handshake passes the same steps as on Node (a header rule's field on the 101, the access rule's
 // 403, the origin policy's 403), then the endpoint's modes and limits (RFC 6455 §7.4.1 close codes),
-// the metrics, and the drain's 1001. Real processes on 127.0.0.1, the build (dist/).
+// the metrics, the drain's 1001, and the Redis fan-out between two processes. Real processes and a
+// real redis-server on 127.0.0.1, the build (dist/).
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { get, makeSite, removeSite } from '../helpers/http.js';
+import { startRedis } from '../helpers/redis.js';
 import { GATEHOUSE_BIN, type Listening, runListening } from '../helpers/runtimes.js';
 
 const SERVERS = {
@@ -241,6 +243,43 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
       const closes = Promise.all([closeOf(a), closeOf(b)]);
       assert.equal(await other.close(), 0);
       for (const c of await closes) assert.equal(c.code, 1001);
+    });
+
+    it('fanout "redis": a broadcast reaches a client of another process', async () => {
+      const redis = await startRedis();
+      const config = join(site, 'fanout.config.json');
+      writeFileSync(
+        config,
+        JSON.stringify({
+          redis: { url: redis.url },
+          websocket: [{ path: '/chat', mode: 'broadcast', fanout: 'redis' }],
+        }),
+      );
+      const args = ['serve', join(site, 'www'), '--config', config, '--host', '127.0.0.1', '--port', '0'];
+      const [one, two] = await Promise.all([
+        runListening(runtime, GATEHOUSE_BIN, args),
+        runListening(runtime, GATEHOUSE_BIN, args),
+      ]);
+      try {
+        assert.match(one.stdout, line);
+        const a = (await open(one.url, '/chat')).socket;
+        const b = (await open(two.url, '/chat')).socket;
+        // The other process subscribes as its first client joins: send until one arrives.
+        const got = nextMessage(b);
+        let arrived = false;
+        void got.then(() => {
+          arrived = true;
+        });
+        for (let i = 0; i < 100 && !arrived; i++) {
+          a.send('across');
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        assert.equal((await got).data, 'across');
+        await Promise.all([bye(a), bye(b)]);
+      } finally {
+        await Promise.all([one.close(), two.close()]);
+        await redis.close();
+      }
     });
   });
 }

@@ -5,7 +5,7 @@
 // node/ the Node transport; tls/ HTTPS, HTTP/2 and ACME on it; app/ the composition root (the table of
 // features, createHandler, createGatehouse). CONTRIBUTING.md has the floors and how to add a feature.
 
-export { createFetchHandler, type FetchHandler, fetchFaceRefusals } from './app/fetch.js';
+export { createFetchHandler, type FetchDeps, type FetchHandler, fetchFaceRefusals } from './app/fetch.js';
 export { createGatehouse, type Gatehouse, type GatehouseDeps } from './app/gatehouse.js';
 export { createHandler, type GatehouseHandler } from './app/handler.js';
 export {
@@ -25,7 +25,7 @@ export {
 } from './app/standalone.js';
 export type { Logger, MountFacts } from './core/context.js';
 export { belowMount, normalMount } from './core/mount.js';
-export type { ConnectionInfo } from './fetch/entry.js';
+export type { ConnectionInfo, UpgradeWebSocket } from './fetch/entry.js';
 export type { DirEntry, FileAccess, FileStats, OpenFile } from './files/access.js';
 export { createNodeFiles, type NodeFilesOptions, nodeFiles } from './files/node.js';
 export { createLogger, dropWriteErrors } from './ops/log.js';

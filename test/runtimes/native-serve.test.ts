@@ -1,9 +1,8 @@
 // `gatehouse serve` run by Bun and by Deno serves on the runtime's own server (Bun.serve, Deno.serve),
 // says so, and answers as on Node: validators, 304, 206, HEAD, 404 and 400 as problem+json; SIGTERM
-// drains and exits 0. A config that needs what only node:http does yet is served through the runtime's
-// node:http emulation, with a note naming the key. Real processes on 127.0.0.1, the build (dist/).
+// drains and exits 0 (what a runtime's server cannot do: native-tls.test.ts). Real processes on
+// 127.0.0.1, the build (dist/).
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 import { GATEHOUSE_BIN, type Listening, runListening } from '../helpers/runtimes.js';
@@ -16,20 +15,15 @@ const SERVERS = {
 for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, RegExp][]) {
   describe(`gatehouse serve on ${runtime}`, () => {
     let site: string;
-    let conf: string;
-    let wsConfig: string;
     let s: Listening;
 
     before(async () => {
       site = makeSite({ 'index.html': '<h1>home</h1>', 'notes.txt': 'hello from the folder' });
-      conf = makeSite({ 'ws.json': JSON.stringify({ websocket: [{ path: '/ws', mode: 'echo' }] }) });
-      wsConfig = join(conf, 'ws.json');
       s = await runListening(runtime, GATEHOUSE_BIN, ['serve', site, '--host', '127.0.0.1', '--port', '0']);
     });
     after(async () => {
       await s.close();
       removeSite(site);
-      removeSite(conf);
     });
 
     it(`names the runtime's own server before the listening line`, () => {
@@ -74,26 +68,6 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
       ]);
       assert.equal((await get(other.url, '/notes.txt')).status, 200);
       assert.equal(await other.close(), 0);
-    });
-
-    it('a websocket endpoint in the config: served through the node:http emulation, the note names the key', async () => {
-      const other = await runListening(runtime, GATEHOUSE_BIN, [
-        'serve',
-        site,
-        '--host',
-        '127.0.0.1',
-        '--port',
-        '0',
-        '--config',
-        wsConfig,
-      ]);
-      try {
-        assert.doesNotMatch(other.stdout, line);
-        assert.match(other.stderr(), /node:http emulation.*websocket:/);
-        assert.equal((await get(other.url, '/notes.txt')).status, 200);
-      } finally {
-        await other.close();
-      }
     });
   });
 }

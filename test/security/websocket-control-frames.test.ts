@@ -9,8 +9,8 @@ import WebSocket from 'ws';
 import { websocketSchema } from '../../src/config/websocket.js';
 import { bindTunnel } from '../../src/server/node/entry.js';
 import type { Logger } from '../../src/server/ops/log.js';
-import { MAX_FRAGMENTS, MAX_PENDING_PONGS } from '../../src/server/websocket/endpoints.js';
 import { createWebSocketEndpoints } from '../../src/server/websocket/index.js';
+import { MAX_FRAGMENTS, MAX_PENDING_PONGS } from '../../src/server/websocket/ws-peer.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const T = { timeout: 30_000 };

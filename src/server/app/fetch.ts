@@ -1,8 +1,10 @@
 // The pipeline behind the Fetch-API transport (fetch/entry.ts): the same table of features and the
 // same kernel entry as createHandler, driven by `fetch(request, info)` instead of node:http's events.
-// The features that still belong to the Node transport (WebSocket endpoints: upgraded sockets; TLS and
-// the listener's limits, which the host owns) are refused here, by name, rather than answering
-// differently. The reverse proxy runs here on the runtime's fetch (Bun) or undici (Node, Deno).
+// The features that still belong to the Node transport (TLS and the listener's limits, which the host
+// owns) are refused here, by name, rather than answering differently. The reverse proxy runs here on
+// the runtime's fetch (Bun) or undici (Node, Deno). WebSocket endpoints need a host that switches
+// handshakes (`upgrades`: listenNative's Bun.serve and Deno.serve); a bare `export default { fetch }`
+// cannot.
 
 import type { MountFacts, TunnelBase } from '../core/context.js';
 import type { Entry } from '../core/entry.js';
@@ -41,18 +43,35 @@ export interface FetchHandler {
   readonly static: StaticHandler;
 }
 
+/** What createFetchHandler takes besides the options. */
+export interface FetchDeps extends GatehouseDeps {
+  /**
+   * The host switches WebSocket handshakes: it passes `info.upgradeWebSocket` with each request
+   * (fetch/hosts.ts listenNative does, for Bun.serve and Deno.serve). Without it, `websocket` is refused.
+   */
+  readonly upgrades?: boolean | undefined;
+}
+
 /** What the fetch face cannot do yet, by config key, with the reason a user reads. */
-export function fetchFaceRefusals(o: ServerOptions): string[] {
+export function fetchFaceRefusals(
+  o: ServerOptions,
+  host: { readonly upgrades?: boolean | undefined } = {},
+): string[] {
   const out: string[] = [];
-  if (o.websocket.length > 0)
+  if (o.websocket.length > 0 && host.upgrades !== true)
     out.push(
-      'websocket: WebSocket endpoints run on the Node transport only (gatehouse-http/node, gatehouse serve on Node)',
+      'websocket: WebSocket endpoints need a host that switches handshakes: gatehouse serve on Node, Bun or Deno, createNativeServer, or gatehouse-http/node',
     );
+  for (const [i, e] of o.websocket.entries())
+    if (e.mode === 'custom')
+      out.push(
+        `websocket[${i}]: mode "custom" runs on the Node transport only (its handler takes a ws socket)`,
+      );
   return out;
 }
 
-export function createFetchHandler(options: ServerOptions, deps: GatehouseDeps = {}): FetchHandler {
-  const refused = fetchFaceRefusals(options);
+export function createFetchHandler(options: ServerOptions, deps: FetchDeps = {}): FetchHandler {
+  const refused = fetchFaceRefusals(options, deps);
   if (refused.length > 0) throw new Error(refused.join('; '));
   const core = buildCore(options, deps);
   // The features on this face read and write only the exchange (core/exchange.ts), which FetchRequest

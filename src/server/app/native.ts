@@ -6,6 +6,7 @@ import {
   type HostPem,
   type HostServer,
   type HostTls,
+  type HostWebSocketOptions,
   listenNative,
   type NativeRuntime,
 } from '../fetch/hosts.js';
@@ -108,7 +109,8 @@ function tlsRefusals(t: TlsOptions, runtime: NativeRuntime): string[] {
 
 /** What a runtime's own server cannot do yet, by config key (the CLI then keeps node:http). */
 export function nativeRefusals(o: ServerOptions, runtime: NativeRuntime): string[] {
-  const out = fetchFaceRefusals(o);
+  // Both hosts switch WebSocket handshakes (fetch/hosts.ts).
+  const out = fetchFaceRefusals(o, { upgrades: true });
   if (o.tls !== undefined) out.push(...tlsRefusals(o.tls, runtime));
   const h3 = http3Refusal(o, runtime);
   if (h3 !== undefined) out.push(h3);
@@ -156,14 +158,18 @@ export function createNativeServer(
 ): NativeServer {
   const refused = nativeRefusals(options, runtime);
   if (refused.length > 0) throw new Error(refused.join('; '));
-  const h = createFetchHandler(options, deps);
+  const h = createFetchHandler(options, { ...deps, upgrades: true });
   let host: HostServer | undefined;
   let plain: HostServer | undefined;
   return {
     async listen() {
       await h.ready();
       const tls = options.tls === undefined ? undefined : await hostTls(options.tls, runtime);
-      host = await listenNative(runtime, h.fetch, { ...options.listen, tls });
+      host = await listenNative(runtime, h.fetch, {
+        ...options.listen,
+        tls,
+        webSocket: hostWebSocket(options),
+      });
       let httpUrl: string | undefined;
       const httpPort = options.listen.httpPort;
       if (tls !== undefined && httpPort !== undefined) {
@@ -188,5 +194,14 @@ export function createNativeServer(
     },
     logger: h.logger,
     static: h.static,
+  };
+}
+
+/** What the host needs of the WebSocket endpoints for the whole server; undefined without any. */
+function hostWebSocket(o: ServerOptions): HostWebSocketOptions | undefined {
+  if (o.websocket.length === 0) return undefined;
+  return {
+    maxPayloadBytes: Math.max(...o.websocket.map((e) => e.maxPayloadBytes)),
+    perMessageDeflate: o.websocket.every((e) => e.perMessageDeflate),
   };
 }

@@ -6,8 +6,9 @@
 //
 // Features are typed with these interfaces (static/, routes/, steps/, ops/health, the metrics
 // endpoint) and write through the sink. The reverse proxy (proxy/: undici, raw sockets for tunnels)
-// and the WebSocket endpoints (websocket/: ws over the upgraded socket) stay typed with Node's pair:
-// they are the Node transport's features; another runtime brings its own. So does the accounting of
+// stays typed with Node's pair: it is the Node transport's feature. The WebSocket endpoints
+// (websocket/) are typed with it too, but a handshake on a host that switches it itself (Bun.serve,
+// Deno.serve: a HostTunnel) reads only the exchange. So does the accounting of
 // the access log and the metrics (ops/log.ts: the socket's byte count).
 
 /**

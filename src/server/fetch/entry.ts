@@ -1,14 +1,18 @@
 // The Fetch-API transport: a host that calls `fetch(request, info)` and awaits a Response (Bun.serve,
 // Deno.serve, workers) drives the kernel's entry through it, as node/entry.ts drives it from node:http's
-// 'request' event. One FetchRequest and one FetchSink per request; no Upgrade here (a host's WebSocket
-// API is its own transport).
+// 'request' event. One FetchRequest and one FetchSink per request. A WebSocket handshake for an
+// endpoint enters as a handshake (the same gate steps) when the host can switch it (info.upgradeWebSocket,
+// from listenNative): the endpoint decides, the host writes the 101 (Bun's server.upgrade,
+// Deno.upgradeWebSocket). Without that, it is an ordinary request (RFC 9110 §7.8: Upgrade ignored).
 
 import type { MountFacts, TunnelBase } from '../core/context.js';
 import type { Entry } from '../core/entry.js';
-import { type ConnectionInfo, FetchRequest } from './request.js';
+import { switched } from '../ops/log.js';
+import type { HostTunnel } from '../websocket/index.js';
+import { type ConnectionInfo, FetchRequest, type UpgradeWebSocket } from './request.js';
 import { FetchSink } from './sink.js';
 
-export type { ConnectionInfo } from './request.js';
+export type { ConnectionInfo, UpgradeWebSocket } from './request.js';
 export { FetchRequest } from './request.js';
 export { FetchSink } from './sink.js';
 
@@ -30,8 +34,31 @@ export function fetchEntry(entry: Entry<FetchRequest, FetchSink, TunnelBase>): F
     const req = new FetchRequest(request, info);
     // RFC 9110 §9.3.2: HEAD gets the fields of GET and no content.
     const res = new FetchSink(req.method === 'HEAD');
-    entry.request(req, res);
+    const upgrade = info?.upgradeWebSocket;
+    if (upgrade !== undefined && entry.owns(req)) {
+      req.upgrade = true;
+      entry.handshake(req, res, hostTunnel(request, res, upgrade));
+    } else entry.request(req, res);
+    // Undefined only after a host upgrade that answers by itself (Bun's).
     return res.response as Promise<Response>;
+  };
+}
+
+/** The handshake's tunnel on a host that switches it: the upgrade, then the switch on the sink. */
+function hostTunnel(request: Request, res: FetchSink, upgrade: UpgradeWebSocket): HostTunnel {
+  let response: Response | undefined;
+  return {
+    upgradeWebSocket: (o) => {
+      const r = upgrade(request, o);
+      if (r === false) return false;
+      response = r ?? undefined;
+      return true;
+    },
+    accept: () => {
+      res.switchTo(response);
+      // The access log and the metrics see the 101 (log.ts).
+      switched(res as unknown as Parameters<typeof switched>[0]);
+    },
   };
 }
 

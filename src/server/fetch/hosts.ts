@@ -1,7 +1,12 @@
 // The runtimes' own servers as hosts of the Fetch-API transport: Bun.serve and Deno.serve call the
 // listener with each Request and send the Response it resolves to. Found on globalThis, so this file
-// loads on Node too (where neither exists and nothing here runs).
+// loads on Node too (where neither exists and nothing here runs). With WebSocket endpoints, each host
+// also switches their handshakes (Bun: server.upgrade and the server's `websocket` handlers; Deno:
+// Deno.upgradeWebSocket) and carries the connections as PeerSockets (websocket/types.ts).
+import { Buffer } from 'node:buffer';
+import type { HostUpgrade, PeerEvents, PeerSocket } from '../websocket/index.js';
 import type { FetchListener } from './entry.js';
+import type { UpgradeWebSocket } from './request.js';
 
 /** A runtime whose own HTTP server can host the fetch face. */
 export type NativeRuntime = 'bun' | 'deno';
@@ -23,6 +28,8 @@ export interface HostOptions {
   readonly port: number;
   /** HTTPS: what app/native.ts read from the tls config (undefined: plain HTTP). */
   readonly tls?: HostTls | undefined;
+  /** WebSocket endpoints are served: what the host needs of them for the whole server. */
+  readonly webSocket?: HostWebSocketOptions | undefined;
 }
 
 /** A certificate chain and its key, as PEM text. */
@@ -47,10 +54,33 @@ export interface HostTls {
   readonly http3: boolean;
 }
 
+export interface HostWebSocketOptions {
+  /** The largest message any endpoint takes (Bun refuses bigger ones with 1009; the endpoint its own). */
+  readonly maxPayloadBytes: number;
+  /** permessage-deflate (RFC 7692), which Bun sets for the whole server: on only if every endpoint wants it. */
+  readonly perMessageDeflate: boolean;
+}
+
+/** What a Bun WebSocket carries: the endpoint's open, then the connection's events. */
+interface BunSocketData {
+  readonly open: HostUpgrade['open'];
+  events: PeerEvents | undefined;
+}
+interface BunWebSocket {
+  readonly readyState: number;
+  readonly data: BunSocketData;
+  getBufferedAmount(): number;
+  sendText(data: string): number;
+  sendBinary(data: Uint8Array): number;
+  close(code?: number, reason?: string): void;
+  terminate(): void;
+  ping(): number;
+}
 interface BunServer {
   readonly port: number;
   readonly hostname: string;
   requestIP(req: Request): { address: string } | null;
+  upgrade(req: Request, o: { data: BunSocketData; headers: [string, string][] }): boolean;
   stop(closeActive?: boolean): Promise<void> | void;
 }
 interface BunTls {
@@ -70,6 +100,17 @@ interface BunGlobal {
     tls?: BunTls[];
     http2?: boolean;
     http3?: boolean;
+    websocket?: {
+      maxPayloadLength: number;
+      perMessageDeflate: boolean;
+      idleTimeout: number;
+      sendPings: boolean;
+      open(ws: BunWebSocket): void;
+      message(ws: BunWebSocket, message: string | Uint8Array): void;
+      close(ws: BunWebSocket, code: number, reason: string): void;
+      ping(ws: BunWebSocket): void;
+      pong(ws: BunWebSocket): void;
+    };
   }): BunServer;
 }
 interface DenoServer {
@@ -78,6 +119,7 @@ interface DenoServer {
 }
 interface DenoGlobal {
   readonly version: { deno: string };
+  upgradeWebSocket(req: Request, o: { idleTimeout: number }): { socket: WebSocket; response: Response };
   serve(
     o: { port: number; hostname: string; onListen?: () => void; cert?: string; key?: string },
     handler: (req: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
@@ -105,13 +147,17 @@ export async function listenNative(
   const tls = o.tls;
   if (runtime === 'bun') {
     const bun = g.Bun!;
+    let upgrade: UpgradeWebSocket | undefined;
     const server = bun.serve({
       port: o.port,
       hostname: o.host,
-      fetch: (req, srv) => listener(req, { remoteAddress: srv.requestIP(req)?.address }),
+      fetch: (req, srv) =>
+        listener(req, { remoteAddress: srv.requestIP(req)?.address, upgradeWebSocket: upgrade }),
       error: lastResort,
       ...(tls === undefined ? {} : bunTls(tls)),
+      ...(o.webSocket && { websocket: bunWebSocket(o.webSocket) }),
     });
+    if (o.webSocket !== undefined) upgrade = bunUpgrade(server);
     return {
       runtime: `Bun ${bun.version}`,
       server: 'Bun.serve',
@@ -123,6 +169,7 @@ export async function listenNative(
     };
   }
   const deno = g.Deno!;
+  const upgrade = o.webSocket && denoUpgrade(deno);
   const server = await new Promise<DenoServer>((resolve, reject) => {
     try {
       const s = deno.serve(
@@ -133,7 +180,7 @@ export async function listenNative(
           // Deno.serve takes one pair and offers h2 and http/1.1 by ALPN (app/native.ts refuses the rest).
           ...(tls === undefined ? {} : { cert: tls.fallback.cert, key: tls.fallback.key }),
         },
-        (req, info) => listener(req, { remoteAddress: info.remoteAddr.hostname }),
+        (req, info) => listener(req, { remoteAddress: info.remoteAddr.hostname, upgradeWebSocket: upgrade }),
       );
     } catch (err) {
       reject(err);
@@ -166,5 +213,124 @@ function bunTls(tls: HostTls): { tls: BunTls[]; http2: boolean; http3?: true } {
     ],
     http2: tls.http2,
     ...(tls.http3 ? { http3: true as const } : {}),
+  };
+}
+
+/** The 101's fields: the steps' and the chosen subprotocol (RFC 6455 §4.2.2). */
+function switchHeaders(o: HostUpgrade): [string, string][] {
+  const out = [...o.fields];
+  if (o.protocol !== undefined) out.push(['Sec-WebSocket-Protocol', o.protocol]);
+  return out;
+}
+
+/** A text message goes out as a string (Bun's sendText, Deno's send), a binary one as bytes. */
+function textOf(data: Buffer | string): string {
+  return typeof data === 'string' ? data : data.toString('utf8');
+}
+
+function bytesOf(data: Buffer | string): Uint8Array {
+  return typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+}
+
+/** Bun's upgrade: the endpoint's open travels with the socket (its `data`). */
+function bunUpgrade(server: BunServer): UpgradeWebSocket {
+  return (request, o) =>
+    server.upgrade(request, { data: { open: o.open, events: undefined }, headers: switchHeaders(o) })
+      ? null
+      : false;
+}
+
+/**
+ * Bun's server-wide WebSocket handlers, which hand each event to the connection's. Bun's own idle
+ * timeout and pings are off: the endpoints' heartbeat pings and ends silent peers, as on Node.
+ */
+function bunWebSocket(o: HostWebSocketOptions) {
+  return {
+    maxPayloadLength: o.maxPayloadBytes,
+    perMessageDeflate: o.perMessageDeflate,
+    idleTimeout: 0,
+    sendPings: false,
+    open: (ws: BunWebSocket) => {
+      ws.data.events = ws.data.open(bunPeer(ws));
+    },
+    message: (ws: BunWebSocket, m: string | Uint8Array) => {
+      const text = typeof m === 'string';
+      ws.data.events?.receive(
+        text ? Buffer.from(m, 'utf8') : Buffer.from(m.buffer, m.byteOffset, m.byteLength),
+        !text,
+      );
+    },
+    close: (ws: BunWebSocket) => ws.data.events?.closed(),
+    ping: (ws: BunWebSocket) => ws.data.events?.ping(),
+    pong: (ws: BunWebSocket) => ws.data.events?.pong(),
+  };
+}
+
+function bunPeer(ws: BunWebSocket): PeerSocket {
+  return {
+    get readyState() {
+      return ws.readyState;
+    },
+    get bufferedAmount() {
+      return ws.getBufferedAmount();
+    },
+    send: (data, binary) => {
+      if (binary) ws.sendBinary(bytesOf(data));
+      else ws.sendText(textOf(data));
+    },
+    close: (code, reason) => ws.close(code, reason),
+    terminate: () => ws.terminate(),
+    ping: () => {
+      ws.ping();
+      return true;
+    },
+  };
+}
+
+/**
+ * Deno's upgrade: its 101 Response, with the steps' fields and the subprotocol set here (Deno's own
+ * `protocol` option wants the offer spelt "a, b" and refuses "a,b"). Deno pings by itself: its
+ * idleTimeout is the endpoint's heartbeat (a peer that misses the Pong is closed).
+ */
+function denoUpgrade(deno: DenoGlobal): UpgradeWebSocket {
+  return (request, o) => {
+    let up: { socket: WebSocket; response: Response };
+    try {
+      up = deno.upgradeWebSocket(request, { idleTimeout: Math.ceil(o.heartbeatIntervalMs / 1000) });
+    } catch {
+      return false;
+    }
+    const { socket, response } = up;
+    for (const [name, value] of switchHeaders(o)) response.headers.append(name, value);
+    socket.binaryType = 'arraybuffer';
+    let events: PeerEvents | undefined;
+    socket.onopen = () => {
+      events = o.open(denoPeer(socket));
+    };
+    socket.onmessage = (e: MessageEvent<string | ArrayBuffer>) => {
+      const text = typeof e.data === 'string';
+      events?.receive(
+        text ? Buffer.from(e.data as string, 'utf8') : Buffer.from(e.data as ArrayBuffer),
+        !text,
+      );
+    };
+    socket.onclose = () => events?.closed();
+    return response;
+  };
+}
+
+function denoPeer(socket: WebSocket): PeerSocket {
+  return {
+    get readyState() {
+      return socket.readyState;
+    },
+    get bufferedAmount() {
+      return socket.bufferedAmount;
+    },
+    send: (data, binary) => socket.send(binary ? bytesOf(data) : textOf(data)),
+    close: (code, reason) => socket.close(code, reason),
+    // Deno's WebSocket has no abort: a closing handshake it is.
+    terminate: () => socket.close(),
+    ping: () => false,
   };
 }

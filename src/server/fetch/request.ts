@@ -4,11 +4,20 @@
 // when a step listens for it (the routes' JSON bodies).
 import { EventEmitter } from 'node:events';
 import type { ContentRequest, ExchangeSocket, FieldValue } from '../core/exchange.js';
+import type { HostUpgrade } from '../websocket/index.js';
+
+/**
+ * A host's WebSocket upgrade of `request` (Bun's server.upgrade, Deno.upgradeWebSocket): the Response
+ * that switches (Deno's), null when the host answers by itself (Bun's), false when it could not.
+ */
+export type UpgradeWebSocket = (request: Request, o: HostUpgrade) => Response | null | false;
 
 /** What the host tells of the connection besides the Request (Deno's ServeHandlerInfo, Bun's requestIP). */
 export interface ConnectionInfo {
   /** The peer's address. */
   readonly remoteAddress?: string | undefined;
+  /** The host's WebSocket upgrade (listenNative passes it); without it, handshakes are ordinary requests. */
+  readonly upgradeWebSocket?: UpgradeWebSocket | undefined;
 }
 
 /** The target in origin-form (RFC 9112 §3.2.1) from an absolute URL: its path and query. */
@@ -45,6 +54,8 @@ export class FetchRequest extends EventEmitter implements ContentRequest {
   readonly httpVersion = '1.1';
   readonly socket: ExchangeSocket;
   complete: boolean;
+  /** A WebSocket handshake the host can switch (the access log then waits for the switch). */
+  upgrade = false;
   #reading = false;
 
   constructor(

@@ -82,6 +82,16 @@ export class FetchSink extends EventEmitter implements ResponseSink {
     else this.#reject(err);
   }
 
+  /**
+   * The host switched protocols (RFC 9110 §15.2.2, a WebSocket handshake): its Response (Deno's), or
+   * none when the host answers by itself (Bun's server.upgrade).
+   */
+  switchTo(response: Response | undefined): void {
+    this.statusCode = 101;
+    this.headersSent = true;
+    this.#resolve(response);
+  }
+
   setHeader(name: string, value: OutFieldValue): this {
     this.#fields.set(name.toLowerCase(), { name, value });
     return this;

@@ -2,8 +2,6 @@
 import { CLOSE_CODES, type Client, WS_OPEN, type WsState } from './types.js';
 
 export const PONG = '{"type":"pong"}';
-const TEXT = { binary: false } as const;
-const BINARY = { binary: true } as const;
 
 /** Sends unless the peer is a slow consumer, which is closed with 1013 instead of buffering more. */
 export function deliver(ws: WsState, client: Client, data: Buffer | string, binary: boolean): void {
@@ -19,5 +17,5 @@ export function deliver(ws: WsState, client: Client, data: Buffer | string, bina
     s.close(CLOSE_CODES.tryAgainLater, 'slow consumer');
     return;
   }
-  s.send(data, binary ? BINARY : TEXT);
+  s.send(data, binary);
 }

@@ -1,5 +1,4 @@
 // The endpoint table, built and validated once per factory call; the heartbeat and the shutdown.
-import { createRequire } from 'node:module';
 import {
   CLOSE_CODES,
   type Endpoint,
@@ -11,28 +10,7 @@ import {
   type WsState,
 } from './types.js';
 
-// ws is loaded only when an endpoint is configured (it costs ~12 MB of RSS).
-const loadWs = (): typeof import('ws') => createRequire(import.meta.url)('ws') as typeof import('ws');
-
-/**
- * RFC 6455 §5.5.2: every Ping is answered with a Pong. A peer that sends Pings and never reads the
- * Pongs would queue them without end; past this many Pongs not yet written the connection is
- * terminated (ws's default, pinned here so no upgrade of ws can silently lift it).
- */
-export const MAX_PENDING_PONGS = 60;
-/** Fragments of one message (RFC 6455 §5.4): a message of a million 1-byte frames is refused. */
-export const MAX_FRAGMENTS = 16 * 1024;
-
-/** RFC 6455 §4.2.2 /subprotocol/: the first of ours (our preference order) that the client offered. */
-function protocolChooser(ours: readonly string[]): (offered: Set<string>) => string | false {
-  return (offered) => {
-    for (const p of ours) if (offered.has(p)) return p;
-    // Never agree to a subprotocol we do not speak; the client decides whether to go on without one.
-    return false;
-  };
-}
-
-/** One WebSocketServer per endpoint, by path; throws WebSocketConfigError for a list it cannot run. */
+/** The endpoints by path; throws WebSocketConfigError for a list it cannot run. */
 export function buildEndpoints(
   endpoints: readonly WebSocketEndpoint[],
   deps: WebSocketDeps,
@@ -48,18 +26,6 @@ export function buildEndpoints(
         `websocket[${i}]: mode "custom" on ${config.path} needs deps.handlers['${config.path}']`,
       );
     }
-    const wss = new (loadWs().WebSocketServer)({
-      noServer: true,
-      clientTracking: false,
-      // Checked while inflating too (RFC 7692 §7.2.2): a compressed bomb is refused with 1009
-      // once the inflated bytes pass the bound, not after.
-      maxPayload: config.maxPayloadBytes,
-      maxFragments: MAX_FRAGMENTS,
-      perMessageDeflate: config.perMessageDeflate,
-      handleProtocols: protocolChooser(config.subprotocols),
-      // ws >= 8.19 reads it; @types/ws does not name it yet.
-      ...{ maxPendingAutoPongs: MAX_PENDING_PONGS },
-    });
     const rl = config.rateLimit;
     if (rl !== undefined && (!(rl.messagesPerSec > 0) || !Number.isInteger(rl.burst) || rl.burst < 1)) {
       throw new WebSocketConfigError(
@@ -68,7 +34,7 @@ export function buildEndpoints(
     }
     const ep: Endpoint = {
       config,
-      wss,
+      wss: undefined,
       clients: new Map(),
       rooms: new Map(),
       handler,
@@ -91,8 +57,8 @@ function heartbeat(ep: Endpoint): void {
       c.socket.terminate();
       continue;
     }
-    c.alive = false;
-    if (c.socket.readyState === WS_OPEN) c.socket.ping();
+    // A host that pings by itself (Deno) keeps the client alive here.
+    if (c.socket.readyState === WS_OPEN && c.socket.ping()) c.alive = false;
   }
 }
 
@@ -104,23 +70,32 @@ export function closeEndpoints(ws: WsState): Promise<void> {
     for (const ep of byPath.values()) {
       if (ep.timer) clearInterval(ep.timer);
       ep.timer = undefined;
-      for (const { socket } of ep.clients.values()) {
+      for (const client of ep.clients.values()) {
         waits.push(
           new Promise<void>((resolve) => {
-            if (socket.readyState === WS_CLOSED) return resolve();
-            socket.once('close', () => resolve());
-            socket.close(CLOSE_CODES.goingAway, 'server shutting down');
+            client.onClosed = resolve;
+            // RFC 6455 §7.4.1: 1001, the server is going away.
+            if (client.socket.readyState !== WS_CLOSED)
+              client.socket.close(CLOSE_CODES.goingAway, 'server shutting down');
           }),
         );
       }
     }
-    const grace = setTimeout(() => {
-      for (const ep of byPath.values()) for (const { socket } of ep.clients.values()) socket.terminate();
-    }, ws.closeGraceMs);
-    await Promise.all(waits);
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    // After the grace the stragglers are dropped; a host that cannot drop one (Deno has no abort, and
+    // may never report a close it began: denoland/deno#21642) is not waited for past a second grace.
+    const dropped = new Promise<void>((resolve) => {
+      grace = setTimeout(() => {
+        for (const ep of byPath.values()) for (const { socket } of ep.clients.values()) socket.terminate();
+        grace = setTimeout(resolve, ws.closeGraceMs);
+      }, ws.closeGraceMs);
+    });
+    await Promise.race([Promise.all(waits), dropped]);
     clearTimeout(grace);
     await Promise.all([...byPath.values()].map((ep) => ep.fanout?.close()));
-    await Promise.all([...byPath.values()].map((ep) => new Promise<void>((r) => ep.wss.close(() => r()))));
+    await Promise.all(
+      [...byPath.values()].map((ep) => new Promise<void>((r) => (ep.wss ? ep.wss.close(() => r()) : r()))),
+    );
   })();
   return ws.closing;
 }

@@ -1,5 +1,6 @@
 // The handshake decision (pure): RFC 6455 §4.2.1 checks and the origin policy. (The fields a 101
 // carries beside the handshake's own: src/http/switch-fields.ts.)
+import { isToken, splitList } from '../../http/lists.js';
 import { ERRORS, type ErrorEntry } from '../core/errors.js';
 
 /** RFC 9110 §15.5.22; not in the shared error catalogue (yet). */
@@ -79,4 +80,35 @@ export function isSameOrigin(origin: string, host: string | undefined): boolean 
   const h = host.trim().toLowerCase();
   // URL lowercases the host and drops the scheme's default port; Host may still carry it.
   return u.host === h || (u.port === '' && `${u.host}:${defaultPort}` === h);
+}
+
+/** RFC 6455 §4.2.2 /subprotocol/: the first of ours (our preference order) that the client offered. */
+export function firstOffered(ours: readonly string[], offered: ReadonlySet<string>): string | undefined {
+  for (const p of ours) if (offered.has(p)) return p;
+  // Never agree to a subprotocol we do not speak; the client decides whether to go on without one.
+  return undefined;
+}
+
+export type SubprotocolChoice =
+  | { kind: 'chosen'; protocol: string | undefined }
+  | { kind: 'refuse'; entry: ErrorEntry; detail: string };
+
+/**
+ * The subprotocol of a handshake whose Sec-WebSocket-Protocol is read here (on the runtimes' own servers;
+ * ws reads it on Node): RFC 6455 §4.1, 1#token, each offered once; malformed -> 400, as ws answers.
+ */
+export function chooseSubprotocol(field: string | undefined, ours: readonly string[]): SubprotocolChoice {
+  if (field === undefined) return { kind: 'chosen', protocol: undefined };
+  const offered = new Set<string>();
+  const items = splitList(field);
+  for (const p of items) {
+    if (!isToken(p) || offered.has(p)) {
+      return { kind: 'refuse', entry: ERRORS.badRequest, detail: 'Invalid Sec-WebSocket-Protocol header.' };
+    }
+    offered.add(p);
+  }
+  if (items.length === 0) {
+    return { kind: 'refuse', entry: ERRORS.badRequest, detail: 'Invalid Sec-WebSocket-Protocol header.' };
+  }
+  return { kind: 'chosen', protocol: firstOffered(ours, offered) };
 }

@@ -2,11 +2,13 @@
 // broadcast (with rooms) / custom modes, slow-consumer protection and a graceful close.
 //
 // The entry (src/server/core/entry.ts) calls handleUpgrade() only after every request step let the
-// handshake through; refusals are ordinary responses on the step's ServerResponse (sendError).
-// Everything that does not depend on the request (the path table, one WebSocketServer per endpoint,
-// the subprotocol choice, the message rate policy) is built in the factory (websocket/endpoints.ts).
-// The parts under websocket/ share one WsState: handshake.ts (pure decision), envelope.ts (message
-// convention), connection.ts (one connection), broadcast.ts (rooms), deliver.ts (slow consumers).
+// handshake through; refusals are ordinary responses on the step's response (sendError). On Node, ws
+// completes the handshake on the upgraded socket (ws-peer.ts); on Bun.serve and Deno.serve the host
+// does (a HostTunnel, fetch/entry.ts). Either way the connection is a PeerSocket for connection.ts.
+// Everything that does not depend on the request (the path table, the message rate policy) is built
+// in the factory (websocket/endpoints.ts). The parts under websocket/ share one WsState: handshake.ts
+// (pure decision), envelope.ts (message convention), connection.ts (one connection, its mode),
+// broadcast.ts (rooms), deliver.ts (slow consumers).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer } from 'ws';
@@ -16,24 +18,34 @@ import { ERRORS, sendError } from '../core/errors.js';
 import { responseFields } from '../core/response-headers.js';
 import type { Feature, Step, StepContext, Tunnel } from '../node/types.js';
 import { deliverLocal } from './broadcast.js';
-import { onConnection } from './connection.js';
+import { openConnection } from './connection.js';
 import { buildEndpoints, closeEndpoints } from './endpoints.js';
 import { createRedisFanout } from './fanout-redis.js';
-import { checkHandshake, isSameOrigin } from './handshake.js';
+import { checkHandshake, chooseSubprotocol, isSameOrigin } from './handshake.js';
 import {
   type Endpoint,
   type Fanout,
+  type HostTunnel,
   WebSocketConfigError,
   type WebSocketDeps,
   type WebSocketEndpoint,
   type WsState,
 } from './types.js';
+import { onWsConnection, wsServerOf } from './ws-peer.js';
 
 export type { Envelope } from './envelope.js';
 export { isAppPing, parseEnvelope } from './envelope.js';
 export type { HandshakeDecision } from './handshake.js';
-export { checkHandshake, isSameOrigin } from './handshake.js';
-export type { WebSocketDeps, WebSocketEndpoint, WebSocketHandler } from './types.js';
+export { checkHandshake, chooseSubprotocol, isSameOrigin } from './handshake.js';
+export type {
+  HostTunnel,
+  HostUpgrade,
+  PeerEvents,
+  PeerSocket,
+  WebSocketDeps,
+  WebSocketEndpoint,
+  WebSocketHandler,
+} from './types.js';
 export { CLOSE_CODES, WebSocketConfigError } from './types.js';
 
 export interface WebSocketEndpoints {
@@ -43,7 +55,7 @@ export interface WebSocketEndpoints {
   readonly size: number;
   /** Takes a handshake whose path is ours (then returns true): refuses it on `res`, or accepts the
    *  tunnel and switches protocols. Returns false and touches nothing otherwise. */
-  handleUpgrade(req: IncomingMessage, res: ServerResponse, tunnel: Tunnel): boolean;
+  handleUpgrade(req: IncomingMessage, res: ServerResponse, tunnel: Tunnel | HostTunnel): boolean;
   /** Closes every connection with 1001, terminates stragglers after the grace, stops the heartbeats. */
   close(): Promise<void>;
   /** Connections on `path` that are not fully closed yet (0 for a path that is not ours). */
@@ -65,7 +77,6 @@ export function createWebSocketEndpoints(
     closing: undefined,
   };
   for (const ep of ws.byPath.values()) {
-    watchHandshakes(ep.wss);
     if (ep.config.fanout === 'redis') ep.fanout = redisFanout(ws, ep, deps);
   }
   return {
@@ -94,7 +105,12 @@ function redisFanout(ws: WsState, ep: Endpoint, deps: WebSocketDeps): Fanout {
   });
 }
 
-function handleUpgrade(ws: WsState, req: IncomingMessage, res: ServerResponse, tunnel: Tunnel): boolean {
+function handleUpgrade(
+  ws: WsState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  tunnel: Tunnel | HostTunnel,
+): boolean {
   const ep = ws.byPath.get(pathOf(req.url ?? '/'));
   if (ep === undefined) return false;
   if (ws.closing) {
@@ -114,14 +130,51 @@ function handleUpgrade(ws: WsState, req: IncomingMessage, res: ServerResponse, t
     sendError(req, res, decision.entry, decision.detail, decision.headers);
     return true;
   }
+  if ('upgradeWebSocket' in tunnel) {
+    hostUpgrade(ws, ep, req, res, tunnel);
+    return true;
+  }
   // ws decides the rest synchronously: its 'headers' event (the 101 is about to be written) or its
   // 'wsClientError' (a refusal) finds the step's response here (watchHandshakes).
   switching.set(req, { res, tunnel });
-  ep.wss.handleUpgrade(req, tunnel.socket, tunnel.head, (socket) => onConnection(ws, ep, socket, req));
+  wsServerOf(ep, watchHandshakes).handleUpgrade(req, tunnel.socket, tunnel.head, (socket) =>
+    onWsConnection(ws, ep, socket, req),
+  );
   // Neither came only when ws dropped a socket the client had half-closed: nothing was sent, and the
   // access log records 499 when it closes.
   switching.delete(req);
   return true;
+}
+
+/**
+ * A handshake the host completes (Bun.serve, Deno.serve): the subprotocol is chosen here (ws chooses
+ * it on Node), the steps' fields go on the host's 101, and the host feeds the connection's events.
+ */
+function hostUpgrade(
+  ws: WsState,
+  ep: Endpoint,
+  req: IncomingMessage,
+  res: ServerResponse,
+  tunnel: HostTunnel,
+): void {
+  const offered = req.headers['sec-websocket-protocol'];
+  const choice = chooseSubprotocol(
+    Array.isArray(offered) ? offered.join(', ') : offered,
+    ep.config.subprotocols,
+  );
+  if (choice.kind === 'refuse') {
+    sendError(req, res, choice.entry, choice.detail);
+    return;
+  }
+  const switching = tunnel.upgradeWebSocket({
+    protocol: choice.protocol,
+    fields: switchFields(responseFields(res)),
+    heartbeatIntervalMs: ep.config.heartbeatIntervalMs,
+    open: (peer) => openConnection(ws, ep, peer).events,
+  });
+  // RFC 6455 §4.2.2: a handshake the server does not accept gets an HTTP error.
+  if (switching) tunnel.accept();
+  else sendError(req, res, ERRORS.badRequest, 'The WebSocket handshake could not be completed.');
 }
 
 /** Handshakes inside ws's handleUpgrade, by request. */
@@ -199,7 +252,10 @@ export interface WebSocketFeature extends Feature {
 export function create(options: WebSocketFeatureOptions, kernel: StepContext): WebSocketFeature {
   const originAllowed = handshakeOriginPolicy(options.cors);
   const endpoints = createWebSocketEndpoints(options.endpoints, {
-    originAllowed: (origin, req) => originAllowed(origin, req.headers.host),
+    originAllowed: (origin, req) => {
+      const host = req.headers.host;
+      return originAllowed(origin, typeof host === 'string' ? host : undefined);
+    },
     handlers: options.handlers,
     redis: kernel.redis!,
     logger: kernel.logger,

@@ -168,4 +168,11 @@ describe('createFetchHandler: what this face cannot serve is a config error that
       );
     });
   }
+  it('a WebSocket endpoint on a host that switches handshakes (deps.upgrades) is taken', async () => {
+    const h = createFetchHandler(
+      { root: '.', websocket: [{ path: '/ws', mode: 'echo' }] },
+      { upgrades: true },
+    );
+    await h.close();
+  });
 });

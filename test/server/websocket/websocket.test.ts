@@ -15,6 +15,7 @@ import { bindTunnel, headWithoutUpgrade, nodeEntry } from '../../../src/server/n
 import type { Logger } from '../../../src/server/ops/log.js';
 import {
   checkHandshake,
+  chooseSubprotocol,
   createWebSocketEndpoints,
   type HandshakeDecision,
   isAppPing,
@@ -328,6 +329,28 @@ describe('checkHandshake (RFC 6455 §4.2.1)', () => {
       assert.equal(d.headers?.Upgrade, 'websocket');
     }
   });
+});
+
+describe("chooseSubprotocol (RFC 6455 §4.2.2, as the runtimes' own servers choose)", () => {
+  const ours = ['chat.v2', 'chat.v1'];
+  const cases: [string, string | undefined, string | undefined | 'refuse'][] = [
+    ['none offered -> none', undefined, undefined],
+    ["ours first, in our order, not the client's", 'chat.v1, chat.v2', 'chat.v2'],
+    ['no spaces in the list', 'chat.v1,chat.v2', 'chat.v2'],
+    ['only ones we do not speak -> none', 'other', undefined],
+    ['an element that is not a token -> 400', 'a b', 'refuse'],
+    ['the same one twice -> 400', 'chat.v1, chat.v1', 'refuse'],
+    ['an empty list -> 400', ' , ', 'refuse'],
+  ];
+  for (const [name, field, want] of cases) {
+    it(name, () => {
+      const c = chooseSubprotocol(field, ours);
+      if (want === 'refuse') {
+        assert.equal(c.kind, 'refuse');
+        if (c.kind === 'refuse') assert.equal(c.entry.status, 400);
+      } else assert.deepEqual(c, { kind: 'chosen', protocol: want });
+    });
+  }
 });
 
 describe('isSameOrigin', () => {

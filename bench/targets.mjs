@@ -24,6 +24,13 @@ export const throughputTargets = [
   { scenario: 'cache-hit-1k', subject: 'gatehouse-cache', peer: 'gatehouse', min: 0.8 },
   // Issue 17: Prometheus metrics on cost at most 5 % of the 1 KB static path.
   { scenario: '1k', subject: 'gatehouse-metrics', peer: 'gatehouse', min: 0.95 },
+  // Issue 39: Gatehouse on Bun.serve and Deno.serve against each runtime's own server with the same fields,
+  // and nginx; the proxy on Bun against the proxy on Node.
+  { scenario: 'rt-1k', subject: 'gatehouse-bun', peer: 'bun-fields-ceiling', min: 0.8 },
+  { scenario: 'rt-1k', subject: 'gatehouse-bun', peer: 'nginx', min: 0.8 },
+  { scenario: 'rt-304', subject: 'gatehouse-bun', peer: 'bun-fields-304', min: 0.8 },
+  { scenario: 'rt-1k', subject: 'gatehouse-deno', peer: 'deno-fields-ceiling', min: 0.8 },
+  { scenario: 'proxy-1k', subject: 'gatehouse-proxy-bun', peer: 'gatehouse-proxy', min: 1.5 },
   // --workers 2 (both CPUs, wrk on the second) against one process (CPU 0): read the per CPU-s ratio;
   // a floor only, as wrk takes part of the second CPU.
   { scenario: '1k', subject: 'gatehouse-workers2', peer: 'gatehouse', min: 0.9 },

@@ -1,9 +1,11 @@
 // Servers of the `runtimes` group (issue 39): Gatehouse served natively by Bun (Bun.serve) and by Deno
 // (Deno.serve), each against its runtime's same-fields ceiling (children/runtime-fields.mjs) and nginx.
 // The runtimes come from npm (devDependencies `bun` and `deno`, node_modules/.bin).
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { startServerProcess } from '../lib/proc.mjs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { startServerProcess, tempDir, withCleanup } from '../lib/proc.mjs';
+import { cacheConfig } from './gatehouse-cache.mjs';
 import { currentBuild, startGatehouse } from './gatehouse.mjs';
 import { gatehouseFields } from './node-fields.mjs';
 
@@ -48,6 +50,33 @@ const fieldsOn = (runtime, mode, scenario) => ({
   },
 });
 
+/**
+ * The reverse proxy (proxy-1k) and its cache (cache-hit-1k) run by the runtime, beside gatehouse-proxy and
+ * gatehouse-cache on Node in the same groups: the same config as theirs (gatehouse-proxy.mjs,
+ * gatehouse-cache.mjs).
+ */
+const proxyOn = (runtime, cached) => ({
+  name: `gatehouse-${cached ? 'cache' : 'proxy'}-${runtime}`,
+  groups: [cached ? 'cache' : 'proxy'],
+  unavailable: missing(runtime),
+  ...(cached ? { hitHeaders: { 'cache-status': /;\s*hit\s*(?:[;,]|$)/i } } : {}),
+  async start(_dir, { upstream }) {
+    const { url } = await upstream();
+    const tmp = tempDir('gatehouse-bench-rt-proxy-');
+    const root = join(tmp.path, 'www');
+    mkdirSync(root);
+    return withCleanup(
+      () =>
+        startGatehouse({
+          root,
+          runtime: RUNTIMES[runtime],
+          ...(cached ? { config: cacheConfig(url) } : { extraArgs: ['--proxy', `/api=${url}`] }),
+        }),
+      tmp.remove,
+    );
+  },
+});
+
 export const runtimeServers = [
   gatehouseOn('bun'),
   fieldsOn('bun', 'ceiling', 'rt-1k'),
@@ -55,4 +84,8 @@ export const runtimeServers = [
   gatehouseOn('deno'),
   fieldsOn('deno', 'ceiling', 'rt-1k'),
   fieldsOn('deno', '304', 'rt-304'),
+  proxyOn('bun', false),
+  proxyOn('deno', false),
+  proxyOn('bun', true),
+  proxyOn('deno', true),
 ];

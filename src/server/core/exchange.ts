@@ -39,7 +39,11 @@ export interface ExchangeRequest {
   url?: string | undefined;
   /** Fields by lowercase name; the entry may rewrite Host to the validated authority. */
   readonly headers: Record<string, FieldValue>;
-  /** The field lines as sent: name, value, name, value... (repeated Host lines are visible here). */
+  /**
+   * The field lines as sent: name, value, name, value... (repeated Host lines are visible here). The
+   * kernel reads only the Host lines; a transport whose host joined repeated lines before handing the
+   * request over (the Fetch API's) gives just its Host line.
+   */
   readonly rawHeaders: string[];
   readonly httpVersionMajor: number;
   readonly httpVersionMinor: number;

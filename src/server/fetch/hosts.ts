@@ -152,7 +152,13 @@ export async function listenNative(
       port: o.port,
       hostname: o.host,
       fetch: (req, srv) =>
-        listener(req, { remoteAddress: srv.requestIP(req)?.address, upgradeWebSocket: upgrade }),
+        listener(req, {
+          // Asked only when a step reads it (Bun's requestIP costs a lookup per call).
+          get remoteAddress() {
+            return srv.requestIP(req)?.address;
+          },
+          upgradeWebSocket: upgrade,
+        }),
       error: lastResort,
       ...(tls === undefined ? {} : bunTls(tls)),
       ...(o.webSocket && { websocket: bunWebSocket(o.webSocket) }),

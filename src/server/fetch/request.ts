@@ -2,9 +2,10 @@
 // Bun.serve, Deno.serve, workers and any `fetch(request)` host. Built once per request, with what the
 // kernel reads ready (method, origin-form target, fields by lowercase name); the body is read only
 // when a step listens for it (the routes' JSON bodies).
-import { EventEmitter } from 'node:events';
+
 import type { ContentRequest, ExchangeSocket, FieldValue } from '../core/exchange.js';
 import type { HostUpgrade } from '../websocket/index.js';
+import { Events } from './events.js';
 
 /**
  * A host's WebSocket upgrade of `request` (Bun's server.upgrade, Deno.upgradeWebSocket): the Response
@@ -44,16 +45,38 @@ function authorityOf(url: string): string {
   return url.slice(start, end);
 }
 
-export class FetchRequest extends EventEmitter implements ContentRequest {
+/** The connection as the kernel reads it; the peer's address is asked of the host only when read. */
+class FetchSocket implements ExchangeSocket {
+  #info: ConnectionInfo | undefined;
+  #address: string | undefined;
+
+  constructor(
+    info: ConnectionInfo | undefined,
+    readonly encrypted: boolean,
+  ) {
+    this.#info = info;
+  }
+
+  get remoteAddress(): string | undefined {
+    const info = this.#info;
+    if (info !== undefined) {
+      this.#info = undefined;
+      this.#address = info.remoteAddress;
+    }
+    return this.#address;
+  }
+}
+
+export class FetchRequest extends Events implements ContentRequest {
   method: string;
   url: string;
-  readonly headers: Record<string, FieldValue> = {};
-  readonly rawHeaders: string[] = [];
+  readonly headers: Record<string, FieldValue>;
   readonly httpVersionMajor = 1;
   readonly httpVersionMinor = 1;
   readonly httpVersion = '1.1';
   readonly socket: ExchangeSocket;
-  complete: boolean;
+  /** The whole content arrived; undefined until asked (reading Request.body makes a stream). */
+  #complete: boolean | undefined;
   /** A WebSocket handshake the host can switch (the access log then waits for the switch). */
   upgrade = false;
   #reading = false;
@@ -67,18 +90,32 @@ export class FetchRequest extends EventEmitter implements ContentRequest {
     const url = request.url;
     this.url = originForm(url);
     // Headers iterates names in lowercase, with repeated lines joined (RFC 9110 §5.3).
-    request.headers.forEach((value, name) => {
-      this.headers[name] = value;
-      this.rawHeaders.push(name, value);
-    });
-    if (this.headers.host === undefined) {
-      // HTTP/2 and HTTP/3 carry the authority in :authority (RFC 9113 §8.3.1): the URL has it.
-      const host = authorityOf(url);
-      this.headers.host = host;
-      this.rawHeaders.push('host', host);
-    }
-    this.socket = { remoteAddress: info?.remoteAddress, encrypted: url.startsWith('https:') };
-    this.complete = request.body === null;
+    const fields = request.headers as Headers & { toJSON?(): Record<string, string | string[]> };
+    // Bun's Headers gives them all as an object at once; the standard way is one call per field.
+    const headers: Record<string, FieldValue> = typeof fields.toJSON === 'function' ? fields.toJSON() : {};
+    if (fields.toJSON === undefined)
+      fields.forEach((value, name) => {
+        headers[name] = value;
+      });
+    this.headers = headers;
+    // HTTP/2 and HTTP/3 carry the authority in :authority (RFC 9113 §8.3.1): the URL has it.
+    if (headers.host === undefined) headers.host = authorityOf(url);
+    this.socket = new FetchSocket(info, url.startsWith('https:'));
+  }
+
+  /**
+   * The Host line, which is all the kernel reads of the raw lines (RFC 9112 §3.2: their count): the
+   * host joined repeated lines before the Request was made (RFC 9110 §5.3), so there is one at most.
+   */
+  get rawHeaders(): string[] {
+    const host = this.headers.host;
+    return typeof host === 'string' ? ['host', host] : [];
+  }
+
+  /** The whole content arrived (or there was none). */
+  get complete(): boolean {
+    this.#complete ??= this.request.body === null;
+    return this.#complete;
   }
 
   /** Listening for the body starts reading it (the 'data' and 'end' events). */
@@ -101,7 +138,7 @@ export class FetchRequest extends EventEmitter implements ContentRequest {
     const reader = body.getReader();
     try {
       for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
-      this.complete = true;
+      this.#complete = true;
     } finally {
       reader.releaseLock();
     }
@@ -121,7 +158,7 @@ export class FetchRequest extends EventEmitter implements ContentRequest {
       try {
         const reader = body.getReader();
         for (let r = await reader.read(); !r.done; r = await reader.read()) this.emit('data', r.value);
-        this.complete = true;
+        this.#complete = true;
         this.emit('end');
       } catch (err) {
         this.emit('error', err);

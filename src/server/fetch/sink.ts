@@ -2,8 +2,9 @@
 // until the body starts; end(body) makes a Response with the whole body, write() one whose body is a
 // ReadableStream fed with backpressure (false until the reader pulls again, then 'drain'). The
 // Response goes to whoever awaits `response` (the host's fetch handler).
-import { EventEmitter } from 'node:events';
+
 import type { EarlyHintFields, HeadFieldValue, OutFieldValue, ResponseSink } from '../core/exchange.js';
+import { Events } from './events.js';
 
 /** RFC 9110 §15.3.5, §15.3.6, §15.4.5: a response with one of these statuses has no content. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
@@ -46,7 +47,7 @@ interface Field {
   readonly value: OutFieldValue;
 }
 
-export class FetchSink extends EventEmitter implements ResponseSink {
+export class FetchSink extends Events implements ResponseSink {
   statusCode = 200;
   headersSent = false;
   writableEnded = false;
@@ -66,6 +67,12 @@ export class FetchSink extends EventEmitter implements ResponseSink {
   #head: HeadFields | undefined;
   #stream: ReadableStreamDefaultController<Uint8Array> | undefined;
   #waiting = false;
+  /**
+   * Content written before the stream began: a body written in pieces and ended within the same turn
+   * (a proxied 1 KB answer) goes out as one buffer, which the hosts send far cheaper than a stream.
+   */
+  #held: Uint8Array[] | undefined;
+  #heldBytes = 0;
 
   /** `head`: the request was HEAD, so no content goes out (RFC 9110 §9.3.2), though its fields do. */
   constructor(private readonly head = false) {
@@ -156,7 +163,8 @@ export class FetchSink extends EventEmitter implements ResponseSink {
   /** Bytes written and not yet taken by the host (the proxy pauses its upstream past a bound). */
   get writableLength(): number {
     const c = this.#stream;
-    return c === undefined ? 0 : Math.max(0, HIGH_WATER_BYTES - (c.desiredSize ?? 0));
+    if (c === undefined) return this.#held === undefined ? 0 : this.#heldBytes;
+    return Math.max(0, HIGH_WATER_BYTES - (c.desiredSize ?? 0));
   }
 
   /** A Response carries no trailer fields (RFC 9110 §6.5 lets a recipient drop them): none are sent. */
@@ -168,7 +176,10 @@ export class FetchSink extends EventEmitter implements ResponseSink {
   write(chunk: string | Uint8Array): boolean {
     if (this.destroyed || this.writableEnded) return false;
     const bytes = typeof chunk === 'string' ? encoder.encode(chunk) : chunk;
-    if (this.#stream === undefined) this.#begin();
+    if (this.#stream === undefined) {
+      if (!this.head && !NULL_BODY.has(this.statusCode)) return this.#hold(bytes);
+      this.#begin();
+    }
     if (this.head || bytes.byteLength === 0) return true;
     this.bytesSent += bytes.byteLength;
     this.#stream!.enqueue(bytes);
@@ -179,6 +190,12 @@ export class FetchSink extends EventEmitter implements ResponseSink {
 
   end(body?: string | Uint8Array): this {
     if (this.writableEnded || this.destroyed) return this;
+    if (this.#held !== undefined && this.#stream === undefined) {
+      // Everything written so far and the last chunk: one buffer.
+      if (body !== undefined) this.#hold(typeof body === 'string' ? encoder.encode(body) : body);
+      body = concat(this.#held, this.#heldBytes);
+      this.#held = undefined;
+    }
     if (this.#stream !== undefined) {
       if (body !== undefined) this.write(body);
       this.writableEnded = true;
@@ -218,13 +235,41 @@ export class FetchSink extends EventEmitter implements ResponseSink {
     if (!this.headersSent) this.writeHead(this.statusCode);
   }
 
+  /**
+   * Holds a chunk written before the stream began; true while it is held (under the high-water mark),
+   * false once the stream began with every held chunk in it. The stream begins on the next turn at the
+   * latest, so a body that takes longer (a stream, server-sent events) is not delayed by more.
+   */
+  #hold(bytes: Uint8Array): boolean {
+    if (this.#held === undefined) {
+      this.#implicitHead();
+      this.#held = [];
+      setTimeout(this.#beginHeld, 0);
+    }
+    this.#held.push(bytes);
+    this.#heldBytes += bytes.byteLength;
+    this.bytesSent += bytes.byteLength;
+    if (this.#heldBytes < HIGH_WATER_BYTES) return true;
+    this.#begin();
+    if ((this.#stream!.desiredSize ?? 0) > 0) return true;
+    this.#waiting = true;
+    return false;
+  }
+
+  readonly #beginHeld = (): void => {
+    if (this.#stream === undefined && this.#held !== undefined && !this.destroyed) this.#begin();
+  };
+
   /** The head is decided: a Response whose body is the stream write() feeds. */
   #begin(): void {
     this.#implicitHead();
+    const held = this.#held;
+    this.#held = undefined;
     const stream = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
           this.#stream = controller;
+          if (held !== undefined) for (const chunk of held) controller.enqueue(chunk);
         },
         pull: () => {
           if (!this.#waiting) return;
@@ -287,4 +332,16 @@ export class FetchSink extends EventEmitter implements ResponseSink {
     if (!dated) add('Date', httpDate());
     return pairs ?? out;
   }
+}
+
+/** Chunks as one buffer of `bytes` bytes. */
+function concat(chunks: readonly Uint8Array[], bytes: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(bytes);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
 }

@@ -144,4 +144,59 @@ describe('FetchSink: the Response it makes', () => {
     for (let c = await reader.read(); !c.done; c = await reader.read()) total += c.value.byteLength;
     assert.equal(total, 6 * 16 * 1024);
   });
+
+  it('pieces ended within one turn: the Response waits for end() and carries them as one buffer', async () => {
+    const s = new FetchSink();
+    s.writeHead(200, ['Content-Type', 'text/plain']);
+    let settled = false;
+    void s.response.then(() => {
+      settled = true;
+    });
+    assert.equal(s.write('ab'), true);
+    assert.equal(s.write(new Uint8Array([99])), true);
+    assert.equal(s.writableLength, 3);
+    await Promise.resolve();
+    assert.equal(settled, false, 'no Response before end() within the turn');
+    s.end('d');
+    const r = (await s.response)!;
+    assert.equal(await r.text(), 'abcd');
+    assert.equal(s.bytesSent, 4);
+  });
+
+  it('a piece not ended within the turn: the head goes out on the next turn, the rest streams', async () => {
+    const s = new FetchSink();
+    s.writeHead(200, ['Content-Type', 'text/event-stream']);
+    s.write('data: 1\n\n');
+    const r = (await s.response)!;
+    const reader = r.body!.getReader();
+    assert.equal(new TextDecoder().decode((await reader.read()).value), 'data: 1\n\n');
+    s.write('data: 2\n\n');
+    assert.equal(new TextDecoder().decode((await reader.read()).value), 'data: 2\n\n');
+    s.end();
+    assert.equal((await reader.read()).done, true);
+  });
+
+  it('held pieces reaching the high-water mark begin the stream at once, in order', async () => {
+    const s = new FetchSink();
+    s.writeHead(200);
+    const a = new Uint8Array(40 * 1024).fill(1);
+    const b = new Uint8Array(40 * 1024).fill(2);
+    assert.equal(s.write(a), true);
+    assert.equal(s.write(b), false, 'over the mark: wait for drain');
+    const r = (await s.response)!;
+    s.end();
+    const all = new Uint8Array(await r.arrayBuffer());
+    assert.equal(all.byteLength, 80 * 1024);
+    assert.equal(all[0], 1);
+    assert.equal(all[all.byteLength - 1], 2);
+  });
+
+  it('dropped while pieces are held: the Response promise rejects, nothing begins later', async () => {
+    const s = new FetchSink();
+    s.writeHead(200);
+    s.write('partial');
+    s.destroy(new Error('client gone'));
+    await assert.rejects(s.response, /client gone/);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  });
 });

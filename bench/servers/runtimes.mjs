@@ -1,12 +1,13 @@
 // Servers of the `runtimes` group (issue 39): Gatehouse served natively by Bun (Bun.serve) and by Deno
 // (Deno.serve), each against its runtime's same-fields ceiling (children/runtime-fields.mjs) and nginx.
 // The runtimes come from npm (devDependencies `bun` and `deno`, node_modules/.bin).
-import { fileURLToPath } from 'node:url';
+
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startServerProcess, tempDir, withCleanup } from '../lib/proc.mjs';
-import { cacheConfig } from './gatehouse-cache.mjs';
 import { currentBuild, startGatehouse } from './gatehouse.mjs';
+import { cacheConfig } from './gatehouse-cache.mjs';
 import { gatehouseFields } from './node-fields.mjs';
 
 const READY = /listening on http:\/\/127\.0\.0\.1:(\d+)/;

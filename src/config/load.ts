@@ -2,8 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
-import type { ServerOptions } from '../server/index.js';
-import type { TlsOptions } from '../server/tls/options.js';
+import type { ServerOptions, TlsOptions } from '../server/index.js';
 import { locateJsonError } from './json-error.js';
 import { configSchema, type GatehouseConfig, type GatehouseConfigInput } from './schema.js';
 import { closestName, keysAt } from './suggest.js';

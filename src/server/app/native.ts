@@ -165,6 +165,9 @@ async function loadFirst(store: CertificateStore): Promise<void> {
   }
 }
 
+/** Both servers take connections this long before the old one stops listening. */
+const SWAP_SETTLE_MS = 50;
+
 const urlOf = (scheme: string, host: string, port: number): string =>
   `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
@@ -206,6 +209,10 @@ export function createNativeServer(
     const next = await listenHost(host.port);
     const old = host;
     host = next;
+    // Building the new server held the event loop: the old one accepts what queued meanwhile before
+    // it closes (Linux resets what a closing listener's queue holds), and closes right after a poll.
+    await new Promise((r) => setTimeout(r, SWAP_SETTLE_MS));
+    await new Promise((r) => setImmediate(r));
     const stopping = old.stop().catch(() => {});
     retired.add(stopping);
     void stopping.then(() => retired.delete(stopping));

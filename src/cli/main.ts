@@ -443,11 +443,19 @@ async function serveNative(
     await app.close();
     return EXIT_FAILURE;
   }
-  // SIGHUP reloads certificates on Node; the runtime's server cannot (tls.watch is refused), so it
-  // says so rather than exit by the signal's default action.
+  // SIGHUP reloads certificates (Bun.serve swaps servers on the port, app/native.ts); where the server
+  // cannot, it says so rather than exit by the signal's default action.
+  const reload = app.reload;
   const onHup = () =>
-    app.logger.warn(`SIGHUP: ${listening.server} cannot reload certificates; restart to serve new ones`);
+    reload === undefined
+      ? app.logger.warn(`SIGHUP: ${listening.server} cannot reload certificates; restart to serve new ones`)
+      : void reload();
   if (options.tls !== undefined) process.on('SIGHUP', onHup);
+  // tls.watch left to its default on a server that cannot swap: served without it, said once.
+  if (options.tls?.watch === true && reload === undefined)
+    process.stderr.write(
+      `gatehouse: note: ${listening.server} reads the certificates at start only (no tls.watch, no reload on SIGHUP): restart to serve new ones\n`,
+    );
   const stopped = drainOnSignal(app, () => process.off('SIGHUP', onHup));
   process.stdout.write(`on ${listening.runtime} (${listening.server})\n`);
   process.stdout.write(`listening on ${listening.url}\n`);

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
-import type { ServerOptions } from '../server/index.js';
+import type { ServerOptions, TlsOptions } from '../server/index.js';
 import { locateJsonError } from './json-error.js';
 import { configSchema, type GatehouseConfig, type GatehouseConfigInput } from './schema.js';
 import { closestName, keysAt } from './suggest.js';
@@ -101,6 +101,9 @@ export function parseConfig(input: unknown, source = 'config'): GatehouseConfig 
   if (tickets?.store === 'redis' && c.redis === undefined && tickets.redis === undefined) {
     throw new ConfigError(`${source}: tls.sessionTickets.store: "redis" needs the top-level redis.url`);
   }
+  // tls.watch left to its default: Deno.serve, which cannot reload, then serves without (app/native.ts).
+  if (c.tls !== undefined && !(isObject(input) && isObject(input.tls) && input.tls.watch !== undefined))
+    (c.tls as TlsOptions).watchDefaulted = true;
   if (c.health?.requireRedis === true && c.redis === undefined) {
     throw new ConfigError(`${source}: health.requireRedis: true needs the top-level redis.url`);
   }

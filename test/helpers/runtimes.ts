@@ -31,6 +31,8 @@ export interface Listening {
   readonly stdout: string;
   /** What it printed to stderr so far. */
   stderr(): string;
+  /** Sends the process a signal (SIGHUP: reload certificates). */
+  signal(name: NodeJS.Signals): void;
   /** SIGTERM, then the exit code (null: killed by a signal). */
   close(): Promise<number | null>;
 }
@@ -96,6 +98,7 @@ export function runListening(
           return stdout;
         },
         stderr: () => stderr,
+        signal: (name) => void child.kill(name),
         close: () => {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
           return exited;

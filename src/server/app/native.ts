@@ -1,9 +1,8 @@
 // `gatehouse serve` on Bun and Deno: the fetch face (app/fetch.ts) hosted by the runtime's own server
 // (fetch/hosts.ts: Bun.serve, Deno.serve) instead of its emulation of node:http. HTTPS from certificate
 // files; what a runtime's server cannot do is refused by config key, naming the runtime.
-import { readFile } from 'node:fs/promises';
+import type { FSWatcher } from 'node:fs';
 import {
-  type HostPem,
   type HostServer,
   type HostTls,
   type HostWebSocketOptions,
@@ -12,8 +11,10 @@ import {
 } from '../fetch/hosts.js';
 import type { Logger } from '../ops/log.js';
 import type { StaticHandler } from '../static/handler.js';
+import { type CertificateStore, createCertificateStore } from '../tls/certificates.js';
 import { cipherString, DEFAULT_CIPHERS, isTls13Suite } from '../tls/ciphers.js';
-import { type CertFiles, SESSION_TICKET_DEFAULTS, type TlsOptions } from '../tls/options.js';
+import { SESSION_TICKET_DEFAULTS, type TlsOptions } from '../tls/options.js';
+import { reloadCertificates, watchFiles } from '../tls/reload.js';
 import { createFetchHandler, fetchFaceRefusals } from './fetch.js';
 import type { GatehouseDeps } from './handler.js';
 import type { ServerOptions } from './options.js';
@@ -32,6 +33,12 @@ export interface NativeServer {
     /** With tls and listen.httpPort: the plain-HTTP listener that redirects to HTTPS. */
     httpUrl?: string | undefined;
   }>;
+  /**
+   * With tls on a server that swaps them (Bun on Linux): re-reads the certificate files and serves
+   * them from a new server on the port; a bad pair is logged and the old one stays. Resolves with the
+   * reason it refused, or undefined. Undefined where certificates are read at start only.
+   */
+  readonly reload: (() => Promise<string | undefined>) | undefined;
   /** Stops listening, lets the requests in progress finish, then closes the features. */
   close(): Promise<void>;
   readonly logger: Logger;
@@ -60,6 +67,18 @@ export function http3Refusal(o: ServerOptions, runtime: NativeRuntime | 'node'):
     : 'tls.http3: HTTP/3 needs QUIC, which official Node builds do not include: run gatehouse serve with Bun (Bun.serve), or set tls.http3: false';
 }
 
+/**
+ * Why a runtime's server cannot swap certificates, or undefined where it can: Bun on Linux listens
+ * with SO_REUSEPORT, so a server with the new pairs joins the port and the old one drains.
+ */
+function swapRefusal(runtime: NativeRuntime): string | undefined {
+  if (runtime === 'deno')
+    return 'a second server on its port needs reusePort, which Deno keeps unstable (--unstable-net), and its shutdown drops connections that have not sent a request yet';
+  if (process.platform !== 'linux')
+    return 'a second server on its port needs SO_REUSEPORT to share connections, which only Linux does';
+  return undefined;
+}
+
 /** What TLS settings a runtime's own server cannot honour, by key (the CLI then keeps node:http). */
 function tlsRefusals(t: TlsOptions, runtime: NativeRuntime): string[] {
   const server = SERVER[runtime];
@@ -68,10 +87,14 @@ function tlsRefusals(t: TlsOptions, runtime: NativeRuntime): string[] {
     out.push(`tls.${key}: ${what} on the Node transport only (gatehouse serve on Node)`);
   if (t.acme !== undefined) nodeOnly('acme', 'ACME certificates (ordering, HTTP-01, renewal) run');
   if (t.dev) nodeOnly('dev', 'the development CA (serve --https) issues and serves its certificate');
-  if (t.watch)
-    out.push(
-      `tls.watch: ${server} cannot swap certificates without a restart (nor on SIGHUP); set tls.watch: false to serve on it`,
-    );
+  // Left to its default, watch is dropped where no swap exists (createNativeServer says so).
+  if (t.watch && !t.watchDefaulted) {
+    const why = swapRefusal(runtime);
+    if (why !== undefined)
+      out.push(
+        `tls.watch: ${server} cannot swap certificates without a restart (nor on SIGHUP): ${why}; set tls.watch: false to serve on it`,
+      );
+  }
   const st = t.sessionTickets;
   if (
     st !== undefined &&
@@ -117,29 +140,14 @@ export function nativeRefusals(o: ServerOptions, runtime: NativeRuntime): string
   return out;
 }
 
-/** A certificate file and its key file, read; the error names the file that failed. */
-async function readPem(f: CertFiles): Promise<HostPem> {
-  const read = (p: string) =>
-    readFile(p, 'utf8').catch((err: NodeJS.ErrnoException) => {
-      throw Object.assign(new Error(`tls: ${p}: cannot read (${err.code ?? err.message})`), {
-        code: 'GATEHOUSE_TLS',
-      });
-    });
-  const [cert, key] = await Promise.all([read(f.cert), read(f.key)]);
-  return { cert, key };
-}
-
-/** The host's TLS from the config (tlsRefusals has passed, so cert and key are files). */
-async function hostTls(t: TlsOptions, runtime: NativeRuntime): Promise<HostTls> {
-  const fallback = await readPem({ cert: t.cert!, key: t.key! });
-  const sni = await Promise.all(
-    Object.entries(t.sni).map(async ([serverName, files]) => ({ serverName, ...(await readPem(files)) })),
-  );
+/** The store's pairs as the host takes them (tlsRefusals has passed: cert and key are files). */
+function hostTls(t: TlsOptions, store: CertificateStore, runtime: NativeRuntime): HostTls {
+  const fallback = store.defaultPair!;
   if (runtime === 'deno') return { fallback, sni: [], http2: true, http3: false };
   const tls12 = t.ciphers.filter((n) => !isTls13Suite(n));
   return {
     fallback,
-    sni,
+    sni: store.sniPairs,
     ...(tls12.length > 0 ? { ciphers: cipherString(tls12) } : {}),
     // RFC 8446 §4.2.1: the versions' wire codes, which Bun takes.
     minVersion: t.minVersion === 'TLSv1.3' ? 0x0304 : 0x0303,
@@ -148,9 +156,28 @@ async function hostTls(t: TlsOptions, runtime: NativeRuntime): Promise<HostTls> 
   };
 }
 
+/** The first read of the files, refused as a start-up error naming the file. */
+async function loadFirst(store: CertificateStore): Promise<void> {
+  try {
+    await store.reload();
+  } catch (err) {
+    throw Object.assign(new Error(`tls: ${(err as Error).message}`), { code: 'GATEHOUSE_TLS' });
+  }
+}
+
+/** Both servers take connections this long before the old one stops listening. */
+const SWAP_SETTLE_MS = 50;
+
 const urlOf = (scheme: string, host: string, port: number): string =>
   `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
+/**
+ * Certificates are swapped (Bun on Linux, tls.watch or SIGHUP) by a second server with the new pairs
+ * on the same port (SO_REUSEPORT), after which the old one stops listening: its requests in progress
+ * finish, its keep-alive connections close after their current answer, its WebSockets stay until they
+ * close (as on Node, where a connection keeps the certificate it was made with). No bound on that: the
+ * endpoints' heartbeat ends dead peers, and close() ends the rest with the server.
+ */
 export function createNativeServer(
   runtime: NativeRuntime,
   options: ServerOptions,
@@ -159,27 +186,69 @@ export function createNativeServer(
   const refused = nativeRefusals(options, runtime);
   if (refused.length > 0) throw new Error(refused.join('; '));
   const h = createFetchHandler(options, { ...deps, upgrades: true });
+  const t = options.tls;
+  const store = t === undefined ? undefined : createCertificateStore(t);
+  const swaps = t !== undefined && swapRefusal(runtime) === undefined;
+  const webSocket = hostWebSocket(options);
   let host: HostServer | undefined;
   let plain: HostServer | undefined;
+  let closed = false;
+  let watchers: FSWatcher[] = [];
+  /** Old servers draining after a swap. */
+  const retired = new Set<Promise<void>>();
+  const listenHost = (port: number) =>
+    listenNative(runtime, h.fetch, {
+      host: options.listen.host,
+      port,
+      tls: t === undefined ? undefined : hostTls(t, store!, runtime),
+      webSocket,
+      reusePort: swaps,
+    });
+  const swap = async () => {
+    if (closed || host === undefined) return;
+    const next = await listenHost(host.port);
+    const old = host;
+    host = next;
+    // Building the new server held the event loop: the old one accepts what queued meanwhile before
+    // it closes (Linux resets what a closing listener's queue holds), and closes right after a poll.
+    await new Promise((r) => setTimeout(r, SWAP_SETTLE_MS));
+    await new Promise((r) => setImmediate(r));
+    const stopping = old.stop().catch(() => {});
+    retired.add(stopping);
+    void stopping.then(() => retired.delete(stopping));
+    if (closed) await next.stop();
+  };
+  let reloading: Promise<unknown> = Promise.resolve();
+  const reload = (): Promise<string | undefined> => {
+    // One reload at a time: a renewal's two file events may come close together.
+    const r = reloading.then(() => reloadCertificates(store!, h.logger, swap));
+    reloading = r;
+    return r;
+  };
   return {
     async listen() {
       await h.ready();
-      const tls = options.tls === undefined ? undefined : await hostTls(options.tls, runtime);
-      host = await listenNative(runtime, h.fetch, {
-        ...options.listen,
-        tls,
-        webSocket: hostWebSocket(options),
-      });
+      if (store !== undefined) await loadFirst(store);
+      const port = options.listen.port;
+      // SO_REUSEPORT would also let a second gatehouse share a port in use: a bind without it first
+      // fails as node:http's would (EADDRINUSE). Port 0 is the kernel's free choice.
+      if (swaps && port !== 0)
+        await (
+          await listenNative(runtime, async () => new Response(null, { status: 503 }), options.listen)
+        ).stop();
+      host = await listenHost(port);
+      if (swaps && t.watch) watchers = watchFiles(store!.files, reload);
       let httpUrl: string | undefined;
       const httpPort = options.listen.httpPort;
-      if (tls !== undefined && httpPort !== undefined) {
-        // The plain-HTTP listener beside the HTTPS one: 308 to https:// (RFC 9110 §15.4.9).
+      if (t !== undefined && httpPort !== undefined) {
+        // The plain-HTTP listener beside the HTTPS one: 308 to https:// (RFC 9110 §15.4.9); a swap
+        // keeps the port, so it needs no swap of its own.
         const redirect = createRedirectFetchListener(options, { logger: h.logger, httpsPort: host.port });
         plain = await listenNative(runtime, redirect, { host: options.listen.host, port: httpPort });
         httpUrl = urlOf('http', plain.host, plain.port);
       }
       return {
-        url: urlOf(tls === undefined ? 'http' : 'https', host.host, host.port),
+        url: urlOf(t === undefined ? 'http' : 'https', host.host, host.port),
         host: host.host,
         port: host.port,
         runtime: host.runtime,
@@ -187,8 +256,11 @@ export function createNativeServer(
         httpUrl,
       };
     },
+    reload: swaps ? reload : undefined,
     async close() {
-      const stopping = Promise.all([host?.stop(), plain?.stop()]);
+      closed = true;
+      for (const w of watchers) w.close();
+      const stopping = Promise.all([host?.stop(), plain?.stop(), ...retired]);
       await h.close();
       await stopping;
     },

@@ -19,7 +19,11 @@ export interface HostServer {
   readonly server: string;
   readonly host: string;
   readonly port: number;
-  /** Stops listening; resolves once the requests in progress are answered. */
+  /**
+   * Stops listening; resolves once the requests in progress are answered (on Bun also once its
+   * WebSockets have closed, which stay open meanwhile). HTTP/1.1 answers after this say
+   * `Connection: close` on Bun, so a keep-alive client does not send on a closing connection.
+   */
   stop(): Promise<void>;
 }
 
@@ -30,6 +34,8 @@ export interface HostOptions {
   readonly tls?: HostTls | undefined;
   /** WebSocket endpoints are served: what the host needs of them for the whole server. */
   readonly webSocket?: HostWebSocketOptions | undefined;
+  /** Bun: SO_REUSEPORT, so a second server with new certificates can listen on the same port. */
+  readonly reusePort?: boolean | undefined;
 }
 
 /** A certificate chain and its key, as PEM text. */
@@ -95,6 +101,7 @@ interface BunGlobal {
   serve(o: {
     port: number;
     hostname: string;
+    reusePort?: boolean;
     fetch: (req: Request, server: BunServer) => Promise<Response>;
     error?: (err: Error) => Response;
     tls?: BunTls[];
@@ -135,6 +142,21 @@ export function nativeRuntime(): NativeRuntime | undefined {
   return undefined;
 }
 
+/**
+ * RFC 9112 §9.6: an answer from a server that stops says so, and Bun closes the connection after it
+ * (Bun leaves the field out on HTTP/2). A 101 and fields another fetch made immutable are left as they are.
+ */
+function closing(res: Response): Response {
+  // Undefined after Bun's own upgrade (fetch/entry.ts).
+  if (res === undefined || res.status === 101) return res;
+  try {
+    res.headers.set('connection', 'close');
+  } catch {
+    // Immutable fields (a fetched Response passed through): Bun still closes after it.
+  }
+  return res;
+}
+
 /** A response for a Request whose handling threw past the kernel's own error handler. */
 const lastResort = () => new Response(null, { status: 500 });
 
@@ -148,17 +170,21 @@ export async function listenNative(
   if (runtime === 'bun') {
     const bun = g.Bun!;
     let upgrade: UpgradeWebSocket | undefined;
+    let stopping = false;
     const server = bun.serve({
       port: o.port,
       hostname: o.host,
-      fetch: (req, srv) =>
-        listener(req, {
+      ...(o.reusePort === true ? { reusePort: true } : {}),
+      fetch: (req, srv) => {
+        const res = listener(req, {
           // Asked only when a step reads it (Bun's requestIP costs a lookup per call).
           get remoteAddress() {
             return srv.requestIP(req)?.address;
           },
           upgradeWebSocket: upgrade,
-        }),
+        });
+        return stopping ? res.then(closing) : res;
+      },
       error: lastResort,
       ...(tls === undefined ? {} : bunTls(tls)),
       ...(o.webSocket && { websocket: bunWebSocket(o.webSocket) }),
@@ -170,6 +196,7 @@ export async function listenNative(
       host: o.host,
       port: server.port,
       stop: async () => {
+        stopping = true;
         await server.stop(false);
       },
     };

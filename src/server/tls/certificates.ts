@@ -36,6 +36,13 @@ interface Contexts {
   readonly exact: ReadonlyMap<string, SecureContext>;
   /** `*.example.com` stored as `example.com`: matches exactly one more label (RFC 6125 §6.4.3). */
   readonly wildcard: ReadonlyMap<string, SecureContext>;
+  /** The SNI pairs as read, for servers that take PEM text (Bun.serve). */
+  readonly sniPairs: readonly NamedPair[];
+}
+
+/** A pair served for one SNI name (`*.` names included). */
+export interface NamedPair extends PemPair {
+  readonly serverName: string;
 }
 
 export interface CertificateStore {
@@ -43,6 +50,8 @@ export interface CertificateStore {
   forName(servername: string): SecureContext | undefined;
   /** The default pair (what a client without SNI, e.g. one dialing an IP address, gets). */
   readonly defaultPair: PemPair | undefined;
+  /** The per-name pairs, checked as the contexts are. */
+  readonly sniPairs: readonly NamedPair[];
   /** TLS options for the server's default context (node:tls setSecureContext). */
   readonly contextOptions: ContextOptions;
   /** Re-reads the files; on any bad pair nothing changes and the error names the file. */
@@ -117,8 +126,11 @@ export function createCertificateStore(tls: TlsOptions): CertificateStore {
     const opts: ContextOptions = { ...o, ca };
     const exact = new Map<string, SecureContext>();
     const wildcard = new Map<string, SecureContext>();
+    const sniPairs: NamedPair[] = [];
     for (const [name, files] of Object.entries(tls.sni)) {
-      const ctx = contextFor(await readPair(files), files.cert, opts);
+      const pair = await readPair(files);
+      const ctx = contextFor(pair, files.cert, opts);
+      sniPairs.push({ serverName: name, ...pair });
       const lower = name.toLowerCase();
       if (lower.startsWith('*.')) wildcard.set(lower.slice(2), ctx);
       else exact.set(lower, ctx);
@@ -128,7 +140,7 @@ export function createCertificateStore(tls: TlsOptions): CertificateStore {
       fallbackPair === undefined
         ? undefined
         : contextFor(fallbackPair, defaultFiles?.cert ?? 'default', opts);
-    return { fallback, fallbackPair, exact, wildcard, options: opts };
+    return { fallback, fallbackPair, exact, wildcard, sniPairs, options: opts };
   };
 
   let contexts: Contexts = {
@@ -136,6 +148,7 @@ export function createCertificateStore(tls: TlsOptions): CertificateStore {
     fallbackPair: undefined,
     exact: new Map(),
     wildcard: new Map(),
+    sniPairs: [],
     options: o,
   };
   const files = [
@@ -145,6 +158,9 @@ export function createCertificateStore(tls: TlsOptions): CertificateStore {
   return {
     get defaultPair() {
       return contexts.fallbackPair;
+    },
+    get sniPairs() {
+      return contexts.sniPairs;
     },
     get contextOptions() {
       return contexts.options;

@@ -4,18 +4,17 @@
 // one by setSecureContext (new connections only), the others by SNI; files are watched and SIGHUP
 // (in the CLI) calls reload(). Every context carries the same suites and options (ciphers.ts).
 import { constants as cryptoConstants } from 'node:crypto';
-import { type FSWatcher, watch } from 'node:fs';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { basename, dirname } from 'node:path';
 import type { Logger } from '../ops/log.js';
 import type { RedisPool } from '../redis/pool.js';
 import { http1ServerOptions } from '../steps/limits.js';
 import { HTTP2_DEFAULTS, type LimitsOptions } from '../steps/limits-options.js';
-import { CertificateError, type CertificateStore, type PemPair } from './certificates.js';
+import type { CertificateStore, PemPair } from './certificates.js';
 import { serveStreams } from './h2-exchange.js';
 import { type H2Stats, SessionGuard } from './h2-sessions.js';
 import { SESSION_TICKET_DEFAULTS, type TlsOptions } from './options.js';
+import { reloadCertificates, watchFiles } from './reload.js';
 import { createTicketKeys, SESSION_ID_CONTEXT, type TicketKeys } from './session-tickets.js';
 
 // The response classes differ per server; handlers only see IncomingMessage/ServerResponse-like ones.
@@ -122,19 +121,7 @@ export function createTlsListener(o: {
     const pair = store.defaultPair;
     if (pair !== undefined) server.setSecureContext(secureOptions(pair));
   };
-  const reload = async (): Promise<string | undefined> => {
-    try {
-      await store.reload();
-      applyDefault();
-      logger.info({ files: store.files }, 'tls: certificates loaded');
-      return undefined;
-    } catch (err) {
-      const file = err instanceof CertificateError ? err.source : undefined;
-      const reason = (err as Error).message;
-      logger.error({ file, reason }, 'tls: certificates refused, the ones in use stay');
-      return reason;
-    }
-  };
+  const reload = () => reloadCertificates(store, logger, applyDefault);
   const watchers = o.tls.watch ? watchFiles(store.files, reload) : [];
   return {
     server,
@@ -153,38 +140,3 @@ export function createTlsListener(o: {
 }
 
 const { SSL_OP_NO_TICKET } = cryptoConstants;
-
-/** Debounce for file events: a renewal writes the cert and the key one after the other. */
-const WATCH_SETTLE_MS = 200;
-
-/**
- * Watches the folders of `files` (a renewal often renames a new file into place, which a watch on
- * the file itself would miss) and calls `reload` once the events settle.
- */
-function watchFiles(files: readonly string[], reload: () => Promise<unknown>): FSWatcher[] {
-  const byDir = new Map<string, Set<string>>();
-  for (const f of files) {
-    const names = byDir.get(dirname(f)) ?? new Set<string>();
-    names.add(basename(f));
-    byDir.set(dirname(f), names);
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const schedule = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => void reload(), WATCH_SETTLE_MS);
-    timer.unref();
-  };
-  const watchers: FSWatcher[] = [];
-  for (const [dir, names] of byDir) {
-    try {
-      const w = watch(dir, { persistent: false }, (_event, name) => {
-        if (name === null || names.has(String(name))) schedule();
-      });
-      w.on('error', () => w.close());
-      watchers.push(w);
-    } catch {
-      // A folder that cannot be watched: SIGHUP still reloads.
-    }
-  }
-  return watchers;
-}

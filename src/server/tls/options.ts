@@ -50,6 +50,8 @@ export interface TlsOptions {
   http3?: boolean | undefined;
   /** Watch the certificate files and reload when they change (SIGHUP reloads too). */
   watch: boolean;
+  /** watch came from the default, not the user's config: a server that cannot reload serves without. */
+  watchDefaulted?: boolean | undefined;
   /** Session ticket keys shared across workers and instances (session-tickets.ts); absent: the defaults. */
   sessionTickets?: SessionTicketOptions | undefined;
 }

@@ -16,10 +16,10 @@ const CASES: { name: string; tls: Record<string, unknown>; bun: RegExp | null; d
   { name: 'files, watch off', tls: {}, bun: null, deno: null },
   { name: 'sni names', tls: { sni }, bun: null, deno: /^tls\.sni: Deno\.serve takes one certificate/ },
   {
-    name: 'watch (the default)',
+    name: 'watch set in the config',
     tls: { watch: true },
-    bun: /^tls\.watch: Bun\.serve cannot swap/,
-    deno: /^tls\.watch: Deno\.serve cannot swap/,
+    bun: process.platform === 'linux' ? null : /^tls\.watch: Bun\.serve cannot swap/,
+    deno: /^tls\.watch: Deno\.serve cannot swap certificates .*reusePort/,
   },
   { name: 'ca', tls: { ca: '/ca.pem' }, bun: /^tls\.ca: Bun\.serve/, deno: /^tls\.ca: Deno\.serve/ },
   {
@@ -67,6 +67,15 @@ describe('nativeRefusals: TLS on Bun.serve and Deno.serve', () => {
       assert.match(nativeRefusals(acme, runtime).join(), /^tls\.acme: .* on the Node transport only/);
       assert.match(nativeRefusals(dev, runtime).join(), /^tls\.dev: .* on the Node transport only/);
     }
+  });
+});
+
+describe('tls.watch left to its default', () => {
+  it('no refusal on either: Bun swaps servers, Deno serves without watching', () => {
+    const o = toServerOptions(parseConfig({ root: '/srv', tls: { cert: '/c.pem', key: '/k.pem' } }));
+    assert.equal(o.tls?.watch, true);
+    assert.equal(o.tls?.watchDefaulted, true);
+    for (const runtime of ['bun', 'deno'] as const) assert.deepEqual(nativeRefusals(o, runtime), []);
   });
 });
 

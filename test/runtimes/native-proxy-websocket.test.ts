@@ -1,11 +1,12 @@
 // Proxied WebSocket on the runtimes' own servers: `gatehouse serve` run by Bun (Bun.serve) and by Deno
 // (Deno.serve) relays messages between the client and a `ws` upstream in this process (proxy/relay.ts):
 // text and binary both ways, the upstream's subprotocol on the 101, close codes and reasons (RFC 6455
-// §7.4), a refusal -> 502, the origin check's 403 before the upstream is asked, maxUpgrades, and 1001
-// at shutdown. Real processes on 127.0.0.1, the build (dist/).
+// §7.4), a refusal -> 502, the origin check's 403 before the upstream is asked, maxUpgrades, 1001 at
+// shutdown, and the bound on what a relay holds for a side that does not read. Real processes on
+// 127.0.0.1, the build (dist/).
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -45,6 +46,7 @@ async function startUpstream(): Promise<Upstream> {
       received.push({ data, isBinary });
       if (data === 'close me') socket.close(4001, 'done here');
       else if (data === 'drop me') socket.terminate();
+      else if (data === 'flood') for (let i = 0; i < 512; i++) socket.send(Buffer.alloc(64 * 1024, i));
       else socket.send(d, { binary: isBinary });
     });
     socket.on('close', (code, reason) => closes.push({ code, reason: String(reason) }));
@@ -247,6 +249,31 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
       } finally {
         if (a.readyState === WebSocket.OPEN) await bye(a);
         await bye(b);
+      }
+    });
+
+    it('a client that reads nothing while the upstream floods: the relay ends (bounded buffers), the upstream is closed', async () => {
+      // A raw client: the handshake, one masked text frame ("flood", RFC 6455 §5.2), then it never reads.
+      const port = Number(new URL(s.url).port);
+      const raw = connect(port, '127.0.0.1');
+      await new Promise((resolve) => raw.once('connect', resolve));
+      raw.write(
+        'GET /ws/flood HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+          'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+      );
+      const head = await new Promise<string>((resolve) =>
+        raw.once('data', (c: Buffer) => resolve(String(c))),
+      );
+      assert.match(head, /^HTTP\/1\.1 101/);
+      raw.pause();
+      const mask = Buffer.from([1, 2, 3, 4]);
+      const payload = Buffer.from('flood').map((b, i) => b ^ mask[i % 4]!);
+      const n = up.closes.length;
+      raw.write(Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload]));
+      try {
+        await until(() => up.closes.length > n, 'the upstream side was closed');
+      } finally {
+        raw.destroy();
       }
     });
 

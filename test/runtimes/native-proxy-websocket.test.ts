@@ -6,7 +6,7 @@
 // 127.0.0.1, the build (dist/).
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -124,6 +124,9 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
   describe(`proxied WebSocket on ${runtime}'s own server`, () => {
     let up: Upstream;
     let few: Upstream;
+    /** Takes connections and never answers a handshake. */
+    let silent: Server;
+    const held: Socket[] = [];
     let site: string;
     let s: Listening;
     const serve = () =>
@@ -140,6 +143,9 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
 
     before(async () => {
       [up, few] = await Promise.all([startUpstream(), startUpstream()]);
+      silent = createServer((c) => held.push(c));
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
       site = makeSite({
         'index.html': '<h1>home</h1>',
         'conf/gatehouse.json': JSON.stringify({
@@ -147,6 +153,7 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
           proxy: [
             { prefix: '/ws', upstream: up.url },
             { prefix: '/few', upstream: few.url, maxUpgrades: 2 },
+            { prefix: '/silent', upstream: silentUrl, timeouts: { connectMs: 200, headersMs: 200 } },
           ],
         }),
       });
@@ -156,6 +163,8 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
     after(async () => {
       await s.close();
       await Promise.all([up.close(), few.close()]);
+      for (const c of held) c.destroy();
+      silent.close();
       removeSite(site);
     });
 
@@ -217,6 +226,11 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
     it('an upstream that refuses the handshake -> 502 (no 101)', async () => {
       const r = await refused(open(s.url, '/ws/refuse'));
       assert.equal(r.status, 502);
+    });
+
+    it('an upstream that does not answer the handshake in time (connectMs + headersMs) -> 504', async () => {
+      const r = await refused(open(s.url, '/silent/x'));
+      assert.equal(r.status, 504);
     });
 
     it('a cross-origin handshake not on the CORS list -> 403 before the upstream is asked; one on it relays', async () => {

@@ -155,6 +155,9 @@ export function relayUpgrade(
     if (answered) return;
     fail(ERRORS.gatewayTimeout, 'The upstream did not answer the handshake in time.');
     up.close();
+    // Counted out now: a client still connecting may never report its close.
+    upGone = true;
+    finish();
   }, o.timeoutMs);
 
   up.onopen = () => {

@@ -64,3 +64,5 @@ export {
 } from './range.js';
 export type { AuthorityResult, TargetResult } from './target.js';
 export { canonicalOriginForm, parseAuthority, parseRequestTarget } from './target.js';
+export type { SubprotocolOffer } from './websocket-relay.js';
+export { parseSubprotocolOffer, relayedCloseCode } from './websocket-relay.js';

@@ -269,11 +269,23 @@ export function createNativeServer(
   };
 }
 
-/** What the host needs of the WebSocket endpoints for the whole server; undefined without any. */
+/**
+ * What the host needs of the WebSocket endpoints and the proxy's relayed routes for the whole server;
+ * undefined without either. Bun's message bound is server-wide: each endpoint checks its own, and a
+ * relayed message may be as large as Bun's default allows.
+ */
 function hostWebSocket(o: ServerOptions): HostWebSocketOptions | undefined {
-  if (o.websocket.length === 0) return undefined;
+  const relayed = o.proxy.some((r) => r.websocket);
+  if (o.websocket.length === 0 && !relayed) return undefined;
   return {
-    maxPayloadBytes: Math.max(...o.websocket.map((e) => e.maxPayloadBytes)),
-    perMessageDeflate: o.websocket.every((e) => e.perMessageDeflate),
+    maxPayloadBytes: Math.max(
+      ...o.websocket.map((e) => e.maxPayloadBytes),
+      relayed ? RELAY_MAX_MESSAGE_BYTES : 0,
+    ),
+    // permessage-deflate (RFC 7692) is per hop; a relay alone does not ask the host for it.
+    perMessageDeflate: o.websocket.length > 0 && o.websocket.every((e) => e.perMessageDeflate),
   };
 }
+
+/** The largest message a relayed route takes from the client on Bun.serve (Bun's own default, 16 MiB). */
+const RELAY_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;

@@ -293,7 +293,7 @@ function bunWebSocket(o: HostWebSocketOptions) {
         !text,
       );
     },
-    close: (ws: BunWebSocket) => ws.data.events?.closed(),
+    close: (ws: BunWebSocket, code: number, reason: string) => ws.data.events?.closed(code, reason),
     ping: (ws: BunWebSocket) => ws.data.events?.ping(),
     pong: (ws: BunWebSocket) => ws.data.events?.pong(),
   };
@@ -347,7 +347,7 @@ function denoUpgrade(deno: DenoGlobal): UpgradeWebSocket {
         !text,
       );
     };
-    socket.onclose = () => events?.closed();
+    socket.onclose = (e: CloseEvent) => events?.closed(e.code, e.reason);
     return response;
   };
 }

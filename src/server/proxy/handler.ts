@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compileRuleList } from '../../http/cache-policy.js';
 import { passOn, type RequestContext } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
+import type { HostTunnel } from '../core/host-tunnel.js';
 import type { Feature, Step, StepContext, Tunnel } from '../node/types.js';
 import { forward, retryExchange } from './admission.js';
 import type { CacheRequestContext } from './cache/index.js';
@@ -13,7 +14,7 @@ import { classifyUpstreamError } from './forward.js';
 import { policyCacheControl, responseHeaders } from './response-headers.js';
 import { compileRoutes, findRoute, type ProxyRouteOptions, type Route } from './routes.js';
 import type { ProxyDeps, ProxyState } from './state.js';
-import { closeTunnels, ownsUpgrade, upgradeRoute } from './upgrade-route.js';
+import { closeRelays, closeTunnels, ownsUpgrade, upgradeRoute } from './upgrade-route.js';
 
 export type { ProxyRouteOptions } from './routes.js';
 export { upstreamTarget } from './routes.js';
@@ -27,7 +28,7 @@ export interface Proxy {
   ownsUpgrade(req: IncomingMessage): boolean;
   /** Passes a WebSocket handshake that cleared every request step through to its route's upstream;
    *  false when no pass-through route matches. */
-  upgrade(req: IncomingMessage, res: ServerResponse, tunnel: Tunnel): boolean;
+  upgrade(req: IncomingMessage, res: ServerResponse, tunnel: Tunnel | HostTunnel): boolean;
   /** Destroys tunnelled (upgraded) connections: they are invisible to server.close(). */
   closeTunnels(): void;
   /** Opens the routes' cache stores; rejects when one cannot be opened (see RouteCache.open). */
@@ -73,6 +74,8 @@ function createProxyState(routes: readonly ProxyRouteOptions[], deps: ProxyDeps)
     policy: compileRuleList(deps.cachePolicy),
     hasPolicy: deps.cachePolicy.length > 0,
     tunnels: new Set(),
+    relays: new Set(),
+    closing: false,
     upgrades: new Map(),
     env: {
       logger,
@@ -86,6 +89,9 @@ function createProxyState(routes: readonly ProxyRouteOptions[], deps: ProxyDeps)
 }
 
 const handled = (): true => true;
+
+/** How long the shutdown waits for relays' closing handshakes (1001) before dropping them. */
+const RELAY_CLOSE_GRACE_MS = 1000;
 
 /** What a route's cache asks of the proxy, made once per route (the request comes with each call). */
 function cacheContext(state: ProxyState, route: Route): CacheRequestContext {
@@ -162,6 +168,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
     stats: () => proxyStats(state.routes),
     close: async () => {
       closeTunnels(state);
+      await closeRelays(state, RELAY_CLOSE_GRACE_MS);
       // Every pool and every cache is closed, whichever fails; the failures are thrown together.
       const results = await Promise.allSettled(state.routes.map((r) => r.upstreams.close()));
       results.push(...(await Promise.allSettled(state.routes.map((r) => r.cache?.close()))));

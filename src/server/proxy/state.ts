@@ -6,6 +6,7 @@ import { upstreamRequestHeaders } from '../../http/proxy-headers.js';
 import type { StepContext } from '../node/types.js';
 import type { Logger } from '../ops/log.js';
 import type { ExchangeEnv } from './forward.js';
+import type { Relay } from './relay.js';
 import type { Route } from './routes.js';
 import type { Upstream } from './upstreams.js';
 
@@ -31,6 +32,10 @@ export interface ProxyState {
   readonly hasPolicy: boolean;
   /** Upgraded (tunnelled) connections: invisible to server.close(), destroyed by closeTunnels. */
   readonly tunnels: Set<Duplex>;
+  /** WebSocket message relays (hosts that switch handshakes themselves: Bun.serve, Deno.serve). */
+  readonly relays: Set<Relay>;
+  /** Shutting down: later relayed handshakes get 503. */
+  closing: boolean;
   /** Upgraded connections open per upstream origin, shared by every route to that origin (each
    *  route checks it against its own maxUpgrades). */
   readonly upgrades: Map<string, number>;

@@ -1,6 +1,6 @@
 // The handshake decision (pure): RFC 6455 §4.2.1 checks and the origin policy. (The fields a 101
 // carries beside the handshake's own: src/http/switch-fields.ts.)
-import { isToken, splitList } from '../../http/lists.js';
+import { parseSubprotocolOffer } from '../../http/websocket-relay.js';
 import { ERRORS, type ErrorEntry } from '../core/errors.js';
 
 /** RFC 9110 §15.5.22; not in the shared error catalogue (yet). */
@@ -98,17 +98,9 @@ export type SubprotocolChoice =
  * ws reads it on Node): RFC 6455 §4.1, 1#token, each offered once; malformed -> 400, as ws answers.
  */
 export function chooseSubprotocol(field: string | undefined, ours: readonly string[]): SubprotocolChoice {
-  if (field === undefined) return { kind: 'chosen', protocol: undefined };
-  const offered = new Set<string>();
-  const items = splitList(field);
-  for (const p of items) {
-    if (!isToken(p) || offered.has(p)) {
-      return { kind: 'refuse', entry: ERRORS.badRequest, detail: 'Invalid Sec-WebSocket-Protocol header.' };
-    }
-    offered.add(p);
-  }
-  if (items.length === 0) {
+  const offer = parseSubprotocolOffer(field);
+  if (offer.kind === 'malformed') {
     return { kind: 'refuse', entry: ERRORS.badRequest, detail: 'Invalid Sec-WebSocket-Protocol header.' };
   }
-  return { kind: 'chosen', protocol: firstOffered(ours, offered) };
+  return { kind: 'chosen', protocol: firstOffered(ours, new Set(offer.protocols)) };
 }

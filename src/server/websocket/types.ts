@@ -3,8 +3,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { TokenBucketPolicy } from '../../http/rate-limit.js';
-import type { TunnelBase } from '../core/context.js';
 import type { ExchangeRequest } from '../core/exchange.js';
+import type { PeerSocket } from '../core/host-tunnel.js';
 import type { Logger } from '../ops/log.js';
 import type { RedisOptions } from '../redis/connection.js';
 import type { RedisPool } from '../redis/pool.js';
@@ -61,6 +61,8 @@ export class WebSocketConfigError extends Error {
   }
 }
 
+export type { HostTunnel, HostUpgrade, PeerEvents, PeerSocket } from '../core/host-tunnel.js';
+
 // RFC 6455 readyState values (ws's WebSocket.OPEN / CLOSED).
 export const WS_OPEN = 1;
 export const WS_CLOSED = 3;
@@ -73,56 +75,6 @@ export const CLOSE_CODES = {
   internalError: 1011,
   tryAgainLater: 1013,
 } as const;
-
-/**
- * One open WebSocket as the endpoints drive it, whatever carries it: `ws` on Node (websocket/ws-peer.ts),
- * Bun's ServerWebSocket or Deno's WebSocket (fetch/hosts.ts). readyState as RFC 6455's (WS_OPEN...).
- */
-export interface PeerSocket {
-  readonly readyState: number;
-  /** Bytes queued for the peer and not yet written. */
-  readonly bufferedAmount: number;
-  /** A text message (`binary` false) or a binary one (RFC 6455 §5.6). */
-  send(data: Buffer | string, binary: boolean): void;
-  /** Starts the closing handshake (RFC 6455 §7.1.2) with a §7.4.1 code. */
-  close(code: number, reason: string): void;
-  /** Drops the connection without a closing handshake (where the host cannot: close 1001). */
-  terminate(): void;
-  /** Sends a Ping (RFC 6455 §5.5.2); false where the host pings by itself (Deno's idleTimeout). */
-  ping(): boolean;
-}
-
-/** What the host tells an open connection (websocket/connection.ts). */
-export interface PeerEvents {
-  /** A message, checked first against the endpoint's size and rate (admit). */
-  receive(data: Buffer, isBinary: boolean): void;
-  /** A Ping from the peer: it counts against the message rate (RFC 6455 §5.5.2: each costs a Pong). */
-  ping(): void;
-  /** The answer to our heartbeat's Ping. */
-  pong(): void;
-  /** The connection is closed (either side, or dropped). */
-  closed(): void;
-}
-
-/**
- * A handshake on a host that switches the connection itself (Bun's server.upgrade, Deno's
- * upgradeWebSocket; fetch/entry.ts): the endpoint decides, the host writes the 101.
- */
-export interface HostTunnel extends TunnelBase {
-  /** Switches the connection to WebSocket; false when the host could not (nothing was sent). */
-  upgradeWebSocket(o: HostUpgrade): boolean;
-}
-
-export interface HostUpgrade {
-  /** The subprotocol chosen (RFC 6455 §4.2.2), or none. */
-  readonly protocol: string | undefined;
-  /** The request steps' fields for the 101 (http/switch-fields.ts). */
-  readonly fields: readonly [string, string][];
-  /** The heartbeat period, for a host that pings by itself (Deno's idleTimeout); 0: off. */
-  readonly heartbeatIntervalMs: number;
-  /** Called once the connection is open; the host feeds the connection's events to what it returns. */
-  open(peer: PeerSocket): PeerEvents;
-}
 
 export interface Client {
   readonly socket: PeerSocket;

@@ -100,7 +100,7 @@ export function onWsConnection(ws: WsState, ep: Endpoint, socket: WebSocket, req
     // Protocol errors of the peer (too big: 1009, invalid frames: 1002/1007); ws closes the connection.
     logger.warn({ path, code: err.code, err }, 'websocket connection error');
   });
-  socket.on('close', conn.events.closed);
+  socket.on('close', (code, reason) => conn.events.closed(code, reason.toString()));
   socket.on('message', (raw, isBinary) => conn.message(toBuffer(raw), isBinary));
   if (ep.config.mode !== 'custom') return;
   try {

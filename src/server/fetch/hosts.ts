@@ -97,6 +97,8 @@ interface BunGlobal {
     hostname: string;
     fetch: (req: Request, server: BunServer) => Promise<Response>;
     error?: (err: Error) => Response;
+    /** Request bodies over this get Bun's own 413 (default 128 MiB). */
+    maxRequestBodySize?: number;
     tls?: BunTls[];
     http2?: boolean;
     http3?: boolean;
@@ -154,6 +156,9 @@ export async function listenNative(
       fetch: (req, srv) =>
         listener(req, { remoteAddress: srv.requestIP(req)?.address, upgradeWebSocket: upgrade }),
       error: lastResort,
+      // Bun.serve answers a body over 128 MiB with its own 413 before the handler runs; the limits are
+      // Gatehouse's (limits.maxBodyBytes on endpoints that read bodies, proxy[].maxBodyBytes), as on Node.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       ...(tls === undefined ? {} : bunTls(tls)),
       ...(o.webSocket && { websocket: bunWebSocket(o.webSocket) }),
     });

@@ -137,3 +137,30 @@ export function onRuntime(runtime?: TestRuntime): boolean {
  * inside the root as ever (docs/runtimes.md, "What Bun normalizes").
  */
 export const RAW_TARGET_NORMALIZED = onRuntime('bun');
+
+/**
+ * A fetch handler returns one Response: there is no way to send a 1xx interim response before it on
+ * Bun.serve or Deno.serve, so a proxied 103 (or a static page's Early Hints) reaches the client only as
+ * the final response (docs/runtimes.md, "103 Early Hints"; test/conformance/README.md, `interim-*`).
+ */
+export const NO_INTERIM_RESPONSES = onRuntime();
+
+/**
+ * A Response has no trailer fields (RFC 9110 §6.5) on Bun.serve or Deno.serve, and Bun's fetch hands
+ * none over: trailers an upstream sends do not reach the client through the proxy (docs/runtimes.md).
+ */
+export const NO_TRAILERS = onRuntime();
+
+/**
+ * Bun.serve writes a streamed Response's head only with its first body byte (or its end): a proxied
+ * head whose body starts later (an event stream) reaches the client when the body does
+ * (docs/runtimes.md).
+ */
+export const HEAD_WAITS_FOR_BODY = onRuntime('bun');
+
+/**
+ * Bun's fetch (the proxy's upstream requests there, proxy/fetch-pool.ts) has no connect step of its own
+ * to time: a TCP connect or TLS handshake that stalls ends at `timeouts.headersMs` (504 "response
+ * timeout"), not at `connectMs` (docs/runtimes.md).
+ */
+export const NO_CONNECT_TIMEOUT = onRuntime('bun');

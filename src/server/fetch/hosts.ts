@@ -104,6 +104,8 @@ interface BunGlobal {
     reusePort?: boolean;
     fetch: (req: Request, server: BunServer) => Promise<Response>;
     error?: (err: Error) => Response;
+    /** Request bodies over this get Bun's own 413 (default 128 MiB). */
+    maxRequestBodySize?: number;
     tls?: BunTls[];
     http2?: boolean;
     http3?: boolean;
@@ -186,6 +188,9 @@ export async function listenNative(
         return stopping ? res.then(closing) : res;
       },
       error: lastResort,
+      // Bun.serve answers a body over 128 MiB with its own 413 before the handler runs; the limits are
+      // Gatehouse's (limits.maxBodyBytes on endpoints that read bodies, proxy[].maxBodyBytes), as on Node.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       ...(tls === undefined ? {} : bunTls(tls)),
       ...(o.webSocket && { websocket: bunWebSocket(o.webSocket) }),
     });

@@ -120,9 +120,13 @@ export class FetchPool implements UpstreamPool {
       h.onRequestStart?.(c, {});
       if (c.aborted) throw c.reason;
       const body = bodyStream(o.body);
+      const headers = headerPairs(o.headers);
+      // A request that must not keep its connection says so (RFC 9112 §9.6), as undici's `reset` does:
+      // Bun's `keepalive: false` closes the connection afterwards but tells the upstream nothing.
+      if (o.reset === true) headers.push(['connection', 'close']);
       const init: RuntimeRequestInit = {
         method: o.method,
-        headers: headerPairs(o.headers),
+        headers,
         body: body as BodyInit | null,
         // The proxy passes redirects and encodings through as the upstream sent them.
         redirect: 'manual',

@@ -1,7 +1,8 @@
-// The proxy cache beyond lookups: coalescing, background revalidation, purge, ranges from the store,
+// The proxy cache beyond lookups: coalescing without a count of arrivals, background revalidation, purge, ranges from the store,
 // targeted fields (RFC 9213, Surrogate-Control), stale while disconnected, HEAD freshening, Age parsing.
 // Every test counts what reaches a real origin on 127.0.0.1.
-// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
+// Coalescing, which counts arrivals on the in-process server, is in proxy-cache-coalesce.test.ts.
+// matrix: http1 h2 h1-tls adapters runtimes (the static, policy, proxy and cache suites run on every protocol, adapter and runtime)
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
@@ -18,12 +19,6 @@ describe('proxy cache features', () => {
   const held: (() => void)[] = [];
   before(async () => {
     up = await origin({
-      '/slow': (_q, s, n) => {
-        held.push(() => text(s, 200, { 'cache-control': 'max-age=3600' }, `slow ${n}`));
-      },
-      '/slow-ranged': (_q, s, n) => {
-        held.push(() => text(s, 200, { 'cache-control': 'max-age=3600' }, `abcdef-${n}`));
-      },
       '/changing': (q, s) => {
         if (q.method === 'POST') {
           changingVersion++;
@@ -116,30 +111,6 @@ describe('proxy cache features', () => {
     for (const r of held.splice(0)) r();
   }
 
-  /** Requests that reached the gateway so far (its server's 'request' events). */
-  function arrivals(server: TestServer): () => number {
-    let n = 0;
-    server.app.server.on('request', () => n++);
-    return () => n;
-  }
-
-  it('coalesces 100 concurrent misses into one origin request', async () => {
-    const arrived = arrivals(gh);
-    const all = Promise.all(Array.from({ length: 100 }, () => get(gh.url, '/slow')));
-    // Every client is waiting on the one origin request before the origin answers it.
-    await waitUntil('100 requests reached the gateway', () => arrived() === 100);
-    await release(1);
-    const rs = await all;
-    assert.equal(up.count('/slow'), 1);
-    for (const r of rs) {
-      assert.equal(r.status, 200);
-      assert.equal(r.text, 'slow 1');
-    }
-    const statuses = rs.map((r) => String(r.headers['cache-status']));
-    assert.equal(statuses.filter((s) => s.includes('stored')).length, 1);
-    assert.equal(statuses.filter((s) => s.startsWith('gatehouse; hit; ttl=')).length, 99);
-  });
-
   it('does not store an answer to a request sent before an invalidation of its URL (§4.4)', async () => {
     const early = get(gh.url, '/changing'); // reaches the origin while version 1 is current
     await waitUntil('the origin holds the early request', () => held.length >= 1);
@@ -176,20 +147,6 @@ describe('proxy cache features', () => {
       rs.map((r) => r.status),
       [200, 200, 200, 200, 200],
     );
-  });
-
-  it('a Range request during a miss of the same URL waits for it and is answered from the store', async () => {
-    const full = get(gh.url, '/slow-ranged');
-    await waitUntil('the origin holds the full request', () => held.length >= 1);
-    const arrived = arrivals(gh);
-    const part = get(gh.url, '/slow-ranged', { headers: { range: 'bytes=0-2' } });
-    await waitUntil('the Range request reached the gateway', () => arrived() === 1);
-    for (const r of held.splice(0)) r();
-    assert.equal((await full).text, 'abcdef-1');
-    const p = await part;
-    assert.equal(p.status, 206);
-    assert.equal(p.text, 'abc');
-    assert.equal(up.count('/slow-ranged'), 1);
   });
 
   it('serves stale within stale-while-revalidate and revalidates in the background (RFC 5861 §3)', async () => {

@@ -3,6 +3,7 @@
 // request with the origin's status and the body of one of the origin's answers, never reuse a
 // response marked no-store or private (RFC 9111 §3, §5.2.2.3, §5.2.2.7), send a well-formed Age with
 // every hit and a Cache-Status with every answer, and keep serving.
+// matrix: runtimes (on Bun.serve and Deno.serve too: upstream requests there go through each runtime's fetch path)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../../helpers/http.js';

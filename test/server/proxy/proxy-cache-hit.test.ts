@@ -3,7 +3,7 @@
 // that grows with resident time (RFC 9111 §4.2.3, §5.1), and the request's own CORS fields; requests
 // that are not plain (Range, conditionals, HEAD, Cache-Control) and stale responses must leave it.
 // The disk store answers hits from its memory tier the same way.
-// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
+// matrix: http1 h2 h1-tls adapters runtimes (the static, policy, proxy and cache suites run on every protocol, adapter and runtime)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../../helpers/http.js';

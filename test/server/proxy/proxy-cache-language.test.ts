@@ -1,7 +1,7 @@
 // Selection by Content-Language in the proxy cache (selectsByLanguage, beyond RFC 9111 §4.1): a fresh
 // variant stored for `Accept-Language: en, de` whose Content-Language is de answers a request whose
 // single most preferred language is de; memory, disk and redis stores. Every test counts what reaches a real origin on 127.0.0.1.
-// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
+// matrix: http1 h2 h1-tls adapters runtimes (the static, policy, proxy and cache suites run on every protocol, adapter and runtime)
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';

@@ -3,7 +3,7 @@
 // the missing bytes only (with If-Range), pieces with the same strong validator are combined and a
 // complete set becomes a 200; pieces of another representation are never mixed; pieces per entry are
 // bounded. Every test counts what reaches a real origin that honours Range.
-// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
+// matrix: http1 h2 h1-tls adapters runtimes (the static, policy, proxy and cache suites run on every protocol, adapter and runtime)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../../helpers/http.js';

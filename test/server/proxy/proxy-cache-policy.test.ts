@@ -1,7 +1,7 @@
 // The proxy's shared cache decides on the Cache-Control the proxy sends: the upstream's own, or, when
 // it sends none, the first matching cachePolicy rule, else the route's cacheControl (default
 // no-store); an `override` rule replaces the upstream's. What clients are told is what the cache does.
-// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
+// matrix: http1 h2 h1-tls adapters runtimes (the static, policy, proxy and cache suites run on every protocol, adapter and runtime)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../../helpers/http.js';

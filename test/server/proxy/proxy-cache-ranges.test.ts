@@ -1,7 +1,7 @@
 // Range requests answered from a stored complete 200 (RFC 9111 §3.4, RFC 9110 §14, §13.1.5), with the
 // memory, disk and redis stores: one range, multipart/byteranges, If-Range (strong comparison), 416,
 // HEAD, and a stale entry revalidated without Range. Every test counts what reaches a real origin.
-// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
+// matrix: http1 h2 h1-tls adapters runtimes (the static, policy, proxy and cache suites run on every protocol, adapter and runtime)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../../helpers/http.js';

@@ -1,6 +1,7 @@
 // proxy[].cache.store "redis" (issue 17): two Gatehouse instances sharing one real redis-server. A
 // response stored through A is a hit on B; a PURGE on B empties A, its memory tier included; Redis
 // stopped or paused mid-run: both keep serving (misses go upstream), and the cache recovers by itself.
+// matrix: runtimes (on Bun.serve and Deno.serve too: upstream requests there go through each runtime's fetch path)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { connectRedis } from '../../../src/server/redis/connection.js';

@@ -3,6 +3,7 @@
 // random delay so that misses, coalesced waits, stores and invalidations overlap. A read sent after a
 // change has completed must never see an older version than that change made, and every answer
 // must be whole. Both stores; fresh, always-revalidated (304) and stale-while-revalidate answers.
+// matrix: runtimes (on Bun.serve and Deno.serve too: upstream requests there go through each runtime's fetch path)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite, startServer, type TestServer } from '../../helpers/http.js';

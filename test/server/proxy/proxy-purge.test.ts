@@ -1,5 +1,8 @@
 // Where PURGE is accepted: only under a proxied prefix whose cache is on. Outside it the 405 says where,
 // and only to an address that may purge. A real origin on 127.0.0.1 counts what reaches it.
+// The Express case mounts Gatehouse in an app of its own (Node under every run); the rest runs on the
+// runtimes' own servers too.
+// matrix: runtimes (on Bun.serve and Deno.serve too: upstream requests there go through each runtime's fetch path)
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,11 +1,11 @@
-// The reverse proxy against real upstream servers on 127.0.0.1:0.
-// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
+// The reverse proxy against real upstream servers on 127.0.0.1:0. WebSocket upgrades under a prefix are
+// in proxy-websocket.test.ts (not on the runtimes' own servers yet).
+// matrix: http1 h2 h1-tls adapters runtimes (the static, policy, proxy and cache suites run on every protocol, adapter and runtime)
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { WebSocket, WebSocketServer } from 'ws';
 import {
   get,
   makeSite,
@@ -16,7 +16,6 @@ import {
   scheme,
   startServer,
   type TestServer,
-  wsTarget,
 } from '../../helpers/http.js';
 import {
   httpUpstream,
@@ -26,6 +25,12 @@ import {
   statusLines,
   waitFor,
 } from '../../helpers/proxy-attack.js';
+import {
+  HEAD_WAITS_FOR_BODY,
+  NO_CONNECT_TIMEOUT,
+  NO_INTERIM_RESPONSES,
+  NO_TRAILERS,
+} from '../../helpers/runtimes.js';
 import { TEST_PROTOCOL } from '../../helpers/tls.js';
 import { holdsFor, WAIT_DEADLINE_MS, waitUntil } from '../../helpers/wait.js';
 
@@ -229,7 +234,9 @@ describe('proxy: responses', () => {
       assert.ok(headText.includes('x-up: yes'));
       assert.ok(headText.includes('via: 1.1 gatehouse'));
       assert.ok(headText.includes('cache-control: no-store'));
-      assert.match(text.slice(headEnd), /X-Checksum: abc/i);
+      // Bun.serve and Deno.serve send no trailer fields (NO_TRAILERS): the body still arrives whole.
+      if (NO_TRAILERS) assert.match(text.slice(headEnd), /part/);
+      else assert.match(text.slice(headEnd), /X-Checksum: abc/i);
     } finally {
       await gh.close();
       await up.close();
@@ -323,13 +330,19 @@ describe('proxy: failures', () => {
     const site = makeSite({});
     const gh = await startServer(site, {
       proxy: [
-        { prefix: '/api', upstream: `https://127.0.0.1:${port}`, timeouts: { connectMs: 200 }, retry: false },
+        {
+          prefix: '/api',
+          upstream: `https://127.0.0.1:${port}`,
+          // Bun: no connect step to time (NO_CONNECT_TIMEOUT); headersMs bounds the stalled handshake.
+          timeouts: { connectMs: 200, ...(NO_CONNECT_TIMEOUT && { headersMs: 300 }) },
+          retry: false,
+        },
       ],
     });
     try {
       const r = await get(gh.url, '/api/x', { headers: { accept: 'application/json' } });
       assert.equal(r.status, 504);
-      assert.match(JSON.parse(r.text).detail, /connect/);
+      assert.match(JSON.parse(r.text).detail, NO_CONNECT_TIMEOUT ? /response timeout/ : /connect/);
     } finally {
       await gh.close();
       silent.close();
@@ -616,88 +629,6 @@ describe('proxy: streaming', () => {
   });
 });
 
-describe('proxy: WebSocket pass-through', () => {
-  it('upgrades through to the upstream, relays frames both ways and every subprotocol offered', async () => {
-    const wss = new WebSocketServer({
-      port: 0,
-      host: '127.0.0.1',
-      handleProtocols: (p) => [...p].at(-1) ?? false,
-    });
-    await new Promise((r) => wss.once('listening', r));
-    let seenHeaders: IncomingMessage['headers'] = {};
-    wss.on('connection', (ws, req) => {
-      seenHeaders = req.headers;
-      ws.on('message', (m) => ws.send(`echo:${m}`));
-    });
-    const port = (wss.address() as AddressInfo).port;
-    const site = makeSite({});
-    const gh = await startServer(site, { proxy: [{ prefix: '/ws', upstream: `http://127.0.0.1:${port}` }] });
-    const ws = new WebSocket(wsTarget(gh, '/ws/chat').url, ['one', 'two'], wsTarget(gh, '/ws/chat').options);
-    try {
-      await new Promise((r, j) => {
-        ws.once('open', r);
-        ws.once('error', j);
-      });
-      assert.equal(ws.protocol, 'two');
-      assert.deepEqual(String(seenHeaders['sec-websocket-protocol']).split(/\s*,\s*/), ['one', 'two']);
-      assert.equal(seenHeaders['x-forwarded-for'], '127.0.0.1');
-      ws.send('hi');
-      const msg = await new Promise((r) => ws.once('message', (m) => r(String(m))));
-      assert.equal(msg, 'echo:hi');
-      const closed = new Promise((r) => ws.once('close', r));
-      for (const c of wss.clients) c.terminate();
-      await closed;
-    } finally {
-      ws.terminate();
-      await gh.close();
-      await new Promise((r) => wss.close(r));
-      removeSite(site);
-    }
-  });
-
-  it('an upstream refusal reaches the client as that status, not 101', async () => {
-    const up = createServer((_q, r) => r.end());
-    up.on('upgrade', (_req, socket: Socket) => {
-      // The pass-through resets a refused handshake's connection the upstream has not closed yet.
-      socket.on('error', () => {});
-      socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 6\r\nWWW-Authenticate: Bearer\r\n\r\nnope!\n');
-    });
-    await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
-    const port = (up.address() as AddressInfo).port;
-    const site = makeSite({});
-    const gh = await startServer(site, { proxy: [{ prefix: '/ws', upstream: `http://127.0.0.1:${port}` }] });
-    try {
-      const ws = new WebSocket(wsTarget(gh, '/ws/x').url, wsTarget(gh, '/ws/x').options);
-      const status = await new Promise<number>((resolve) => {
-        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode!));
-        ws.on('error', () => {});
-      });
-      assert.equal(status, 401);
-    } finally {
-      await gh.close();
-      up.close();
-      removeSite(site);
-    }
-  });
-
-  it('an unreachable upstream -> 502 for the upgrade', async () => {
-    const port = await freePort();
-    const site = makeSite({});
-    const gh = await startServer(site, { proxy: [{ prefix: '/ws', upstream: `http://127.0.0.1:${port}` }] });
-    try {
-      const ws = new WebSocket(wsTarget(gh, '/ws/x').url, wsTarget(gh, '/ws/x').options);
-      const status = await new Promise<number>((resolve) => {
-        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode!));
-        ws.on('error', () => {});
-      });
-      assert.equal(status, 502);
-    } finally {
-      await gh.close();
-      removeSite(site);
-    }
-  });
-});
-
 describe('proxy: upstream connections and response heads', () => {
   it('connections bounds idle keep-alive: requests beyond it in flight close their connection', async () => {
     const held: ServerResponse[] = [];
@@ -727,11 +658,15 @@ describe('proxy: upstream connections and response heads', () => {
     const px = await proxyTo(up.url);
     try {
       const c = rawClient(px.server.port, 'GET /api/events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
-      await waitFor(
-        () => c.text().startsWith('HTTP/1.1 200 ') && c.text().includes('\r\n\r\n'),
-        'the head before any body byte',
-      );
-      assert.doesNotMatch(c.text(), /data: 1/);
+      // Bun.serve holds the head until the first body byte (HEAD_WAITS_FOR_BODY): both come together.
+      if (HEAD_WAITS_FOR_BODY) await waitFor(() => up.seen.length === 1, 'the request at the upstream');
+      else {
+        await waitFor(
+          () => c.text().startsWith('HTTP/1.1 200 ') && c.text().includes('\r\n\r\n'),
+          'the head before any body byte',
+        );
+        assert.doesNotMatch(c.text(), /data: 1/);
+      }
       sendBody();
       await c.closed;
       assert.match(c.text(), /data: 1/);
@@ -754,7 +689,8 @@ describe('proxy: upstream connections and response heads', () => {
     try {
       const first = rawClient(px.server.port, 'GET /api/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
       await first.closed;
-      assert.deepEqual(statusLines(first.text()), [103, 200]);
+      // Bun.serve and Deno.serve cannot send a 1xx before the Response (NO_INTERIM_RESPONSES).
+      assert.deepEqual(statusLines(first.text()), NO_INTERIM_RESPONSES ? [200] : [103, 200]);
       const second = rawClient(px.server.port, 'GET /api/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
       await second.closed;
       assert.deepEqual(statusLines(second.text()), [200]);

@@ -18,21 +18,21 @@ import { http1ServerOptions } from '../steps/limits.js';
 import { internalErrorHandler } from './features.js';
 import type { ServerOptions } from './options.js';
 
-export function createRedirectListener(
-  options: ServerOptions,
-  o: {
-    logger: Logger;
-    /** The HTTPS port the Location points at (the main listener's, once it listens). */
-    httpsPort: number;
-    /** Steps before the redirect (the ACME challenge answer). */
-    before: readonly Step[];
-    onError: (
-      err: unknown,
-      req: import('node:http').IncomingMessage,
-      res: import('node:http').ServerResponse,
-    ) => void;
-  },
-): Server {
+/** What the redirect listener is made from besides the options. */
+interface RedirectListenerParts {
+  logger: Logger;
+  /** The HTTPS port the Location points at (the main listener's, once it listens). */
+  httpsPort: number;
+  /** Steps before the redirect (the ACME challenge answer). */
+  before: readonly Step[];
+  onError: (
+    err: unknown,
+    req: import('node:http').IncomingMessage,
+    res: import('node:http').ServerResponse,
+  ) => void;
+}
+
+export function createRedirectListener(options: ServerOptions, o: RedirectListenerParts): Server {
   const server = createServer(http1ServerOptions(options.limits));
   const entry = nodeEntry(redirectEntry(options, o), server);
   server.on('request', entry.onRequest);
@@ -42,19 +42,7 @@ export function createRedirectListener(
 }
 
 /** The redirect listener's entry: the ACME answer (when given), then 308 to https://. */
-function redirectEntry(
-  options: ServerOptions,
-  o: {
-    logger: Logger;
-    httpsPort: number;
-    before: readonly Step[];
-    onError: (
-      err: unknown,
-      req: import('node:http').IncomingMessage,
-      res: import('node:http').ServerResponse,
-    ) => void;
-  },
-) {
+function redirectEntry(options: ServerOptions, o: RedirectListenerParts) {
   const redirect = createHttpsRedirect({
     httpsPort: o.httpsPort,
     hosts: options.listen.redirectToHttps?.hosts,

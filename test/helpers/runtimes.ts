@@ -164,3 +164,12 @@ export const HEAD_WAITS_FOR_BODY = onRuntime('bun');
  * timeout"), not at `connectMs` (docs/runtimes.md).
  */
 export const NO_CONNECT_TIMEOUT = onRuntime('bun');
+
+/**
+ * Deno.serve has no idle bound on a connection and no setting for one: a keep-alive connection left
+ * idle after its response (and a request head never finished) stays open until the client closes it,
+ * where Node closes it after `limits.keepAliveTimeoutMs` plus 1 s (and answers a slow head 408).
+ * Bun.serve's idleTimeout does (fetch/hosts.ts). By runtime, for the files that start both
+ * (docs/runtimes.md).
+ */
+export const IDLE_CONNECTIONS_KEPT: Readonly<Record<TestRuntime, boolean>> = { bun: false, deno: true };

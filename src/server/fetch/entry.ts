@@ -33,7 +33,7 @@ export function fetchEntry(entry: Entry<FetchRequest, FetchSink, TunnelBase>): F
   return (request, info) => {
     const req = new FetchRequest(request, info);
     // RFC 9110 §9.3.2: HEAD gets the fields of GET and no content.
-    const res = new FetchSink(req.method === 'HEAD');
+    const res = new FetchSink(req.method === 'HEAD', info?.responseEnding);
     const upgrade = info?.upgradeWebSocket;
     if (upgrade !== undefined && entry.owns(req)) {
       req.upgrade = true;

@@ -173,3 +173,17 @@ export const NO_CONNECT_TIMEOUT = onRuntime('bun');
  * (docs/runtimes.md).
  */
 export const IDLE_CONNECTIONS_KEPT: Readonly<Record<TestRuntime, boolean>> = { bun: false, deno: true };
+
+/**
+ * permessage-deflate (RFC 7692) per endpoint: Bun.serve sets it for the whole server (on only when every
+ * `websocket` endpoint asks for it) and Deno.serve has none, so an endpoint beside others that do not
+ * ask, or any endpoint on Deno, speaks uncompressed (docs/websocket.md, docs/runtimes.md).
+ */
+export const NO_ENDPOINT_DEFLATE = onRuntime();
+
+/**
+ * Deno.serve sends a Response's `Connection: close` but keeps the connection open (for the next request
+ * or until the client closes it): a refused WebSocket handshake's connection, which Node and Bun close
+ * after the answer, stays open there (docs/runtimes.md).
+ */
+export const CONNECTION_CLOSE_KEPT_OPEN = onRuntime('deno');

@@ -37,6 +37,9 @@ export function fetchEntry(entry: Entry<FetchRequest, FetchSink, TunnelBase>): F
     const upgrade = info?.upgradeWebSocket;
     if (upgrade !== undefined && entry.owns(req)) {
       req.upgrade = true;
+      // A refused handshake closes its connection, as on Node (where the parser has let go of it):
+      // RFC 9112 §9.6. Connection is hop-by-hop, so a 101 never carries it (http/switch-fields.ts).
+      res.setHeader('Connection', 'close');
       entry.handshake(req, res, hostTunnel(request, res, upgrade));
     } else entry.request(req, res);
     // Undefined only after a host upgrade that answers by itself (Bun's).

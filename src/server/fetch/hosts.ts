@@ -290,10 +290,14 @@ function bytesOf(data: Buffer | string): Uint8Array {
 
 /** Bun's upgrade: the endpoint's open travels with the socket (its `data`). */
 function bunUpgrade(server: BunServer): UpgradeWebSocket {
-  return (request, o) =>
-    server.upgrade(request, { data: { open: o.open, events: undefined }, headers: switchHeaders(o) })
+  return (request, o) => {
+    // Bun answers with the client's first offered subprotocol when it is given none; RFC 6455 §4.2.2:
+    // none of them chosen is no Sec-WebSocket-Protocol at all. Bun's request fields are mutable.
+    if (o.protocol === undefined) request.headers.delete('sec-websocket-protocol');
+    return server.upgrade(request, { data: { open: o.open, events: undefined }, headers: switchHeaders(o) })
       ? null
       : false;
+  };
 }
 
 /**

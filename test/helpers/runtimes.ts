@@ -164,3 +164,26 @@ export const HEAD_WAITS_FOR_BODY = onRuntime('bun');
  * timeout"), not at `connectMs` (docs/runtimes.md).
  */
 export const NO_CONNECT_TIMEOUT = onRuntime('bun');
+
+/**
+ * Deno.serve has no idle bound on a connection and no setting for one: a keep-alive connection left
+ * idle after its response (and a request head never finished) stays open until the client closes it,
+ * where Node closes it after `limits.keepAliveTimeoutMs` plus 1 s (and answers a slow head 408).
+ * Bun.serve's idleTimeout does (fetch/hosts.ts). By runtime, for the files that start both
+ * (docs/runtimes.md).
+ */
+export const IDLE_CONNECTIONS_KEPT: Readonly<Record<TestRuntime, boolean>> = { bun: false, deno: true };
+
+/**
+ * permessage-deflate (RFC 7692) per endpoint: Bun.serve sets it for the whole server (on only when every
+ * `websocket` endpoint asks for it) and Deno.serve has none, so an endpoint beside others that do not
+ * ask, or any endpoint on Deno, speaks uncompressed (docs/websocket.md, docs/runtimes.md).
+ */
+export const NO_ENDPOINT_DEFLATE = onRuntime();
+
+/**
+ * Deno.serve sends a Response's `Connection: close` but keeps the connection open (for the next request
+ * or until the client closes it): a refused WebSocket handshake's connection, which Node and Bun close
+ * after the answer, stays open there (docs/runtimes.md).
+ */
+export const CONNECTION_CLOSE_KEPT_OPEN = onRuntime('deno');

@@ -196,10 +196,12 @@ export function createNativeServer(
   let watchers: FSWatcher[] = [];
   /** Old servers draining after a swap. */
   const retired = new Set<Promise<void>>();
+  const idleTimeoutSec = keepAliveIdleSec(options.limits.keepAliveTimeoutMs);
   const listenHost = (port: number) =>
     listenNative(runtime, h.fetch, {
       host: options.listen.host,
       port,
+      idleTimeoutSec,
       tls: t === undefined ? undefined : hostTls(t, store!, runtime),
       webSocket,
       reusePort: swaps,
@@ -244,7 +246,11 @@ export function createNativeServer(
         // The plain-HTTP listener beside the HTTPS one: 308 to https:// (RFC 9110 §15.4.9); a swap
         // keeps the port, so it needs no swap of its own.
         const redirect = createRedirectFetchListener(options, { logger: h.logger, httpsPort: host.port });
-        plain = await listenNative(runtime, redirect, { host: options.listen.host, port: httpPort });
+        plain = await listenNative(runtime, redirect, {
+          host: options.listen.host,
+          port: httpPort,
+          idleTimeoutSec,
+        });
         httpUrl = urlOf('http', plain.host, plain.port);
       }
       return {
@@ -267,6 +273,19 @@ export function createNativeServer(
     logger: h.logger,
     static: h.static,
   };
+}
+
+/** Bun's idleTimeout takes whole seconds up to this. */
+const MAX_IDLE_TIMEOUT_SEC = 255;
+
+/**
+ * The idle bound between requests on Bun.serve: limits.keepAliveTimeoutMs plus the 1 s Node keeps after
+ * it (so a client reusing the connection at the last moment does not meet a closed one), in whole
+ * seconds up to Bun's 255; 0 (no keep-alive timeout) is none, as on Node.
+ */
+export function keepAliveIdleSec(keepAliveTimeoutMs: number): number {
+  if (keepAliveTimeoutMs === 0) return 0;
+  return Math.min(MAX_IDLE_TIMEOUT_SEC, Math.ceil((keepAliveTimeoutMs + 1000) / 1000));
 }
 
 /**

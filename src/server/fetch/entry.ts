@@ -33,10 +33,13 @@ export function fetchEntry(entry: Entry<FetchRequest, FetchSink, TunnelBase>): F
   return (request, info) => {
     const req = new FetchRequest(request, info);
     // RFC 9110 §9.3.2: HEAD gets the fields of GET and no content.
-    const res = new FetchSink(req.method === 'HEAD');
+    const res = new FetchSink(req.method === 'HEAD', info?.responseEnding);
     const upgrade = info?.upgradeWebSocket;
     if (upgrade !== undefined && entry.owns(req)) {
       req.upgrade = true;
+      // A refused handshake closes its connection, as on Node (where the parser has let go of it):
+      // RFC 9112 §9.6. Connection is hop-by-hop, so a 101 never carries it (http/switch-fields.ts).
+      res.setHeader('Connection', 'close');
       entry.handshake(req, res, hostTunnel(request, res, upgrade));
     } else entry.request(req, res);
     // Undefined only after a host upgrade that answers by itself (Bun's).

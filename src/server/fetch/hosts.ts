@@ -36,6 +36,12 @@ export interface HostOptions {
   readonly webSocket?: HostWebSocketOptions | undefined;
   /** Bun: SO_REUSEPORT, so a second server with new certificates can listen on the same port. */
   readonly reusePort?: boolean | undefined;
+  /**
+   * Bun: how long a connection may sit idle between requests, in whole seconds (1-255, Bun's idleTimeout;
+   * 0: no bound); a request in progress has none, as on Node. Undefined: Bun's default (10 s), requests
+   * in progress included. Deno.serve has no such bound (docs/runtimes.md).
+   */
+  readonly idleTimeoutSec?: number | undefined;
 }
 
 /** A certificate chain and its key, as PEM text. */
@@ -87,6 +93,8 @@ interface BunServer {
   readonly hostname: string;
   requestIP(req: Request): { address: string } | null;
   upgrade(req: Request, o: { data: BunSocketData; headers: [string, string][] }): boolean;
+  /** This request's connection's idle bound, in seconds (0: none), until another call. */
+  timeout(req: Request, seconds: number): void;
   stop(closeActive?: boolean): Promise<void> | void;
 }
 interface BunTls {
@@ -102,6 +110,7 @@ interface BunGlobal {
     port: number;
     hostname: string;
     reusePort?: boolean;
+    idleTimeout?: number;
     fetch: (req: Request, server: BunServer) => Promise<Response>;
     error?: (err: Error) => Response;
     /** Request bodies over this get Bun's own 413 (default 128 MiB). */
@@ -173,17 +182,26 @@ export async function listenNative(
     const bun = g.Bun!;
     let upgrade: UpgradeWebSocket | undefined;
     let stopping = false;
+    const idleSec = o.idleTimeoutSec;
+    // Bun's idleTimeout is the connection's, requests in progress included: off while one is (a slow
+    // upstream within proxy headersMs, a streamed body that pauses, as node:http which times only the
+    // keep-alive wait), back as its last content goes out. Set after the content has gone, it would
+    // never apply: the connection would stay open idle.
+    const bounded = idleSec !== undefined && idleSec > 0;
     const server = bun.serve({
       port: o.port,
       hostname: o.host,
       ...(o.reusePort === true ? { reusePort: true } : {}),
+      ...(idleSec === undefined ? {} : { idleTimeout: idleSec }),
       fetch: (req, srv) => {
+        if (bounded) srv.timeout(req, 0);
         const res = listener(req, {
           // Asked only when a step reads it (Bun's requestIP costs a lookup per call).
           get remoteAddress() {
             return srv.requestIP(req)?.address;
           },
           upgradeWebSocket: upgrade,
+          responseEnding: bounded ? () => srv.timeout(req, idleSec) : undefined,
         });
         return stopping ? res.then(closing) : res;
       },
@@ -272,10 +290,14 @@ function bytesOf(data: Buffer | string): Uint8Array {
 
 /** Bun's upgrade: the endpoint's open travels with the socket (its `data`). */
 function bunUpgrade(server: BunServer): UpgradeWebSocket {
-  return (request, o) =>
-    server.upgrade(request, { data: { open: o.open, events: undefined }, headers: switchHeaders(o) })
+  return (request, o) => {
+    // Bun answers with the client's first offered subprotocol when it is given none; RFC 6455 §4.2.2:
+    // none of them chosen is no Sec-WebSocket-Protocol at all. Bun's request fields are mutable.
+    if (o.protocol === undefined) request.headers.delete('sec-websocket-protocol');
+    return server.upgrade(request, { data: { open: o.open, events: undefined }, headers: switchHeaders(o) })
       ? null
       : false;
+  };
 }
 
 /**

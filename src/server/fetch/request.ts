@@ -19,6 +19,11 @@ export interface ConnectionInfo {
   readonly remoteAddress?: string | undefined;
   /** The host's WebSocket upgrade (listenNative passes it); without it, handshakes are ordinary requests. */
   readonly upgradeWebSocket?: UpgradeWebSocket | undefined;
+  /**
+   * Called once as the response's last content goes to the host, or as the response is dropped: from
+   * there the connection is idle again (Bun.serve bounds it again then, fetch/hosts.ts).
+   */
+  readonly responseEnding?: (() => void) | undefined;
 }
 
 /** The target in origin-form (RFC 9112 §3.2.1) from an absolute URL: its path and query. */

@@ -74,9 +74,16 @@ export class FetchSink extends Events implements ResponseSink {
   #held: Uint8Array[] | undefined;
   #heldBytes = 0;
 
+  /** ConnectionInfo.responseEnding: called once, as the last content goes out or the response is dropped. */
+  #ending: (() => void) | undefined;
+
   /** `head`: the request was HEAD, so no content goes out (RFC 9110 §9.3.2), though its fields do. */
-  constructor(private readonly head = false) {
+  constructor(
+    private readonly head = false,
+    ending?: () => void,
+  ) {
     super();
+    this.#ending = ending;
     this.response = new Promise<Response | undefined>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
@@ -199,11 +206,13 @@ export class FetchSink extends Events implements ResponseSink {
     if (this.#stream !== undefined) {
       if (body !== undefined) this.write(body);
       this.writableEnded = true;
+      this.#ended();
       if (!this.head) this.#stream.close();
       this.#finish();
       return this;
     }
     this.writableEnded = true;
+    this.#ended();
     this.#implicitHead();
     const bytes = body === undefined || this.head || NULL_BODY.has(this.statusCode) ? null : body;
     if (typeof bytes === 'string') this.bytesSent = encoder.encode(bytes).byteLength;
@@ -218,6 +227,7 @@ export class FetchSink extends Events implements ResponseSink {
   destroy(error?: Error): this {
     if (this.destroyed) return this;
     this.destroyed = true;
+    this.#ended();
     if (this.#stream !== undefined) {
       if (!this.writableEnded) this.#stream.error(error ?? new Error('the response was dropped'));
     } else {
@@ -287,6 +297,14 @@ export class FetchSink extends Events implements ResponseSink {
     );
     const body = this.head || NULL_BODY.has(this.statusCode) ? null : stream;
     this.#resolve(new Response(body, { status: this.statusCode, headers: this.#headers() }));
+  }
+
+  /** Before the host gets the last content (or the drop): the host's responseEnding, once. */
+  #ended(): void {
+    const ending = this.#ending;
+    if (ending === undefined) return;
+    this.#ending = undefined;
+    ending();
   }
 
   #finish(): void {

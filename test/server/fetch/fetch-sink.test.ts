@@ -199,4 +199,29 @@ describe('FetchSink: the Response it makes', () => {
     await assert.rejects(s.response, /client gone/);
     await new Promise((resolve) => setTimeout(resolve, 5));
   });
+  it('responseEnding: once, before the host gets the last content (whole, streamed, dropped)', async () => {
+    const whole: string[] = [];
+    const a = new FetchSink(false, () => whole.push('ending'));
+    a.writeHead(200);
+    a.end('x');
+    a.end('again');
+    a.destroy();
+    assert.deepEqual(whole, ['ending']);
+
+    let streamed = 0;
+    const b = new FetchSink(false, () => streamed++);
+    b.writeHead(200);
+    b.write(new Uint8Array(70 * 1024));
+    const r = (await b.response)!;
+    assert.equal(streamed, 0, 'not while the body is still being written');
+    b.end('tail');
+    assert.equal(streamed, 1);
+    await r.arrayBuffer();
+
+    let dropped = 0;
+    const c = new FetchSink(false, () => dropped++);
+    c.destroy(new Error('gone'));
+    await assert.rejects(c.response, /gone/);
+    assert.equal(dropped, 1);
+  });
 });

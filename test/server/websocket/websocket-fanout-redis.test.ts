@@ -1,3 +1,4 @@
+// matrix: http1 runtimes (the WebSocket endpoints run on Node and on each runtime's own server)
 // websocket[].fanout "redis" (issue 17): two Gatehouse instances on one real redis-server and real
 // `ws` clients. A broadcast from a client on A reaches every client on A and B exactly once, the
 // sender included; rooms reach their members on both; binary stays binary; with Redis down local

@@ -1,7 +1,6 @@
 // WebSocket endpoints: config, the pure handshake and message decisions, and real servers on 127.0.0.1:0
 // talked to with the `ws` client.
 import assert from 'node:assert/strict';
-import type { IncomingMessage } from 'node:http';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { after, before, describe, it, mock } from 'node:test';
@@ -27,24 +26,20 @@ import {
   type WebSocketEndpoints,
 } from '../../../src/server/websocket/index.js';
 import { makeSite, raw, rawStatus, removeSite, startServer, type TestServer } from '../../helpers/http.js';
-import { Gen } from '../../helpers/random.js';
-import { WAIT_DEADLINE_MS, waitUntil } from '../../helpers/wait.js';
-
-const ALLOWED_ORIGIN = 'https://app.example';
-const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
-// Longer than any one wait below, so a wait that fails reports what it waited for.
-const T = { timeout: 3 * WAIT_DEADLINE_MS };
+import { waitUntil } from '../../helpers/wait.js';
+import {
+  ALLOWED_ORIGIN,
+  handshake,
+  KEY,
+  open,
+  type Peer,
+  T,
+  UPGRADE,
+  VALID,
+  within,
+} from '../../helpers/ws-client.js';
 
 // ---------- helpers ----------
-
-/** `p`, or a failure naming `what` after `ms` (a deadline that turns a hang into a failure, not a bound). */
-function within<V>(p: Promise<V>, what: string, ms = WAIT_DEADLINE_MS): Promise<V> {
-  let timer: NodeJS.Timeout | undefined;
-  const t = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([p, t]).finally(() => clearTimeout(timer));
-}
 
 interface LogRecord {
   level: string;
@@ -103,106 +98,6 @@ async function start(
     },
   };
 }
-
-interface Msg {
-  data: Buffer;
-  isBinary: boolean;
-  text: string;
-}
-
-/** A connected ws client with a message queue. */
-class Peer {
-  readonly ws: WebSocket;
-  readonly closed: Promise<{ code: number; reason: string }>;
-  readonly pings: number[] = [];
-  private readonly queue: Msg[] = [];
-  private readonly waiters: ((m: Msg) => void)[] = [];
-
-  constructor(ws: WebSocket) {
-    this.ws = ws;
-    ws.on('message', (data, isBinary) => {
-      const buf = data as Buffer;
-      const m = { data: buf, isBinary, text: buf.toString('utf8') };
-      const w = this.waiters.shift();
-      if (w) w(m);
-      else this.queue.push(m);
-    });
-    ws.on('ping', () => this.pings.push(Date.now()));
-    ws.on('error', () => {});
-    this.closed = new Promise((resolve) =>
-      ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
-    );
-  }
-
-  next(): Promise<Msg> {
-    const m = this.queue.shift();
-    if (m) return Promise.resolve(m);
-    return within(new Promise<Msg>((resolve) => this.waiters.push(resolve)), 'a message');
-  }
-
-  async nextJson(): Promise<unknown> {
-    return JSON.parse((await this.next()).text);
-  }
-
-  send(data: string | Buffer, binary = typeof data !== 'string'): Promise<void> {
-    return new Promise((resolve, reject) =>
-      this.ws.send(data, { binary }, (err) => (err ? reject(err) : resolve())),
-    );
-  }
-
-  get rawSocket(): Socket {
-    return (this.ws as unknown as { _socket: Socket })._socket;
-  }
-}
-
-function open(url: string, options: WebSocket.ClientOptions = {}, protocols?: string[]): Promise<Peer> {
-  const ws = new WebSocket(url, protocols, options);
-  const peer = new Peer(ws);
-  return within(
-    new Promise<Peer>((resolve, reject) => {
-      ws.once('open', () => resolve(peer));
-      ws.once('error', reject);
-      ws.once('unexpected-response', (_req, res) => {
-        res.resume();
-        reject(new Error(`unexpected response ${res.statusCode}`));
-      });
-    }),
-    `open ${url}`,
-  );
-}
-
-/** The status and body of a refused handshake, from the client's 'unexpected-response' event. */
-function refused(
-  url: string,
-  options: WebSocket.ClientOptions = {},
-): Promise<{ status: number; body: string }> {
-  const ws = new WebSocket(url, options);
-  return within(
-    new Promise((resolve, reject) => {
-      ws.once('open', () => {
-        ws.terminate();
-        reject(new Error('the handshake was accepted'));
-      });
-      ws.once('error', reject);
-      ws.once('unexpected-response', (req, res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
-          req.destroy();
-        });
-      });
-    }),
-    `the refusal of ${url}`,
-  );
-}
-
-function handshake(path: string, lines: string[] = [], method = 'GET'): string {
-  return `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${lines.map((l) => `${l}\r\n`).join('')}\r\n`;
-}
-
-const UPGRADE = ['Upgrade: websocket', 'Connection: Upgrade'];
-const VALID = [...UPGRADE, `Sec-WebSocket-Key: ${KEY}`, 'Sec-WebSocket-Version: 13'];
 
 /** `n` turns of the event loop (I/O included), for what a mocked clock keeps from setTimeout. */
 async function turns(n: number): Promise<void> {
@@ -427,39 +322,6 @@ describe('websocket endpoints', () => {
   after(() => h.close());
 
   describe('echo', () => {
-    it('echoes text as text and binary as binary', T, async () => {
-      const p = await open(h.url('/echo'));
-      await p.send('hello');
-      const t = await p.next();
-      assert.equal(t.text, 'hello');
-      assert.equal(t.isBinary, false);
-      const bin = Buffer.from([0, 1, 2, 255]);
-      await p.send(bin);
-      const b = await p.next();
-      assert.deepEqual(b.data, bin);
-      assert.equal(b.isBinary, true);
-      p.ws.close();
-      await p.closed;
-    });
-
-    it('matches the path before the query string', T, async () => {
-      const p = await open(h.url('/echo?token=abc'));
-      await p.send('q');
-      assert.equal((await p.next()).text, 'q');
-      p.ws.close();
-      await p.closed;
-    });
-
-    it('{"type":"ping"} gets {"type":"pong"} and is not echoed', T, async () => {
-      const p = await open(h.url('/echo'));
-      await p.send('{"type":"ping","id":1}');
-      await p.send('after');
-      assert.deepEqual(await p.nextJson(), { type: 'pong' });
-      assert.equal((await p.next()).text, 'after');
-      p.ws.close();
-      await p.closed;
-    });
-
     it('a message over maxPayloadBytes closes the connection with 1009', T, async () => {
       const p = await open(h.url('/echo'));
       await p.send('x'.repeat(2048));
@@ -485,178 +347,6 @@ describe('websocket endpoints', () => {
     it('a path that is not ours is left to the server (here: destroyed, no response)', T, async () => {
       const text = await raw(h.port, handshake('/other', VALID));
       assert.equal(text, '');
-    });
-
-    it('POST -> 400 with a problem+json body', T, async () => {
-      const text = await raw(h.port, handshake('/echo', VALID, 'POST'));
-      assert.equal(rawStatus(text), 400);
-      assert.match(text, /Content-Type: application\/problem\+json/);
-      assert.match(text, /"code":"bad_request"/);
-      assert.match(text, /must be a GET request/);
-    });
-
-    it('missing Sec-WebSocket-Key -> 400', T, async () => {
-      const text = await raw(h.port, handshake('/echo', [...UPGRADE, 'Sec-WebSocket-Version: 13']));
-      assert.equal(rawStatus(text), 400);
-      assert.match(text, /Sec-WebSocket-Key/);
-    });
-
-    it('missing Sec-WebSocket-Version -> 400', T, async () => {
-      const text = await raw(h.port, handshake('/echo', [...UPGRADE, `Sec-WebSocket-Key: ${KEY}`]));
-      assert.equal(rawStatus(text), 400);
-      assert.match(text, /Sec-WebSocket-Version header/);
-    });
-
-    it('version 8 -> 426 with Sec-WebSocket-Version: 13', T, async () => {
-      const lines = [...UPGRADE, `Sec-WebSocket-Key: ${KEY}`, 'Sec-WebSocket-Version: 8'];
-      const text = await raw(h.port, handshake('/echo', lines));
-      assert.equal(rawStatus(text), 426);
-      assert.match(text, /\r\nSec-WebSocket-Version: 13\r\n/);
-      assert.match(text, /\r\nUpgrade: websocket\r\n/);
-    });
-
-    it('allowed cross-site Origin -> open', T, async () => {
-      const p = await open(h.url('/echo'), { origin: ALLOWED_ORIGIN });
-      p.ws.close();
-    });
-
-    it('disallowed Origin -> 403', T, async () => {
-      const r = await refused(h.url('/echo'), { origin: 'https://evil.example' });
-      assert.equal(r.status, 403);
-      assert.match(r.body, /Origin/);
-    });
-
-    it('same-origin Origin (matches Host) -> open without the allow-list', T, async () => {
-      const p = await open(h.url('/echo'), { origin: `http://127.0.0.1:${h.port}` });
-      p.ws.close();
-    });
-
-    it('no Origin (a non-browser client) -> open', T, async () => {
-      const p = await open(h.url('/echo'));
-      p.ws.close();
-    });
-
-    it('no Origin on a requireOrigin endpoint -> 403', T, async () => {
-      const r = await refused(h.url('/strict'));
-      assert.equal(r.status, 403);
-      assert.match(r.body, /requires an Origin/);
-      const p = await open(h.url('/strict'), { origin: ALLOWED_ORIGIN });
-      p.ws.close();
-    });
-
-    it('clients resetting mid-handshake do not crash the server', T, async () => {
-      const g = new Gen(0x5e7);
-      await Promise.all(
-        Array.from(
-          { length: 20 },
-          () =>
-            new Promise<void>((resolve) => {
-              const s = connect(h.port, '127.0.0.1', () => {
-                s.write(handshake(g.pick(['/echo', '/strict']), VALID));
-                s.resetAndDestroy();
-              });
-              s.on('error', () => {});
-              s.on('close', () => resolve());
-            }),
-        ),
-      );
-      const p = await open(h.url('/echo'));
-      await p.send('alive');
-      assert.equal((await p.next()).text, 'alive');
-      p.ws.close();
-    });
-  });
-
-  describe('subprotocols and compression', () => {
-    it('selects the first of ours the client offers (our preference order)', T, async () => {
-      const p = await open(h.url('/proto'), {}, ['chat.v1', 'chat.v2']);
-      assert.equal(p.ws.protocol, 'chat.v2');
-      p.ws.close();
-    });
-
-    it('selects none when the client offers none of ours (the ws client then fails)', T, async () => {
-      await assert.rejects(open(h.url('/proto'), {}, ['other']), /no subprotocol/);
-      const p = await open(h.url('/echo'), {}, ['chat.v1']).catch((e: Error) => e);
-      assert.ok(p instanceof Error, 'an endpoint without subprotocols never agrees to one');
-    });
-
-    it('a client offering no subprotocol connects', T, async () => {
-      const p = await open(h.url('/proto'));
-      assert.equal(p.ws.protocol, '');
-      p.ws.close();
-    });
-
-    it('perMessageDeflate is negotiated only where enabled', T, async () => {
-      const d = await open(h.url('/deflate'), { perMessageDeflate: true });
-      assert.match(d.ws.extensions, /permessage-deflate/);
-      const text = 'compressible '.repeat(500);
-      await d.send(text);
-      assert.equal((await d.next()).text, text);
-      const e = await open(h.url('/echo'), { perMessageDeflate: true });
-      assert.equal(e.ws.extensions, '');
-      d.ws.close();
-      e.ws.close();
-    });
-  });
-
-  describe('broadcast', () => {
-    it('without rooms: every client on the path gets it, the sender included', T, async () => {
-      const [a, b, c] = await Promise.all([1, 2, 3].map(() => open(h.url('/broadcast'))));
-      await a!.send('hello all');
-      for (const p of [a!, b!, c!]) assert.equal((await p.next()).text, 'hello all');
-      await b!.send(Buffer.from([9, 9]));
-      for (const p of [a!, b!, c!]) {
-        const m = await p.next();
-        assert.equal(m.isBinary, true);
-        assert.deepEqual(m.data, Buffer.from([9, 9]));
-      }
-      for (const p of [a!, b!, c!]) p.ws.close();
-    });
-
-    it('with rooms: only members get a room message; join and leave are acknowledged', T, async () => {
-      const [a, b, c] = await Promise.all([1, 2, 3].map(() => open(h.url('/broadcast'))));
-      for (const p of [a!, b!]) {
-        await p.send('{"type":"join","room":"r1"}');
-        assert.deepEqual(await p.nextJson(), { type: 'joined', room: 'r1' });
-      }
-      const roomMsg = '{"type":"chat","room":"r1","content":"hi r1"}';
-      await a!.send(roomMsg);
-      assert.equal((await a!.next()).text, roomMsg);
-      assert.equal((await b!.next()).text, roomMsg);
-      // c is not a member: its next message is the one sent to everyone afterwards.
-      await a!.send('{"type":"chat","content":"everyone"}');
-      assert.deepEqual(await c!.nextJson(), { type: 'chat', content: 'everyone' });
-      await a!.next();
-      await b!.next();
-
-      await b!.send('{"type":"leave","room":"r1"}');
-      assert.deepEqual(await b!.nextJson(), { type: 'left', room: 'r1' });
-      await a!.send(roomMsg);
-      assert.equal((await a!.next()).text, roomMsg);
-      await a!.send('after');
-      assert.equal((await b!.next()).text, 'after');
-      for (const p of [a!, b!, c!]) p.ws.close();
-    });
-
-    it('a malformed room is refused, not sent to everyone', T, async () => {
-      const [a, b] = await Promise.all([1, 2].map(() => open(h.url('/broadcast'))));
-      await a!.send('{"type":"chat","room":7}');
-      assert.deepEqual(await a!.nextJson(), {
-        type: 'error',
-        content: { code: 'bad_room', message: 'room must be a string of 1 to 128 characters' },
-      });
-      await a!.send('next');
-      assert.equal((await b!.next()).text, 'next');
-      for (const p of [a!, b!]) p.ws.close();
-    });
-
-    it('{"type":"ping"} is answered to the sender only', T, async () => {
-      const [a, b] = await Promise.all([1, 2].map(() => open(h.url('/broadcast'))));
-      await a!.send('{"type":"ping"}');
-      assert.deepEqual(await a!.nextJson(), { type: 'pong' });
-      await a!.send('next');
-      assert.equal((await b!.next()).text, 'next');
-      for (const p of [a!, b!]) p.ws.close();
     });
   });
 

@@ -194,15 +194,27 @@ export async function listenNative(
       ...(o.reusePort === true ? { reusePort: true } : {}),
       ...(idleSec === undefined ? {} : { idleTimeout: idleSec }),
       fetch: (req, srv) => {
-        if (bounded) srv.timeout(req, 0);
+        // A response whose last content went out before the listener returned (a cached file, a 304)
+        // never unbounds its connection: two native calls saved on the common path.
+        let ended = false;
+        let unbounded = false;
         const res = listener(req, {
           // Asked only when a step reads it (Bun's requestIP costs a lookup per call).
           get remoteAddress() {
             return srv.requestIP(req)?.address;
           },
           upgradeWebSocket: upgrade,
-          responseEnding: bounded ? () => srv.timeout(req, idleSec) : undefined,
+          responseEnding: bounded
+            ? () => {
+                ended = true;
+                if (unbounded) srv.timeout(req, idleSec);
+              }
+            : undefined,
         });
+        if (bounded && !ended) {
+          unbounded = true;
+          srv.timeout(req, 0);
+        }
         return stopping ? res.then(closing) : res;
       },
       error: lastResort,

@@ -1,5 +1,6 @@
 // gatehouse CLI: serve (default), precompress, hash, hash-password, sw-manifest, cert, check, trust. Flags become the same config a file would.
 import cluster from 'node:cluster';
+import { setTimeout } from 'node:timers';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { devNameProblem, devNameWarning } from '../certs/dev-names.js';
@@ -421,6 +422,9 @@ function drainOnSignal(
   });
 }
 
+/** After a native server's drain, how long a connection the runtime cannot drop may keep the process. */
+const LEFTOVER_EXIT_MS = 1000;
+
 /** `gatehouse serve` on Bun.serve or Deno.serve (app/native.ts): listens, then drains on SIGTERM/SIGINT. */
 async function serveNative(
   runtime: NativeRuntime,
@@ -456,7 +460,13 @@ async function serveNative(
     process.stderr.write(
       `gatehouse: note: ${listening.server} reads the certificates at start only (no tls.watch, no reload on SIGHUP): restart to serve new ones\n`,
     );
-  const stopped = drainOnSignal(app, () => process.off('SIGHUP', onHup));
+  const stopped = drainOnSignal(app, () => process.off('SIGHUP', onHup)).then((code) => {
+    // Deno.serve cannot drop a connection whose peer never finishes (a WebSocket that never answers
+    // the Close): once the drain is over, such a leftover does not hold the process (an unref'd timer
+    // fires only when something else keeps it alive).
+    setTimeout(() => process.exit(code), LEFTOVER_EXIT_MS).unref();
+    return code;
+  });
   process.stdout.write(`on ${listening.runtime} (${listening.server})\n`);
   process.stdout.write(`listening on ${listening.url}\n`);
   if (listening.httpUrl !== undefined) process.stdout.write(`redirecting ${listening.httpUrl} to HTTPS\n`);

@@ -266,7 +266,8 @@ export function createNativeServer(
     async close() {
       closed = true;
       for (const w of watchers) w.close();
-      const stopping = Promise.all([host?.stop(), plain?.stop(), ...retired]);
+      const grace = options.limits.shutdownTimeoutMs;
+      const stopping = Promise.all([host?.stop(grace), plain?.stop(grace), ...retired]);
       await h.close();
       await stopping;
     },

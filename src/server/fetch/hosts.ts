@@ -22,9 +22,10 @@ export interface HostServer {
   /**
    * Stops listening; resolves once the requests in progress are answered (on Bun also once its
    * WebSockets have closed, which stay open meanwhile). HTTP/1.1 answers after this say
-   * `Connection: close` on Bun, so a keep-alive client does not send on a closing connection.
+   * `Connection: close` on Bun, so a keep-alive client does not send on a closing connection. Deno:
+   * resolves after `graceMs` (when given) whatever is still open.
    */
-  stop(): Promise<void>;
+  stop(graceMs?: number): Promise<void>;
 }
 
 export interface HostOptions {
@@ -139,7 +140,13 @@ interface DenoGlobal {
   readonly version: { deno: string };
   upgradeWebSocket(req: Request, o: { idleTimeout: number }): { socket: WebSocket; response: Response };
   serve(
-    o: { port: number; hostname: string; onListen?: () => void; cert?: string; key?: string },
+    o: {
+      port: number;
+      hostname: string;
+      onListen?: () => void;
+      cert?: string;
+      key?: string;
+    },
     handler: (req: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
   ): DenoServer;
 }
@@ -259,7 +266,19 @@ export async function listenNative(
     server: 'Deno.serve',
     host: o.host,
     port: server.addr.port,
-    stop: () => server.shutdown(),
+    // shutdown() waits for every connection, a handshake or a WebSocket whose peer never answers the
+    // Close included, and Deno has no way to drop them (aborting its signal then throws BadResource):
+    // past the grace the stop is over, and the command exits with what is left (cli/main.ts).
+    stop: async (graceMs) => {
+      const done = server.shutdown();
+      if (graceMs === undefined) return done;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      });
+      await Promise.race([done, late]);
+      clearTimeout(timer);
+    },
   };
 }
 

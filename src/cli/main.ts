@@ -1,8 +1,8 @@
 // gatehouse CLI: serve (default), precompress, hash, hash-password, sw-manifest, cert, check, trust. Flags become the same config a file would.
 import cluster from 'node:cluster';
-import { setTimeout } from 'node:timers';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { setTimeout } from 'node:timers';
 import { devNameProblem, devNameWarning } from '../certs/dev-names.js';
 import { ConfigError, loadConfig, toServerOptions } from '../config/load.js';
 import type { GatehouseConfig, GatehouseConfigInput } from '../config/schema.js';

@@ -103,7 +103,12 @@ describe('conformance options: usage errors name the flag', () => {
     ['--private --via express', ['--private', '--via', 'express'], {}, /--via: not with --private/],
     ['--suite neither npm nor head', ['--suite', 'main'], {}, /--suite: expected npm or head, got 'main'/],
     ['--suite without a value', ['--suite'], {}, /--suite/],
-    ['--via neither cli nor express', ['--via', 'koa'], {}, /--via: expected cli, express, bun or deno, got 'koa'/],
+    [
+      '--via neither cli nor express',
+      ['--via', 'koa'],
+      {},
+      /--via: expected cli, express, bun or deno, got 'koa'/,
+    ],
     [
       '--private with GATEHOUSE_CONFORMANCE_CONFIG set',
       ['--private'],

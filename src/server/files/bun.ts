@@ -1,12 +1,12 @@
-// FileAccess (access.ts) on Bun's own file API where it has one: stat, readSized and stream through
-// Bun.file. Bun has no native call for the rest, so node:fs (Bun's own implementation of it) does them:
-// realpath, readdir, rename and unlink have no Bun.* counterpart; open() needs a file handle with
-// positioned reads (Bun.file is a path, re-opened per read, so it cannot pin the opened version);
-// createFile needs an exclusive create, which Bun.write cannot ask for. Bun.file(...).stat() is
+// FileAccess (access.ts) on Bun's own file API where it has one and is no slower: stat and readSized
+// through Bun.file (measured on Bun 1.4.5, CPU per call: reading a 1 KB file 60 us -> 30 us; stat the
+// same). node:fs (Bun's own implementation of it) does the rest: realpath, readdir, rename and unlink
+// have no Bun.* counterpart; open() needs a file handle with positioned reads (Bun.file is a path,
+// re-opened per read, so it cannot pin the opened version); createFile needs an exclusive create,
+// which Bun.write cannot ask for; and stream stays createReadStream, since Bun.file(...).stream() is a
+// web stream that, made a node:stream Readable, cost twice the CPU per byte served (a 3 MB file). Bun.file(...).stat() is
 // Bun's node:fs Stats (fractional mtimeMs and ctimeMs, as on Node), so hash manifests match across
 // the two. Found on globalThis, so this file loads on Node too (where nothing here runs).
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { FileAccess, FileStats } from './access.js';
 import { createNodeFiles, type NodeFilesOptions } from './node.js';
 
@@ -15,7 +15,6 @@ interface BunFile {
   stat(): Promise<FileStats>;
   slice(start: number, end?: number): BunFile;
   bytes(): Promise<Uint8Array>;
-  stream(chunkBytes?: number): ReadableStream<Uint8Array>;
 }
 interface BunGlobal {
   file(path: string): BunFile;
@@ -27,7 +26,7 @@ const bun = (): BunGlobal => {
   return b;
 };
 
-/** FileAccess on Bun.file, node:fs for what Bun has no call of its own (see above). */
+/** FileAccess on Bun.file, node:fs where Bun has no call of its own or a slower one (see above). */
 export function createBunFiles(o: NodeFilesOptions = {}): FileAccess {
   const { file } = bun();
   const node = createNodeFiles(o);
@@ -36,10 +35,7 @@ export function createBunFiles(o: NodeFilesOptions = {}): FileAccess {
     stat: (path) =>
       file(path)
         .stat()
-        .then(
-          (st) => st,
-          () => undefined,
-        ),
+        .catch(() => undefined),
     readSized: async (path, size) => {
       // slice(0, size) reads at most size bytes; fewer means the file is shorter now.
       const b = await file(path).slice(0, size).bytes();
@@ -48,12 +44,5 @@ export function createBunFiles(o: NodeFilesOptions = {}): FileAccess {
       if (size === 0 && (await file(path).slice(0, 1).bytes()).length > 0) return undefined;
       return Buffer.from(b.buffer, b.byteOffset, b.byteLength);
     },
-    // Cancelling the web stream (the Readable destroyed) closes the file; so do its end and errors.
-    stream: (path, start, end) =>
-      Readable.fromWeb(
-        file(path)
-          .slice(start, end === undefined ? undefined : end + 1)
-          .stream() as unknown as WebReadableStream<Uint8Array>,
-      ),
   };
 }

@@ -1,7 +1,10 @@
 // FileAccess (access.ts) on Deno's own file API: Deno.stat, Deno.open, Deno.readDir, Deno.realPath,
 // Deno.rename, Deno.remove, Deno.watchFs. Found on globalThis, so this file loads on Node too (where
 // nothing here runs). Deno's stat has ctime in whole seconds (mtime in milliseconds), as its node:fs
-// does: a hash manifest written under Node never matches here (docs/runtimes.md).
+// does: a hash manifest written under Node never matches here (docs/runtimes.md). Measured on Deno
+// 2.9.6 against its node:fs (CPU per call): stat 24 -> 20 us, stat of a missing file 36 -> 28 us,
+// reading a 1 KB file about the same (38 us); streaming a 3 MB file the same once a chunk that starts
+// where the last one ended skips its seek.
 import { Readable } from 'node:stream';
 import type { DirEntry, FileAccess, FileStats, OpenFile } from './access.js';
 
@@ -64,6 +67,8 @@ const CHUNK_BYTES = 64 * 1024;
 class DenoOpenFile implements OpenFile {
   private turn: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** Where the cursor is: a read that starts there (a stream's next chunk) needs no seek. */
+  private cursor = 0;
   constructor(private readonly f: DenoFsFile) {}
 
   private inTurn<T>(op: () => Promise<T>): Promise<T> {
@@ -76,7 +81,10 @@ class DenoOpenFile implements OpenFile {
   }
   read(buffer: Uint8Array, position: number): Promise<number> {
     return this.inTurn(async () => {
-      await this.f.seek(position, 0);
+      // After a failure the cursor is unknown (-1): the next read seeks.
+      const at0 = this.cursor;
+      this.cursor = -1;
+      const cursor = position === at0 ? at0 : await this.f.seek(position, 0);
       let at = 0;
       // FsFile.read may return fewer bytes than asked before the end: fill what it can.
       while (at < buffer.length) {
@@ -84,6 +92,7 @@ class DenoOpenFile implements OpenFile {
         if (n === null || n === 0) break;
         at += n;
       }
+      this.cursor = cursor + at;
       return at;
     });
   }

@@ -27,6 +27,8 @@ export type { Logger, MountFacts } from './core/context.js';
 export { belowMount, normalMount } from './core/mount.js';
 export type { ConnectionInfo, UpgradeWebSocket } from './fetch/entry.js';
 export type { DirEntry, FileAccess, FileStats, OpenFile } from './files/access.js';
+export { createBunFiles } from './files/bun.js';
+export { createDenoFiles, type DenoFilesOptions } from './files/deno.js';
 export { createNodeFiles, type NodeFilesOptions, nodeFiles } from './files/node.js';
 export { createLogger, dropWriteErrors } from './ops/log.js';
 export { primaryMetrics } from './ops/metrics-cluster.js';

@@ -9,6 +9,9 @@ import {
   listenNative,
   type NativeRuntime,
 } from '../fetch/hosts.js';
+import type { FileAccess } from '../files/access.js';
+import { createBunFiles } from '../files/bun.js';
+import { createDenoFiles } from '../files/deno.js';
 import type { Logger } from '../ops/log.js';
 import type { StaticHandler } from '../static/handler.js';
 import { type CertificateStore, createCertificateStore } from '../tls/certificates.js';
@@ -55,6 +58,11 @@ const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
   const x = new Set(a.map((n) => n.toUpperCase()));
   return x.size === new Set(b.map((n) => n.toUpperCase())).size && b.every((n) => x.has(n.toUpperCase()));
 };
+
+/** The runtime's own FileAccess (files/bun.ts, files/deno.ts): the default of createNativeServer. */
+function runtimeFiles(runtime: NativeRuntime): FileAccess {
+  return runtime === 'bun' ? createBunFiles() : createDenoFiles();
+}
 
 /**
  * tls.http3 where it cannot be served: a config error, never a fallback (no transport here has it).
@@ -176,7 +184,9 @@ const urlOf = (scheme: string, host: string, port: number): string =>
  * on the same port (SO_REUSEPORT), after which the old one stops listening: its requests in progress
  * finish, its keep-alive connections close after their current answer, its WebSockets stay until they
  * close (as on Node, where a connection keeps the certificate it was made with). No bound on that: the
- * endpoints' heartbeat ends dead peers, and close() ends the rest with the server.
+ * endpoints' heartbeat ends dead peers, and close() ends the rest with the server. Files are read
+ * through the runtime's own FileAccess unless deps.files says otherwise (measured no slower than
+ * node:fs on either runtime: docs/runtimes.md).
  */
 export function createNativeServer(
   runtime: NativeRuntime,
@@ -185,7 +195,11 @@ export function createNativeServer(
 ): NativeServer {
   const refused = nativeRefusals(options, runtime);
   if (refused.length > 0) throw new Error(refused.join('; '));
-  const h = createFetchHandler(options, { ...deps, upgrades: true });
+  const h = createFetchHandler(options, {
+    ...deps,
+    files: deps.files ?? runtimeFiles(runtime),
+    upgrades: true,
+  });
   const t = options.tls;
   const store = t === undefined ? undefined : createCertificateStore(t);
   const swaps = t !== undefined && swapRefusal(runtime) === undefined;

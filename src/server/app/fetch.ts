@@ -28,6 +28,11 @@ export interface FetchHandler {
   /** A Request in, its Response out; `info.remoteAddress` is the peer (rate limits, logs, trustProxy). */
   fetch(request: Request, info?: ConnectionInfo): Promise<Response>;
   /**
+   * As `fetch`, for a host that takes a Response or a promise of one (Bun.serve, Deno.serve): a Response
+   * made before it returns (a cached file, a 304) comes back as it is, saving the host a turn of the loop.
+   */
+  serve(request: Request, info?: ConnectionInfo): Response | Promise<Response>;
+  /**
    * As mounted in an app: undefined when nothing here claims the request (a path with no file, a method
    * the files do not answer), for the app's next handler. `mount`: the path the app routed it at, already
    * stripped from the Request's URL.
@@ -81,11 +86,16 @@ export function createFetchHandler(options: ServerOptions, deps: FetchDeps = {})
   const mounted: MountedFetchListener = mountedFetchEntry(kernel);
   const started = startFeatures(core.features, core.logger);
   /** Requests that arrive before the features started wait for the start. */
-  const whenStarted = <T>(run: () => Promise<T>): Promise<T> =>
+  const whenStarted = <T>(run: () => T | Promise<T>): T | Promise<T> =>
     started.open ? run() : started.settled.then(run);
   return {
-    fetch: (request, info) => whenStarted(() => listener(request, info)),
-    handle: (request, info, mount) => whenStarted(() => mounted(request, info, mount)),
+    fetch: (request, info) => {
+      const r = whenStarted(() => listener(request, info));
+      return r instanceof Response ? Promise.resolve(r) : r;
+    },
+    serve: (request, info) => whenStarted(() => listener(request, info)),
+    handle: (request, info, mount) =>
+      whenStarted(() => mounted(request, info, mount)) as Promise<Response | undefined>,
     ready: () => started.ready(),
     async close() {
       core.kernel.setClosing();

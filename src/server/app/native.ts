@@ -212,7 +212,7 @@ export function createNativeServer(
   const retired = new Set<Promise<void>>();
   const idleTimeoutSec = keepAliveIdleSec(options.limits.keepAliveTimeoutMs);
   const listenHost = (port: number) =>
-    listenNative(runtime, h.fetch, {
+    listenNative(runtime, h.serve, {
       host: options.listen.host,
       port,
       idleTimeoutSec,

@@ -16,8 +16,12 @@ export type { ConnectionInfo, UpgradeWebSocket } from './request.js';
 export { FetchRequest } from './request.js';
 export { FetchSink } from './sink.js';
 
-/** The host's handler: a Request in, its Response out (rejects only when the response was dropped). */
-export type FetchListener = (request: Request, info?: ConnectionInfo) => Promise<Response>;
+/**
+ * The host's handler: a Request in, its Response out (rejects only when the response was dropped). A
+ * Response made before the handler returns (a cached file, a 304) comes back as it is, not in a promise:
+ * Bun.serve and Deno.serve take either, and send it without a turn of the loop.
+ */
+export type FetchListener = (request: Request, info?: ConnectionInfo) => Response | Promise<Response>;
 
 /**
  * A mounted face's handler (an app's middleware, Hono's): undefined when nothing here answers the request,
@@ -43,7 +47,7 @@ export function fetchEntry(entry: Entry<FetchRequest, FetchSink, TunnelBase>): F
       entry.handshake(req, res, hostTunnel(request, res, upgrade));
     } else entry.request(req, res);
     // Undefined only after a host upgrade that answers by itself (Bun's).
-    return res.response as Promise<Response>;
+    return (res.made ?? res.response) as Response | Promise<Response>;
   };
 }
 

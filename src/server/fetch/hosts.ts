@@ -112,7 +112,7 @@ interface BunGlobal {
     hostname: string;
     reusePort?: boolean;
     idleTimeout?: number;
-    fetch: (req: Request, server: BunServer) => Promise<Response>;
+    fetch: (req: Request, server: BunServer) => Response | Promise<Response>;
     error?: (err: Error) => Response;
     /** Request bodies over this get Bun's own 413 (default 128 MiB). */
     maxRequestBodySize?: number;
@@ -147,7 +147,7 @@ interface DenoGlobal {
       cert?: string;
       key?: string;
     },
-    handler: (req: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
+    handler: (req: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>,
   ): DenoServer;
 }
 
@@ -222,7 +222,8 @@ export async function listenNative(
           unbounded = true;
           srv.timeout(req, 0);
         }
-        return stopping ? res.then(closing) : res;
+        if (!stopping) return res;
+        return res instanceof Response ? closing(res) : res.then(closing);
       },
       error: lastResort,
       // Bun.serve answers a body over 128 MiB with its own 413 before the handler runs; the limits are

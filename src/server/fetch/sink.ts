@@ -55,13 +55,12 @@ export class FetchSink extends Events implements ResponseSink {
   destroyed = false;
   /** Bytes of content handed to the Response (the access log's `bytes`). */
   bytesSent = 0;
-  /**
-   * Resolves with the Response once the head is decided (end(), or the first write()); with undefined
-   * when the request was passed on (passOn: a mounted face's app answers it).
-   */
-  readonly response: Promise<Response | undefined>;
-  #resolve!: (r: Response | undefined) => void;
-  #reject!: (err: unknown) => void;
+  /** What `response` returns, made when first asked for. */
+  #promise: Promise<Response | undefined> | undefined;
+  #resolveFn: ((r: Response | undefined) => void) | undefined;
+  #rejectFn: ((err: unknown) => void) | undefined;
+  /** How it ended before anyone asked for `response`: the common case makes no promise at all. */
+  #outcome: { readonly value?: Response | undefined; readonly error?: unknown } | undefined;
   readonly #fields = new Map<string, Field>();
   /** writeHead's fields (an object or a flat [name, value, ...] list), kept as given. */
   #head: HeadFields | undefined;
@@ -84,10 +83,41 @@ export class FetchSink extends Events implements ResponseSink {
   ) {
     super();
     this.#ending = ending;
-    this.response = new Promise<Response | undefined>((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
-    });
+  }
+
+  /**
+   * Resolves with the Response once the head is decided (end(), or the first write()); with undefined
+   * when the request was passed on (passOn: a mounted face's app answers it).
+   */
+  get response(): Promise<Response | undefined> {
+    if (this.#promise === undefined) {
+      const o = this.#outcome;
+      this.#promise =
+        o === undefined
+          ? new Promise<Response | undefined>((resolve, reject) => {
+              this.#resolveFn = resolve;
+              this.#rejectFn = reject;
+            })
+          : 'error' in o
+            ? Promise.reject(o.error)
+            : Promise.resolve(o.value);
+    }
+    return this.#promise;
+  }
+
+  /** The Response when it was made before anyone asked for `response` (a host may send it at once). */
+  get made(): Response | undefined {
+    return this.#promise === undefined ? this.#outcome?.value : undefined;
+  }
+
+  #resolve(r: Response | undefined): void {
+    if (this.#resolveFn !== undefined) this.#resolveFn(r);
+    else if (this.#promise === undefined) this.#outcome ??= { value: r };
+  }
+
+  #reject(err: unknown): void {
+    if (this.#rejectFn !== undefined) this.#rejectFn(err);
+    else if (this.#promise === undefined) this.#outcome ??= { error: err };
   }
 
   /** Nothing here answers: the app that mounted the face does (undefined), or its error handler (err). */

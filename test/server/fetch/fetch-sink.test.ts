@@ -224,4 +224,29 @@ describe('FetchSink: the Response it makes', () => {
     await assert.rejects(c.response, /gone/);
     assert.equal(dropped, 1);
   });
+
+  it('a Response made before anyone asks is handed over as it is (made), and response still gives it', async () => {
+    const s = new FetchSink();
+    s.writeHead(200, ['Content-Type', 'text/plain']);
+    s.end('now');
+    const made = s.made;
+    assert.ok(made instanceof Response);
+    assert.equal(await s.response, made);
+    assert.equal(await made.text(), 'now');
+    const later = new FetchSink();
+    assert.equal(later.made, undefined, 'nothing made yet');
+    const waiting = later.response;
+    later.end('x');
+    assert.equal(later.made, undefined, 'once a promise is out, the promise carries it');
+    assert.equal(await (await waiting)!.text(), 'x');
+  });
+
+  it('dropped before anyone asks: no unhandled rejection; the rejection comes when asked', async () => {
+    const s = new FetchSink();
+    s.destroy(new Error('gone early'));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(s.made, undefined);
+    await assert.rejects(s.response, /gone early/);
+  });
 });
+

@@ -249,4 +249,3 @@ describe('FetchSink: the Response it makes', () => {
     await assert.rejects(s.response, /gone early/);
   });
 });
-

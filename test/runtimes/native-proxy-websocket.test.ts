@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
 import { makeSite, removeSite } from '../helpers/http.js';
 import { GATEHOUSE_BIN, type Listening, runListening } from '../helpers/runtimes.js';
+import { openWebSocket, refusedWebSocket } from '../helpers/ws-open.js';
 
 const SERVERS = { bun: /\(Bun\.serve\)/, deno: /\(Deno\.serve\)/ } as const;
 
@@ -63,43 +64,6 @@ async function startUpstream(): Promise<Upstream> {
         wss.close(() => resolve());
       }),
   };
-}
-
-interface Opened {
-  readonly socket: WebSocket;
-  readonly head: IncomingMessage;
-}
-
-/** Opens a WebSocket; rejects with the status (and body) of a refused handshake. */
-function open(base: string, path: string, protocols: string[] = [], origin?: string): Promise<Opened> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(base.replace(/^http/, 'ws') + path, protocols, origin ? { origin } : {});
-    let head: IncomingMessage | undefined;
-    socket.once('upgrade', (res) => {
-      head = res;
-    });
-    socket.once('open', () => resolve({ socket, head: head! }));
-    socket.once('unexpected-response', (_req, res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => {
-        body += c;
-      });
-      res.on('end', () =>
-        reject(Object.assign(new Error(`status ${res.statusCode}`), { status: res.statusCode, body })),
-      );
-    });
-    socket.once('error', reject);
-  });
-}
-
-async function refused(p: Promise<Opened>): Promise<{ status: number; body: string }> {
-  try {
-    const { socket } = await p;
-    socket.terminate();
-  } catch (err) {
-    return err as { status: number; body: string };
-  }
-  throw new Error('the handshake was accepted');
 }
 
 const nextMessage = (s: WebSocket): Promise<{ data: string; isBinary: boolean }> =>
@@ -170,7 +134,7 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
 
     it('relays a text and a binary message both ways; the upstream got each once, with the forwarding fields', async () => {
       const before = up.received.length;
-      const { socket } = await open(s.url, '/ws/room?x=1');
+      const { socket } = await openWebSocket(s.url, '/ws/room?x=1');
       try {
         const text = nextMessage(socket);
         socket.send('hello');
@@ -193,22 +157,22 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
     });
 
     it("the upstream's subprotocol reaches the client on the 101; none offered -> none", async () => {
-      const a = await open(s.url, '/ws/p', ['chat.v1', 'chat.v2']);
+      const a = await openWebSocket(s.url, '/ws/p', ['chat.v1', 'chat.v2']);
       assert.equal(up.handshakes.at(-1)!.headers['sec-websocket-protocol'], 'chat.v1, chat.v2');
       assert.equal(a.socket.protocol, 'chat.v2');
       assert.equal(a.head.headers['sec-websocket-protocol'], 'chat.v2');
       await bye(a.socket);
-      const b = await open(s.url, '/ws/p');
+      const b = await openWebSocket(s.url, '/ws/p');
       assert.equal(b.head.headers['sec-websocket-protocol'], undefined);
       await bye(b.socket);
     });
 
     it("close codes and reasons pass through: the upstream's to the client, the client's to the upstream", async () => {
-      const a = (await open(s.url, '/ws/c')).socket;
+      const a = (await openWebSocket(s.url, '/ws/c')).socket;
       const closed = closeOf(a);
       a.send('close me');
       assert.deepEqual(await closed, { code: 4001, reason: 'done here' });
-      const b = (await open(s.url, '/ws/c')).socket;
+      const b = (await openWebSocket(s.url, '/ws/c')).socket;
       const n = up.closes.length;
       b.close(4002, 'leaving');
       await closeOf(b);
@@ -217,43 +181,43 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
     });
 
     it('an upstream gone without a Close -> 1011 to the client (1006 is never sent)', async () => {
-      const a = (await open(s.url, '/ws/d')).socket;
+      const a = (await openWebSocket(s.url, '/ws/d')).socket;
       const closed = closeOf(a);
       a.send('drop me');
       assert.equal((await closed).code, 1011);
     });
 
     it('an upstream that refuses the handshake -> 502 (no 101)', async () => {
-      const r = await refused(open(s.url, '/ws/refuse'));
+      const r = await refusedWebSocket(openWebSocket(s.url, '/ws/refuse'));
       assert.equal(r.status, 502);
     });
 
     it('an upstream that does not answer the handshake in time (connectMs + headersMs) -> 504', async () => {
-      const r = await refused(open(s.url, '/silent/x'));
+      const r = await refusedWebSocket(openWebSocket(s.url, '/silent/x'));
       assert.equal(r.status, 504);
     });
 
     it('a cross-origin handshake not on the CORS list -> 403 before the upstream is asked; one on it relays', async () => {
       const n = up.handshakes.length;
-      const r = await refused(open(s.url, '/ws/o', [], 'http://evil.example'));
+      const r = await refusedWebSocket(openWebSocket(s.url, '/ws/o', [], 'http://evil.example'));
       assert.equal(r.status, 403);
       assert.match(r.body, /Origin/);
       assert.equal(up.handshakes.length, n);
-      await bye((await open(s.url, '/ws/o', [], ALLOWED)).socket);
+      await bye((await openWebSocket(s.url, '/ws/o', [], ALLOWED)).socket);
     });
 
     it('maxUpgrades: a third relay to the upstream -> 503; a closed one frees its place', async () => {
-      const a = (await open(s.url, '/few/1')).socket;
-      const b = (await open(s.url, '/few/2')).socket;
+      const a = (await openWebSocket(s.url, '/few/1')).socket;
+      const b = (await openWebSocket(s.url, '/few/2')).socket;
       try {
-        const r = await refused(open(s.url, '/few/3'));
+        const r = await refusedWebSocket(openWebSocket(s.url, '/few/3'));
         assert.equal(r.status, 503);
         assert.equal(few.handshakes.length, 2);
         await bye(a);
         // The place is free once both sides closed.
         let c: WebSocket | undefined;
         for (let i = 0; i < 50 && c === undefined; i++) {
-          c = await open(s.url, '/few/4').then(
+          c = await openWebSocket(s.url, '/few/4').then(
             (o) => o.socket,
             () => new Promise<undefined>((r) => setTimeout(() => r(undefined), 20)),
           );
@@ -293,8 +257,8 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
 
     it('SIGTERM: open relays get 1001 Going Away, the upstream sees its side closed, the process exits 0', async () => {
       const other = await serve();
-      const a = (await open(other.url, '/ws/s1')).socket;
-      const b = (await open(other.url, '/ws/s2')).socket;
+      const a = (await openWebSocket(other.url, '/ws/s1')).socket;
+      const b = (await openWebSocket(other.url, '/ws/s2')).socket;
       const n = up.closes.length;
       const closes = Promise.all([closeOf(a), closeOf(b)]);
       assert.equal(await other.close(), 0);

@@ -6,13 +6,13 @@
 // real redis-server on 127.0.0.1, the build (dist/).
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { get, makeSite, removeSite } from '../helpers/http.js';
 import { startRedis } from '../helpers/redis.js';
 import { GATEHOUSE_BIN, type Listening, runListening } from '../helpers/runtimes.js';
+import { openWebSocket, refusedWebSocket } from '../helpers/ws-open.js';
 
 const SERVERS = {
   bun: /^on Bun 1\.4\.\d+ \(Bun\.serve\)$/m,
@@ -34,33 +34,6 @@ const CONFIG = {
   ],
 };
 
-interface Opened {
-  readonly socket: WebSocket;
-  readonly head: IncomingMessage;
-}
-
-/** Opens a WebSocket; rejects with the status (and body) of a refused handshake. */
-function open(base: string, path: string, protocols: string[] = [], origin?: string): Promise<Opened> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(base.replace(/^http/, 'ws') + path, protocols, origin ? { origin } : {});
-    let head: IncomingMessage | undefined;
-    socket.once('upgrade', (res) => {
-      head = res;
-    });
-    socket.once('open', () => resolve({ socket, head: head! }));
-    socket.once('unexpected-response', (_req, res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => {
-        body += c;
-      });
-      res.on('end', () =>
-        reject(Object.assign(new Error(`status ${res.statusCode}`), { status: res.statusCode, body })),
-      );
-    });
-    socket.once('error', reject);
-  });
-}
-
 const nextMessage = (s: WebSocket): Promise<{ data: string; isBinary: boolean }> =>
   new Promise((resolve) => s.once('message', (d, isBinary) => resolve({ data: String(d), isBinary })));
 
@@ -72,16 +45,6 @@ async function bye(s: WebSocket): Promise<void> {
   const closed = closeOf(s);
   s.close();
   await closed;
-}
-
-async function refused(p: Promise<Opened>): Promise<{ status: number; body: string }> {
-  try {
-    const { socket } = await p;
-    socket.terminate();
-  } catch (err) {
-    return err as { status: number; body: string };
-  }
-  throw new Error('the handshake was accepted');
 }
 
 for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, RegExp][]) {
@@ -119,7 +82,7 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
     });
 
     it('echo: a text and a binary message come back as sent; the steps field is on the 101', async () => {
-      const { socket, head } = await open(s.url, '/echo');
+      const { socket, head } = await openWebSocket(s.url, '/echo');
       try {
         assert.equal(head.headers['x-rule'], 'ours');
         const text = nextMessage(socket);
@@ -137,21 +100,21 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
     });
 
     it('subprotocol: ours first (our order) that the client offered; none offered -> none', async () => {
-      const a = await open(s.url, '/echo', ['chat.v1', 'chat.v2']);
+      const a = await openWebSocket(s.url, '/echo', ['chat.v1', 'chat.v2']);
       assert.equal(a.socket.protocol, 'chat.v2');
       assert.equal(a.head.headers['sec-websocket-protocol'], 'chat.v2');
       await bye(a.socket);
-      const b = await open(s.url, '/echo', ['chat.v1']);
+      const b = await openWebSocket(s.url, '/echo', ['chat.v1']);
       assert.equal(b.socket.protocol, 'chat.v1');
       await bye(b.socket);
-      const c = await open(s.url, '/echo');
+      const c = await openWebSocket(s.url, '/echo');
       assert.equal(c.head.headers['sec-websocket-protocol'], undefined);
       await bye(c.socket);
     });
 
     it('broadcast: a message from one client reaches both, in a room only its members', async () => {
-      const a = (await open(s.url, '/chat')).socket;
-      const b = (await open(s.url, '/chat')).socket;
+      const a = (await openWebSocket(s.url, '/chat')).socket;
+      const b = (await openWebSocket(s.url, '/chat')).socket;
       try {
         const toA = nextMessage(a);
         const toB = nextMessage(b);
@@ -171,15 +134,15 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
     });
 
     it('origin: a cross-origin handshake not on the CORS list -> 403; one on it, or none, switches', async () => {
-      const r = await refused(open(s.url, '/echo', [], 'http://evil.example'));
+      const r = await refusedWebSocket(openWebSocket(s.url, '/echo', [], 'http://evil.example'));
       assert.equal(r.status, 403);
       assert.match(r.body, /Origin/);
-      await bye((await open(s.url, '/echo', [], ALLOWED)).socket);
-      await bye((await open(s.url, '/echo')).socket);
+      await bye((await openWebSocket(s.url, '/echo', [], ALLOWED)).socket);
+      await bye((await openWebSocket(s.url, '/echo')).socket);
     });
 
     it('the access rule refuses the handshake before the endpoint (403, the rule, not the origin)', async () => {
-      const r = await refused(open(s.url, '/closed/ws'));
+      const r = await refusedWebSocket(openWebSocket(s.url, '/closed/ws'));
       assert.equal(r.status, 403);
       assert.doesNotMatch(r.body, /Origin/);
     });
@@ -198,13 +161,13 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
     });
 
     it('a message over maxPayloadBytes closes with 1009; over the rate with 1008', async () => {
-      const big = (await open(s.url, '/echo')).socket;
+      const big = (await openWebSocket(s.url, '/echo')).socket;
       const bigClosed = closeOf(big);
       big.send('x'.repeat(100));
       assert.equal((await bigClosed).code, 1009);
       // One at a time: Deno may drop a connection it began to close while the peer still sends
       // (denoland/deno#21642), which is not what this checks.
-      const fast = (await open(s.url, '/slow')).socket;
+      const fast = (await openWebSocket(s.url, '/slow')).socket;
       const fastClosed = closeOf(fast);
       for (const m of ['m0', 'm1']) {
         const echo = nextMessage(fast);
@@ -216,8 +179,8 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
     });
 
     it('metrics: open connections and the 101s, counted under ws', async () => {
-      const a = (await open(s.url, '/chat')).socket;
-      const b = (await open(s.url, '/chat')).socket;
+      const a = (await openWebSocket(s.url, '/chat')).socket;
+      const b = (await openWebSocket(s.url, '/chat')).socket;
       try {
         const m = (await get(s.url, '/metrics')).body.toString();
         assert.match(m, /^gatehouse_websockets_open 2$/m);
@@ -238,8 +201,8 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
 
     it('SIGTERM: open connections get 1001 Going Away, then the process exits 0', async () => {
       const other = await serve();
-      const a = (await open(other.url, '/chat')).socket;
-      const b = (await open(other.url, '/echo')).socket;
+      const a = (await openWebSocket(other.url, '/chat')).socket;
+      const b = (await openWebSocket(other.url, '/echo')).socket;
       const closes = Promise.all([closeOf(a), closeOf(b)]);
       assert.equal(await other.close(), 0);
       for (const c of await closes) assert.equal(c.code, 1001);
@@ -262,8 +225,8 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
       ]);
       try {
         assert.match(one.stdout, line);
-        const a = (await open(one.url, '/chat')).socket;
-        const b = (await open(two.url, '/chat')).socket;
+        const a = (await openWebSocket(one.url, '/chat')).socket;
+        const b = (await openWebSocket(two.url, '/chat')).socket;
         // The other process subscribes as its first client joins: send until one arrives.
         const got = nextMessage(b);
         let arrived = false;

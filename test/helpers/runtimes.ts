@@ -187,3 +187,18 @@ export const NO_ENDPOINT_DEFLATE = onRuntime();
  * after the answer, stays open there (docs/runtimes.md).
  */
 export const CONNECTION_CLOSE_KEPT_OPEN = onRuntime('deno');
+
+/** `gatehouse serve SITE --host 127.0.0.1 --port 0 ...args` run by `runtime`, once it listens. */
+export function serveOn(
+  runtime: RuntimeName,
+  site: string,
+  args: readonly string[] = [],
+  env: Record<string, string> = {},
+): Promise<Listening> {
+  return runListening(
+    runtime,
+    GATEHOUSE_BIN,
+    ['serve', site, '--host', '127.0.0.1', '--port', '0', ...args],
+    env,
+  );
+}

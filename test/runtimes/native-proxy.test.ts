@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { get, makeSite, removeSite } from '../helpers/http.js';
-import { GATEHOUSE_BIN, type Listening, runListening } from '../helpers/runtimes.js';
+import { type Listening, serveOn } from '../helpers/runtimes.js';
 
 const SERVERS = { bun: /\(Bun\.serve\)/, deno: /\(Deno\.serve\)/ } as const;
 
@@ -79,16 +79,7 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
           ],
         }),
       });
-      s = await runListening(runtime, GATEHOUSE_BIN, [
-        'serve',
-        site,
-        '--host',
-        '127.0.0.1',
-        '--port',
-        '0',
-        '--config',
-        join(site, 'conf/gatehouse.json'),
-      ]);
+      s = await serveOn(runtime, site, ['--config', join(site, 'conf/gatehouse.json')]);
     });
     after(async () => {
       await s.close();

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { get, makeSite, removeSite } from '../helpers/http.js';
-import { GATEHOUSE_BIN, type Listening, runListening } from '../helpers/runtimes.js';
+import { type Listening, serveOn } from '../helpers/runtimes.js';
 
 const SERVERS = {
   bun: /^on Bun 1\.4\.\d+ \(Bun\.serve\)$/m,
@@ -19,7 +19,7 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
 
     before(async () => {
       site = makeSite({ 'index.html': '<h1>home</h1>', 'notes.txt': 'hello from the folder' });
-      s = await runListening(runtime, GATEHOUSE_BIN, ['serve', site, '--host', '127.0.0.1', '--port', '0']);
+      s = await serveOn(runtime, site);
     });
     after(async () => {
       await s.close();
@@ -58,14 +58,7 @@ for (const [runtime, line] of Object.entries(SERVERS) as [keyof typeof SERVERS, 
     });
 
     it('SIGTERM drains and exits 0', async () => {
-      const other = await runListening(runtime, GATEHOUSE_BIN, [
-        'serve',
-        site,
-        '--host',
-        '127.0.0.1',
-        '--port',
-        '0',
-      ]);
+      const other = await serveOn(runtime, site);
       assert.equal((await get(other.url, '/notes.txt')).status, 200);
       assert.equal(await other.close(), 0);
     });

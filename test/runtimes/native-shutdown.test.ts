@@ -8,7 +8,7 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { makeSite, removeSite } from '../helpers/http.js';
-import { GATEHOUSE_BIN, runListening } from '../helpers/runtimes.js';
+import { serveOn } from '../helpers/runtimes.js';
 
 /** A client that completes a WebSocket handshake on `/ws`, then never reads or writes again. */
 function silentPeer(url: string): Promise<Socket> {
@@ -45,16 +45,7 @@ for (const runtime of ['bun', 'deno'] as const) {
     after(() => removeSite(site));
 
     it('drains, then exits 0 within the shutdown bound and a second', async () => {
-      const s = await runListening(runtime, GATEHOUSE_BIN, [
-        'serve',
-        site,
-        '--host',
-        '127.0.0.1',
-        '--port',
-        '0',
-        '--config',
-        join(site, 'conf/gatehouse.json'),
-      ]);
+      const s = await serveOn(runtime, site, ['--config', join(site, 'conf/gatehouse.json')]);
       const peer = await silentPeer(s.url);
       // Handshakes whose clients reset at once: Deno.serve keeps their connections in its shutdown.
       const u = new URL(s.url);

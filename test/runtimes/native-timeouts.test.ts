@@ -11,7 +11,7 @@ import { type AddressInfo, connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { makeSite, removeSite } from '../helpers/http.js';
-import { GATEHOUSE_BIN, IDLE_CONNECTIONS_KEPT, type Listening, runListening } from '../helpers/runtimes.js';
+import { IDLE_CONNECTIONS_KEPT, type Listening, serveOn } from '../helpers/runtimes.js';
 
 /** How long the upstream takes: past Bun.serve's default idleTimeout (10 s), within headersMs (30 s). */
 const SLOW_MS = 12_000;
@@ -86,16 +86,7 @@ for (const runtime of ['bun', 'deno'] as const) {
           limits: { keepAliveTimeoutMs: KEEP_ALIVE_MS },
         }),
       });
-      s = await runListening(runtime, GATEHOUSE_BIN, [
-        'serve',
-        site,
-        '--host',
-        '127.0.0.1',
-        '--port',
-        '0',
-        '--config',
-        join(site, 'conf/gatehouse.json'),
-      ]);
+      s = await serveOn(runtime, site, ['--config', join(site, 'conf/gatehouse.json')]);
     });
     after(async () => {
       await s.close();

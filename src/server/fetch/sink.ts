@@ -230,7 +230,7 @@ export class FetchSink extends Events implements ResponseSink {
     if (this.#held !== undefined && this.#stream === undefined) {
       // Everything written so far and the last chunk: one buffer.
       if (body !== undefined) this.#hold(typeof body === 'string' ? encoder.encode(body) : body);
-      body = concat(this.#held, this.#heldBytes);
+      body = this.#held.length === 1 ? this.#held[0]! : Buffer.concat(this.#held, this.#heldBytes);
       this.#held = undefined;
     }
     if (this.#stream !== undefined) {
@@ -380,16 +380,4 @@ export class FetchSink extends Events implements ResponseSink {
     if (!dated) add('Date', httpDate());
     return pairs ?? out;
   }
-}
-
-/** Chunks as one buffer of `bytes` bytes. */
-function concat(chunks: readonly Uint8Array[], bytes: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(bytes);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }

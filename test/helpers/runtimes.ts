@@ -146,8 +146,8 @@ export const RAW_TARGET_NORMALIZED = onRuntime('bun');
 export const NO_INTERIM_RESPONSES = onRuntime();
 
 /**
- * A Response has no trailer fields (RFC 9110 §6.5) on Bun.serve or Deno.serve, and Bun's fetch hands
- * none over: trailers an upstream sends do not reach the client through the proxy (docs/runtimes.md).
+ * A Response has no trailer fields (RFC 9110 §6.5) on Bun.serve or Deno.serve: trailers an upstream
+ * sends do not reach the client through the proxy (docs/runtimes.md).
  */
 export const NO_TRAILERS = onRuntime();
 
@@ -159,9 +159,9 @@ export const NO_TRAILERS = onRuntime();
 export const HEAD_WAITS_FOR_BODY = onRuntime('bun');
 
 /**
- * Bun's fetch (the proxy's upstream requests there, proxy/fetch-pool.ts) has no connect step of its own
- * to time: a TCP connect or TLS handshake that stalls ends at `timeouts.headersMs` (504 "response
- * timeout"), not at `connectMs` (docs/runtimes.md).
+ * Bun's fetch (the proxy's requests to an https upstream there, proxy/fetch-pool.ts) has no connect step
+ * of its own to time: a TCP connect or TLS handshake that stalls ends at `timeouts.headersMs` (504
+ * "response timeout"), not at `connectMs` (docs/runtimes.md). http upstreams time it (socket-pool.ts).
  */
 export const NO_CONNECT_TIMEOUT = onRuntime('bun');
 

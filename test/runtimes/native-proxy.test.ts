@@ -1,7 +1,7 @@
 // The reverse proxy and its shared cache on the runtimes' own servers: `gatehouse serve` run by Bun
-// (upstream requests on Bun's fetch, proxy/fetch-pool.ts) and by Deno (undici over Deno's node:net)
-// forwards, streams request bodies up, passes encoded bytes through untouched, stores and serves
-// from the cache (RFC 9111), and answers 502 for an upstream that is down. A real upstream on
+// (upstream requests on its own HTTP/1.1 client, proxy/socket-pool.ts) and by Deno (undici over
+// Deno's node:net) forwards, streams request bodies up, passes encoded bytes through untouched, stores
+// and serves from the cache (RFC 9111), and answers 502 for an upstream that is down. A real upstream on
 // 127.0.0.1 in this process counts what reached it.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';

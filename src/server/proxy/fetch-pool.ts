@@ -1,5 +1,6 @@
-// An upstream pool over the runtime's own fetch, for Bun: its `undici` module is a stand-in whose Pool
-// answers nothing, while its fetch keeps connections alive natively. It implements the part of undici's
+// An upstream pool over the runtime's own fetch, for an https upstream on Bun: its `undici` module is a
+// stand-in whose Pool answers nothing, while its fetch keeps connections alive natively (an http
+// upstream is on socket-pool.ts, cheaper and strict about framing). It implements the part of undici's
 // Pool the proxy uses (dispatch with a handler, request for the health checks, destroy), so an exchange
 // (forward.ts) runs on it unchanged. On Node and Deno the proxy keeps undici's Pool.
 import type { IncomingHttpHeaders } from 'node:http';

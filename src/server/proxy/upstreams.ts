@@ -4,6 +4,7 @@
 import { createRequire } from 'node:module';
 import { exactConnector } from './connect.js';
 import { FetchPool, fetchOnlyRuntime, type UpstreamPool } from './fetch-pool.js';
+import { SocketPool } from './socket-pool.js';
 
 // undici is loaded only when a proxy route exists (it costs ~20 MB of RSS).
 const loadUndici = (): typeof import('undici') =>
@@ -72,7 +73,11 @@ export class Upstream {
     this.keepAlive = o.connections;
     this.max = o.maxConnections ?? Number.POSITIVE_INFINITY;
     this.queueMs = o.queueMs ?? 5000;
-    this.pool = fetchOnlyRuntime() ? new FetchPool(this.origin) : undiciPool(this.origin, o.connectTimeoutMs);
+    this.pool = fetchOnlyRuntime()
+      ? this.url.protocol === 'http:'
+        ? new SocketPool(this.origin, o.connectTimeoutMs)
+        : new FetchPool(this.origin)
+      : undiciPool(this.origin, o.connectTimeoutMs);
   }
 
   /** Whether the request about to start should close its connection afterwards (idle bound). */

@@ -58,6 +58,8 @@ export function askRuntime<T>(app: Gatehouse, name: string, ...args: unknown[]):
 export async function startRuntimeServer(
   runtime: TestRuntime,
   config: GatehouseConfigInput,
+  /** A module of test/fixtures/runtimes/ whose `routes(count)` the child serves (library-routes.mjs). */
+  routesModule?: string,
 ): Promise<{ app: Gatehouse; url: string; port: number; close(): Promise<void> }> {
   const bad = notJson(config, '');
   if (bad !== undefined)
@@ -72,7 +74,12 @@ export async function startRuntimeServer(
   const r = RUNTIMES[runtime];
   const child: Child = spawn(
     r.cmd,
-    [...r.args, `${FIXTURES}serve-config.mjs`, JSON.stringify(config)],
+    [
+      ...r.args,
+      `${FIXTURES}serve-config.mjs`,
+      JSON.stringify(config),
+      ...(routesModule ? [routesModule] : []),
+    ],
     // cwd: a folder with no gatehouse.config.json for the loader to find.
     { cwd: FIXTURES, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
   );

@@ -188,6 +188,22 @@ export const NO_ENDPOINT_DEFLATE = onRuntime();
  */
 export const CONNECTION_CLOSE_KEPT_OPEN = onRuntime('deno');
 
+/**
+ * On the fetch face an answer sent before the request's content is in (a 413 on Content-Length) does not
+ * say `Connection: close`: the host reads the rest and discards it, since Bun.serve closing under the
+ * client's writes resets the connection and the answer is lost (fetch/sink.ts, docs/runtimes.md).
+ */
+export const EARLY_ANSWER_KEEPS_OPEN = onRuntime();
+
+/**
+ * Deno.serve sends a 205 without `Content-Length: 0`, whatever the Response's fields say (RFC 9110
+ * §15.3.6 asks a server for it; a strict HTTP/1.1 client then reads to the close): docs/runtimes.md.
+ */
+export const NO_LENGTH_ON_205 = onRuntime('deno');
+
+/** Deno.serve adds `Connection: close` by itself to an answer sent while the request body is unread. */
+export const EARLY_CLOSE_BY_HOST = onRuntime('deno');
+
 /** `gatehouse serve SITE --host 127.0.0.1 --port 0 ...args` run by `runtime`, once it listens. */
 export function serveOn(
   runtime: RuntimeName,

@@ -37,7 +37,7 @@ export function fetchEntry(entry: Entry<FetchRequest, FetchSink, TunnelBase>): F
   return (request, info) => {
     const req = new FetchRequest(request, info);
     // RFC 9110 §9.3.2: HEAD gets the fields of GET and no content.
-    const res = new FetchSink(req.method === 'HEAD', info?.responseEnding);
+    const res = new FetchSink(req.method === 'HEAD', info?.responseEnding, req);
     const upgrade = info?.upgradeWebSocket;
     if (upgrade !== undefined && entry.owns(req)) {
       req.upgrade = true;
@@ -72,7 +72,7 @@ function hostTunnel(request: Request, res: FetchSink, upgrade: UpgradeWebSocket)
 export function mountedFetchEntry(entry: Entry<FetchRequest, FetchSink, TunnelBase>): MountedFetchListener {
   return (request, info, mount) => {
     const req = new FetchRequest(request, info);
-    const res = new FetchSink(req.method === 'HEAD');
+    const res = new FetchSink(req.method === 'HEAD', undefined, req);
     entry.request(req, res, { passOn: (err) => res.passOn(err), mount });
     return mount === undefined ? res.response : res.response.then((r) => r && atMount(r, mount.path));
   };

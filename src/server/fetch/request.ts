@@ -166,7 +166,10 @@ export class FetchRequest extends Events implements ContentRequest {
         this.#complete = true;
         this.emit('end');
       } catch (err) {
-        this.emit('error', err);
+        // The client went away mid-body (Bun: AbortError). As node:http's IncomingMessage does, the error
+        // goes only to a listener: a step that stopped listening (a 413 already sent) left the request,
+        // and an 'error' thrown into nobody would end the process (an unhandled rejection).
+        if (this.listenerCount('error') > 0) this.emit('error', err);
       }
       this.emit('close');
     });

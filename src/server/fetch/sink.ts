@@ -76,10 +76,14 @@ export class FetchSink extends Events implements ResponseSink {
   /** ConnectionInfo.responseEnding: called once, as the last content goes out or the response is dropped. */
   #ending: (() => void) | undefined;
 
-  /** `head`: the request was HEAD, so no content goes out (RFC 9110 §9.3.2), though its fields do. */
+  /**
+   * `head`: the request was HEAD, so no content goes out (RFC 9110 §9.3.2), though its fields do.
+   * `request`: whether its content has all arrived (`complete`), for `Connection: close` (#headers).
+   */
   constructor(
     private readonly head = false,
     ending?: () => void,
+    private readonly request?: { readonly complete: boolean },
   ) {
     super();
     this.#ending = ending;
@@ -356,6 +360,12 @@ export class FetchSink extends Events implements ResponseSink {
     const out: Record<string, string> = {};
     let dated = false;
     const add = (name: string, value: HeadFieldValue | OutFieldValue): void => {
+      // An answer before the request's content is in (a 413 on Content-Length) says no close: a host
+      // that closes while the client still sends resets the connection, and the client loses the
+      // answer (Bun.serve). Without it the host reads the rest and discards it (RFC 9112 §9.6 lets a
+      // server keep the connection; RFC 9110 §15.5.14: a 413 MAY close it).
+      if (name.length === 10 && this.request?.complete === false && name.toLowerCase() === 'connection')
+        return;
       if (Array.isArray(value)) {
         pairs ??= Object.entries(out);
         for (const v of value) pairs.push([name, String(v)]);

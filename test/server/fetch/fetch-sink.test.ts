@@ -115,6 +115,19 @@ describe('FetchSink: the Response it makes', () => {
     });
   }
 
+  for (const [complete, want] of [
+    [false, null],
+    [true, 'close'],
+  ] as const)
+    it(`Connection: close with the request's content ${complete ? 'all in: kept' : 'still arriving: dropped, the host reads the rest'}`, async () => {
+      const s = new FetchSink(false, undefined, { complete });
+      s.writeHead(413, { 'Content-Type': 'text/plain', Connection: 'close' });
+      s.end('too large');
+      const r = (await s.response)!;
+      assert.equal(r.headers.get('connection'), want);
+      assert.equal(r.headers.get('content-type'), 'text/plain');
+    });
+
   it('getHeader and hasHeader see writeHead fields', () => {
     const s = new FetchSink();
     s.setHeader('X-A', '1');

@@ -1,30 +1,20 @@
 // A route answering with a file of the static root: reply.file(path, headers?) gets every file semantic
 // of the static handler (validators, 304, ranges, content codings, HEAD, the cache policy), against a
 // real server on 127.0.0.1:0.
+// matrix: runtimes (the routes, test/fixtures/runtimes/file-routes.mjs, served by Bun and Deno too)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
-import { parseConfig, toServerOptions } from '../../../src/config/load.js';
-import { createGatehouse, type Gatehouse } from '../../../src/server/app/gatehouse.js';
-import type { Logger } from '../../../src/server/ops/log.js';
 import { FileReply, reply } from '../../../src/server/routes/reply.js';
-import type { Route } from '../../../src/server/routes/routes.js';
 import { get, makeSite, removeSite } from '../../helpers/http.js';
+import { type RoutesServer, startRoutes } from '../../helpers/routes-server.js';
 
 const REPORT = 'year,total\n'.repeat(200);
 
 describe('reply.file(): a route answers with a file', () => {
   let dir: string;
-  let app: Gatehouse;
+  let s: RoutesServer;
   let url: string;
-  let handled = 0;
-  const errors: unknown[] = [];
-  const logger: Logger = {
-    info() {},
-    warn() {},
-    error: (o) => void errors.push(o),
-    isLevelEnabled: () => true,
-  };
   before(async () => {
     dir = makeSite({
       'files/report.csv': REPORT,
@@ -32,25 +22,11 @@ describe('reply.file(): a route answers with a file', () => {
       'files/.env': 'SECRET=1',
       'private.txt': 'outside files/',
     });
-    const routes: Route[] = [
-      {
-        path: '/download/:name',
-        handler: (_req, { params }) => {
-          handled++;
-          return reply.file(`/files/${params.name}`, {
-            'Content-Disposition': 'attachment',
-            'content-type': 'text/plain',
-          });
-        },
-      },
-      { path: '/post-file', methods: ['POST'], handler: () => reply.file('/files/report.csv') },
-    ];
-    const c = parseConfig({ root: dir, listen: { host: '127.0.0.1', port: 0 }, log: { format: 'off' } });
-    app = createGatehouse(toServerOptions(c), { routes, logger });
-    ({ url } = await app.listen());
+    s = await startRoutes('file-routes.mjs', dir);
+    ({ url } = s);
   });
   after(async () => {
-    await app.close();
+    await s.app.close();
     removeSite(dir);
   });
 
@@ -84,7 +60,7 @@ describe('reply.file(): a route answers with a file', () => {
   });
 
   it('attack: a route parameter with ../ or a dotfile never reaches a file it should not (404)', async () => {
-    const before = handled;
+    const before = (await s.counts()).download ?? 0;
     for (const name of [
       '..%2Fprivate.txt',
       '%2E%2E%2F%2E%2E%2Fetc%2Fpasswd',
@@ -96,13 +72,13 @@ describe('reply.file(): a route answers with a file', () => {
       assert.equal(r.status, 404, name);
       assert.ok(!r.text.includes('SECRET') && !r.text.includes('outside'), name);
     }
-    assert.equal(handled - before, 5, 'every request reached the route');
+    assert.equal(((await s.counts()).download ?? 0) - before, 5, 'every request reached the route');
   });
 
   it('reply.file on a POST route is a route bug: 500, logged', async () => {
     const r = await get(url, '/post-file', { method: 'POST' });
     assert.equal(r.status, 500);
-    assert.ok(errors.length > 0);
+    assert.ok(((await s.counts())['log:error'] ?? 0) > 0);
   });
 
   it('the path is taken under the root whether it starts with / or not', () => {

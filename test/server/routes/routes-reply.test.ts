@@ -1,13 +1,11 @@
 // Routes that answer more than 200 with reply(status, body?, headers?): 201 + Location, 202, a
 // handler-chosen 409 problem+json, 204/205/304, headers; against a real server on 127.0.0.1:0, with
-// the error log captured. planAnswer (the pure decision) is tested table-style at the end.
-// matrix: http1 h2 h1-tls adapters (the static, policy, proxy and cache suites run on every protocol and adapter)
+// the error log captured (the routes: test/fixtures/runtimes/reply-routes.mjs, served by Bun and Deno on
+// the runtime matrix). planAnswer (the pure decision) is tested table-style at the end.
+// matrix: http1 h2 h1-tls adapters runtimes (the static, policy, proxy and cache suites run on every protocol and adapter)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { parseConfig, toServerOptions } from '../../../src/config/load.js';
 import { reply as publicReply } from '../../../src/index.js';
-import { createGatehouse, type Gatehouse } from '../../../src/server/app/gatehouse.js';
-import type { Logger } from '../../../src/server/ops/log.js';
 import {
   type AnswerInput,
   type AnswerPlan,
@@ -15,98 +13,30 @@ import {
   Reply,
   reply,
 } from '../../../src/server/routes/reply.js';
-import type { Route } from '../../../src/server/routes/routes.js';
 import { get, makeSite, raw, rawStatus, removeSite } from '../../helpers/http.js';
+import { type RoutesServer, startRoutes } from '../../helpers/routes-server.js';
+import { NO_LENGTH_ON_205 } from '../../helpers/runtimes.js';
 
 const JSON_BODY = { 'content-type': 'application/json' };
 
 describe('route replies', () => {
   let dir: string;
-  let app: Gatehouse;
+  let s: RoutesServer;
   let url: string;
   let port: number;
-  const errors: { err?: Error; url?: string }[] = [];
-  const logger: Logger = {
-    info() {},
-    warn() {},
-    error: (o) => void (typeof o === 'object' && errors.push(o as { err?: Error })),
-    isLevelEnabled: () => true,
-  };
   /** The error log records for a request URL (written before the 500 is sent). */
-  const errorsFor = (u: string) => errors.filter((e) => e.url === u);
+  const errorsFor = async (u: string) => (await s.errors()).filter((e) => e.url === u);
 
   before(async () => {
     dir = makeSite({ 'index.html': '<!doctype html><title>home</title>' });
-    const routes: Route[] = [
-      {
-        path: '/api/items',
-        methods: ['POST'],
-        handler: (_req, { body }) => reply(201, { id: 7, body }, { location: '/api/items/7' }),
-      },
-      {
-        path: '/api/things',
-        methods: ['POST'],
-        handler: () => reply(201, { id: 8 }, { location: 'things/8' }),
-      },
-      {
-        path: '/api/things/',
-        methods: ['POST'],
-        handler: () => reply(201, { id: 9 }, { location: '9?v=1#f' }),
-      },
-      { path: '/api/empty-201', methods: ['POST'], handler: () => reply(201) },
-      { path: '/api/jobs', methods: ['POST'], handler: async () => reply(202, { queued: true, job: 'j1' }) },
-      {
-        path: '/api/items/:id',
-        methods: ['PUT'],
-        handler: (_req, { params }) =>
-          reply(
-            409,
-            {
-              type: 'https://example.com/problems/version-conflict',
-              title: 'Version conflict',
-              status: 409,
-              detail: `Item ${params.id} was changed since you read it.`,
-            },
-            { 'content-type': 'application/problem+json' },
-          ),
-      },
-      { path: '/api/items/:id', methods: ['DELETE'], handler: () => reply(204) },
-      { path: '/api/reset', methods: ['POST'], handler: () => reply(205) },
-      { path: '/api/etag', handler: () => reply(304, undefined, { etag: '"v1"' }) },
-      { path: '/api/bad-204/:id', handler: () => reply(204, { oops: true }) },
-      { path: '/api/bad-304', handler: () => reply(304, null) },
-      { path: '/api/bad-name', handler: () => reply(200, 1, { 'x bad': 'v' }) },
-      { path: '/api/bad-value', handler: () => reply(200, 1, { 'x-a': 'a\0b' }) },
-      { path: '/api/reserved', handler: () => reply(200, 1, { 'Transfer-Encoding': 'chunked' }) },
-      { path: '/api/not-json', handler: () => reply(202, { n: 1n }) },
-      { path: '/api/shape', handler: () => ({ status: 201, body: 'b', headers: { location: '/x' } }) },
-      {
-        path: '/api/head',
-        handler: () => reply(203, { a: 1 }, { 'x-extra': 'yes', 'cache-control': 'public, max-age=60' }),
-      },
-      {
-        path: '/api/other',
-        handler: () => reply(303, undefined, { location: 'https://other.example/a?b=1' }),
-      },
-      { path: '/api/vary', handler: () => reply(200, { v: 1 }, { Vary: 'Accept-Language' }) },
-      {
-        path: '/api/cookies',
-        handler: () => reply(200, { ok: true }, { 'set-cookie': ['a=1; Path=/', 'b=2; Path=/'] }),
-      },
-      { path: '/jsonp/ok', handler: () => reply(200, { x: 1 }, { 'x-a': '1' }) },
-      { path: '/jsonp/created', handler: () => reply(201, { x: 1 }) },
-    ];
-    const c = parseConfig({
-      root: dir,
-      listen: { host: '127.0.0.1', port: 0 },
+    s = await startRoutes('reply-routes.mjs', dir, {
       jsonp: { paths: ['/jsonp/*'] },
       cors: { origins: ['https://app.example'] },
     });
-    app = createGatehouse(toServerOptions(c), { routes, logger });
-    ({ url, port } = await app.listen());
+    ({ url, port } = s);
   });
   after(async () => {
-    await app.close();
+    await s.app.close();
     removeSite(dir);
   });
 
@@ -183,7 +113,7 @@ describe('route replies', () => {
     it('reply(205): no body, Content-Length 0 (RFC 9110 §15.3.6)', async () => {
       const r = await get(url, '/api/reset', { method: 'POST' });
       assert.equal(r.status, 205);
-      assert.equal(r.headers['content-length'], '0');
+      assert.equal(r.headers['content-length'], NO_LENGTH_ON_205 ? undefined : '0');
       assert.equal(r.headers['content-type'], undefined);
     });
 
@@ -201,15 +131,15 @@ describe('route replies', () => {
       assert.equal(r.headers['content-type'], 'application/problem+json');
       assert.equal(JSON.parse(r.text).code, 'internal_error');
       assert.ok(!r.text.includes('oops'));
-      const logged = errorsFor('/api/bad-204/42');
+      const logged = await errorsFor('/api/bad-204/42');
       assert.equal(logged.length, 1);
-      assert.match(logged[0]!.err!.message, /route GET \/api\/bad-204\/:id: a 204 answer cannot have a body/);
+      assert.match(logged[0]!.message!, /route GET \/api\/bad-204\/:id: a 204 answer cannot have a body/);
     });
 
     it('reply(304, null) -> 500 (null is a body)', async () => {
       const r = await get(url, '/api/bad-304');
       assert.equal(r.status, 500);
-      assert.match(errorsFor('/api/bad-304')[0]!.err!.message, /route GET \/api\/bad-304: a 304 answer/);
+      assert.match((await errorsFor('/api/bad-304'))[0]!.message!, /route GET \/api\/bad-304: a 304 answer/);
     });
   });
 
@@ -229,10 +159,10 @@ describe('route replies', () => {
         const r = await get(url, path);
         assert.equal(r.status, 500);
         assert.equal(r.headers['x-a'], undefined);
-        const logged = errorsFor(path);
+        const logged = await errorsFor(path);
         assert.equal(logged.length, 1);
-        assert.match(logged[0]!.err!.message, new RegExp(`^route GET ${path}: `));
-        assert.match(logged[0]!.err!.message, msg);
+        assert.match(logged[0]!.message!, new RegExp(`^route GET ${path}: `));
+        assert.match(logged[0]!.message!, msg);
       });
     }
 

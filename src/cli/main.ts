@@ -26,6 +26,14 @@ export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
 import { type FlagTable, type ParsedFlags, parseFlags } from './args.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
+import {
+  applyHeapLimit,
+  budgetLine,
+  budgetOf,
+  type HeapState,
+  workerHeapArgs,
+  workersHeap,
+} from './memory.js';
 import { startupLines } from './startup.js';
 import {
   runPrimary,
@@ -77,6 +85,8 @@ serve options:
                     SIGHUP restarts them one at a time, SIGTERM drains them all
   --http-port N     with HTTPS: also listen for plain HTTP on N, answering ACME challenges and
                     redirecting everything else to HTTPS (308)
+  --memory SIZE     what each serving process may hold (512M, 1G): limits.memoryBytes; the heap
+                    limit follows (default: from the bounds, or the container's lower limit)
   -h, --help        this help
   -v, --version     print the version
 
@@ -121,6 +131,7 @@ export const SERVE_FLAGS = {
   'http-port': { type: 'string' },
   http3: { type: 'boolean' },
   workers: { type: 'string' },
+  memory: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies FlagTable;
 
@@ -239,7 +250,17 @@ export function parseServeFlags(args: string[]): {
       throw new UsageError(`--workers: expected 1..256 or auto, got ${w}`);
     overrides.workers = w === 'auto' ? 'auto' : Number(w);
   }
+  if (values.memory !== undefined)
+    overrides.limits = { ...overrides.limits, memoryBytes: sizeBytes(String(values.memory)) };
   return { overrides, ...(values.config !== undefined ? { configPath: String(values.config) } : {}) };
+}
+
+/** --memory: bytes, or a size with a binary unit (512M, 512MiB, 1G, 1GiB, 800K). */
+function sizeBytes(v: string): number {
+  const m = /^(\d+)\s*(?:([KMG])(?:i?B)?)?$/i.exec(v.trim());
+  if (m === null) throw new UsageError(`--memory: expected a size such as 512M or 1G, got ${v}`);
+  const unit = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[(m[2] ?? '').toUpperCase()]!;
+  return Number(m[1]) * unit;
 }
 
 /** --cors-headers and --cors-credentials: merged over the cors section (origins from --cors or the file). */
@@ -316,9 +337,17 @@ async function serve(args: string[]): Promise<number> {
     throw new ConfigError(`root: not a directory: ${forTerminal(config.root)}`);
   }
   const slot = workerSlot();
-  if (slot === undefined) announce(config, file);
-  if (slot === undefined && config.tls?.dev === true) await announceDevCa(config.tls.names);
   const count = workerCount(config.workers);
+  // The memory budget (issue 40), before anything starts: applying its heap limit restarts this process.
+  const budget = budgetOf(config, count);
+  if ('error' in budget) throw new ConfigError(budget.error);
+  let heap: HeapState | undefined;
+  if (slot === undefined) heap = count > 1 ? workersHeap(budget) : applyHeapLimit(budget);
+  if (slot === undefined) {
+    announce(config, file);
+    process.stdout.write(`${forTerminal(budgetLine(budget, heap!, count))}\n`);
+  }
+  if (slot === undefined && config.tls?.dev === true) await announceDevCa(config.tls.names);
   if (config.tls?.http3 === true) {
     // HTTP/3 is Bun.serve's alone; workers run node:http (node:cluster), so they cannot have it.
     if (count > 1)
@@ -336,6 +365,7 @@ async function serve(args: string[]): Promise<number> {
       stderr: process.stderr,
       clusterMetrics: config.metrics === undefined ? undefined : await primaryMetrics(),
       env: ticketSecretEnv(config.tls),
+      execArgv: workerHeapArgs(budget),
     });
   }
   const options = toServerOptions(config);

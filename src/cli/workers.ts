@@ -82,6 +82,8 @@ export interface PrimaryOptions {
   clusterMetrics?: (() => Promise<string>) | undefined;
   /** More environment for every worker (the session ticket secret, tls/session-tickets.ts). */
   env?: Record<string, string> | undefined;
+  /** Node flags for every worker besides the primary's own (the memory budget's heap limit, cli/memory.ts). */
+  execArgv?: readonly string[] | undefined;
 }
 
 const isMessage = (m: unknown): m is WorkerMessage =>
@@ -127,6 +129,8 @@ class Primary {
   }
 
   private spawn(slot: number): Worker {
+    if (this.o.execArgv !== undefined && this.o.execArgv.length > 0)
+      cluster.setupPrimary({ execArgv: [...process.execArgv, ...this.o.execArgv] });
     const w = cluster.fork({ ...this.o.env, [WORKER_ENV]: String(slot) });
     this.slotOf.set(w, slot);
     return w;

@@ -336,6 +336,16 @@ const limitsSchema = z
       .default(1024 * 1024)
       .describe('Request bodies over this get 413 on endpoints that read bodies.'),
     maxConnections: z.number().int().min(0).default(0).describe('Open connections at most; 0: no limit.'),
+    memoryBytes: z
+      .number()
+      .int()
+      .min(64 * MiB)
+      .optional()
+      .describe(
+        'What one serving process may hold in memory (RSS): its bounds, its heap and the runtime. Default: ' +
+          'the bounds (static.memoryCacheBytes, each proxy cache) plus 160 MiB of heap and 72 MiB of ' +
+          'runtime; a container\'s lower limit wins. The V8 heap limit follows from it (docs/deploy.md, "Memory").',
+      ),
     maxPipelinedRequests: z
       .number()
       .int()

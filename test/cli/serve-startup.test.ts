@@ -91,7 +91,9 @@ describe('gatehouse serve: what it says at start', () => {
         'proxy /api/* -> http://127.0.0.1:9/*, prefix stripped (cache: memory)',
         'websocket /ws (echo)',
       ]);
-      assert.match(lines[4]!, /^listening on http:\/\/127\.0\.0\.1:\d+$/);
+      // The memory budget (issue 40): the file view and the proxy cache are its bounds.
+      assert.match(lines[4]!, /^memory budget 360 MiB, from the bounds \(128 MiB\) plus heap and runtime; /);
+      assert.match(lines[5]!, /^listening on http:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(r.err, '');
     } finally {
       removeSite(dir);
@@ -105,7 +107,7 @@ describe('gatehouse serve: what it says at start', () => {
       assert.equal(r.code, 0, r.err);
       assert.match(
         r.out,
-        /^config: none \(flags and defaults\)\nroot .+\nlistening on http:\/\/127\.0\.0\.1:\d+\n/,
+        /^config: none \(flags and defaults\)\nroot .+\nmemory budget .+\nlistening on http:\/\/127\.0\.0\.1:\d+\n/,
       );
     } finally {
       removeSite(dir);

@@ -19,8 +19,12 @@ export interface Cli {
   lines(): Record<string, unknown>[];
 }
 
-export function startCli(args: string[], cwd?: string): Cli {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startCli(args: string[], cwd?: string, env?: NodeJS.ProcessEnv): Cli {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(env && { env: { ...process.env, ...env } }),
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d) => (err += d));

@@ -1,0 +1,108 @@
+// The memory budget of one serving process (issue 40, docs/deploy.md "Memory"): what its config bounds
+// (the file view, each proxy cache's memory, the WebSocket send queues when the clients are bounded), plus
+// the heap everything else needs, plus what the runtime holds itself; or `limits.memoryBytes`; never more
+// than a container's share. The V8 heap limit follows from it (cli/memory.ts applies it). Pure: the
+// container's limit is read by the caller and passed in.
+//
+// The numbers are measured (bench/README.md, "Soak"): under the soak load a 64 MiB cache filled to its bound
+// ran within a 160 MiB heap and failed within 96 MiB; RSS came to about the heap limit, plus the Buffers
+// the bounds hold, plus some 70 MB of runtime (code, sockets, pools).
+
+import type { GatehouseConfig } from './schema.js';
+
+const MiB = 1024 * 1024;
+
+/** What the runtime holds besides the heap and the bounded Buffers: code, sockets, pools, threads. */
+export const RUNTIME_RESERVE_BYTES = 72 * MiB;
+/** The heap a budget derived from the bounds leaves for all that is not a bound (entries' objects too). */
+export const HEAP_HEADROOM_BYTES = 160 * MiB;
+/** The least heap a budget may leave: below it the start fails, naming the bounds to lower. */
+export const MIN_HEAP_BYTES = 128 * MiB;
+/** A disk or Redis cache's in-memory tier when its memoryCacheBytes is not set (config/proxy.ts). */
+const DEFAULT_TIER_BYTES = 16 * MiB;
+
+/** One bound of the config on memory, by the key that sets it. */
+export interface MemoryBound {
+  readonly key: string;
+  readonly bytes: number;
+}
+
+/** The bounds the config sets on what a serving process holds in memory. */
+export function memoryBounds(c: GatehouseConfig): MemoryBound[] {
+  const out: MemoryBound[] = [{ key: 'static.memoryCacheBytes', bytes: c.static.memoryCacheBytes }];
+  c.proxy.forEach((p, i) => {
+    const cache = p.cache;
+    if (cache?.enabled !== true) return;
+    if (cache.store === 'memory')
+      out.push({ key: `proxy[${i}].cache.maxSizeBytes`, bytes: cache.maxSizeBytes });
+    else
+      out.push({
+        key: `proxy[${i}].cache.memoryCacheBytes`,
+        bytes: cache.memoryCacheBytes ?? DEFAULT_TIER_BYTES,
+      });
+  });
+  // Each client's send queue is bounded (maxBufferedBytes); their number only by limits.maxConnections.
+  const queue = Math.max(0, ...c.websocket.map((w) => w.maxBufferedBytes));
+  if (queue > 0 && c.limits.maxConnections > 0)
+    out.push({
+      key: 'limits.maxConnections x websocket[].maxBufferedBytes',
+      bytes: c.limits.maxConnections * queue,
+    });
+  return out;
+}
+
+export interface MemoryBudget {
+  /** What the process may hold in all (RSS). */
+  readonly budgetBytes: number;
+  /** Where the budget came from. */
+  readonly source: 'limits.memoryBytes' | 'the bounds' | 'the container';
+  readonly boundsBytes: number;
+  /** The V8 heap limit it leaves: the budget less the bounds and the runtime's reserve. */
+  readonly heapBytes: number;
+}
+
+export interface BudgetInput {
+  readonly bounds: readonly MemoryBound[];
+  /** limits.memoryBytes, when set. */
+  readonly configuredBytes?: number | undefined;
+  /** The container's memory limit (cgroup), when there is one. */
+  readonly containerBytes?: number | undefined;
+  /** Serving processes sharing the container (--workers); each gets an equal share. */
+  readonly processes: number;
+}
+
+const mib = (bytes: number): string => `${Math.floor(bytes / MiB)} MiB`;
+
+/**
+ * The budget of one serving process, or why the bounds cannot fit it: one line naming the keys to lower
+ * (the largest bound first) or the budget to raise.
+ */
+export function memoryBudget(i: BudgetInput): MemoryBudget | { readonly error: string } {
+  const boundsBytes = i.bounds.reduce((n, b) => n + b.bytes, 0);
+  let budgetBytes = i.configuredBytes ?? boundsBytes + HEAP_HEADROOM_BYTES + RUNTIME_RESERVE_BYTES;
+  let source: MemoryBudget['source'] = i.configuredBytes === undefined ? 'the bounds' : 'limits.memoryBytes';
+  if (i.containerBytes !== undefined) {
+    // With workers, the primary keeps a runtime's reserve of the container for itself.
+    const share =
+      i.processes > 1
+        ? Math.floor((i.containerBytes - RUNTIME_RESERVE_BYTES) / i.processes)
+        : i.containerBytes;
+    if (share < budgetBytes) {
+      budgetBytes = share;
+      source = 'the container';
+    }
+  }
+  const heapBytes = budgetBytes - boundsBytes - RUNTIME_RESERVE_BYTES;
+  if (heapBytes < MIN_HEAP_BYTES) {
+    const largest = [...i.bounds].sort((a, b) => b.bytes - a.bytes).filter((b) => b.bytes > 0);
+    const keys = largest.map((b) => `${b.key} (${mib(b.bytes)})`).join(', ');
+    const per = i.processes > 1 ? ` per worker (${i.processes})` : '';
+    return {
+      error:
+        `the memory budget ${mib(budgetBytes)}${per}, from ${source}, leaves ${mib(Math.max(0, heapBytes))} of heap ` +
+        `(at least ${mib(MIN_HEAP_BYTES)}) after its bounds and ${mib(RUNTIME_RESERVE_BYTES)} of runtime: ` +
+        `lower ${keys || 'the bounds'}${source === 'the container' ? ', or give the container more memory' : ', or raise limits.memoryBytes'}`,
+    };
+  }
+  return { budgetBytes, source, boundsBytes, heapBytes };
+}

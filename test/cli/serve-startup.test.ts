@@ -92,7 +92,7 @@ describe('gatehouse serve: what it says at start', () => {
         'websocket /ws (echo)',
       ]);
       // The memory budget (issue 40): the file view and the proxy cache are its bounds.
-      assert.match(lines[4]!, /^memory budget 360 MiB, from the bounds \(128 MiB\) plus heap and runtime; /);
+      assert.match(lines[4]!, /^memory budget 456 MiB, from the bounds \(128 MiB\) plus heap and runtime; /);
       assert.match(lines[5]!, /^listening on http:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(r.err, '');
     } finally {

@@ -35,14 +35,14 @@ describe('gatehouse serve: the memory budget', () => {
     const p = startCli(['serve', site, '--port', '0', '--log', 'off']);
     try {
       const url = await p.url;
-      assert.match(p.output(), /^memory budget 296 MiB, from the bounds \(64 MiB\) plus heap and runtime; /m);
+      assert.match(p.output(), /^memory budget 392 MiB, from the bounds \(64 MiB\) plus heap and runtime; /m);
       if (CAN_RESTART) {
-        assert.match(p.output(), /; heap limit 160 MiB\n/);
-        assert.equal(heapFlag(p.child.pid!), '--max-old-space-size=160', 'the same PID, restarted with it');
+        assert.match(p.output(), /; heap limit 256 MiB\n/);
+        assert.equal(heapFlag(p.child.pid!), '--max-old-space-size=256', 'the same PID, restarted with it');
       } else {
         assert.match(
           p.output(),
-          /heap limit not set: Node v20\.\S+ cannot restart in place .*--max-old-space-size=160/,
+          /heap limit not set: Node v20\.\S+ cannot restart in place .*--max-old-space-size=256/,
         );
         assert.equal(heapFlag(p.child.pid!), undefined);
       }
@@ -108,13 +108,13 @@ describe('gatehouse serve: the memory budget', () => {
     const p = startCli(['serve', site, '--port', '0', '--log', 'off', '--workers', '2']);
     try {
       await p.url;
-      assert.match(p.output(), /^memory budget 296 MiB per worker \(2\), .*; heap limit 160 MiB\n/m);
+      assert.match(p.output(), /^memory budget 392 MiB per worker \(2\), .*; heap limit 256 MiB\n/m);
       let workers: number[] = [];
       await waitUntil('two workers', () => {
         workers = workerPids(p.child.pid!);
         return workers.length === 2;
       });
-      for (const w of workers) assert.equal(heapFlag(w), '--max-old-space-size=160');
+      for (const w of workers) assert.equal(heapFlag(w), '--max-old-space-size=256');
       assert.equal(heapFlag(p.child.pid!), undefined, 'the primary serves nothing');
     } finally {
       p.child.kill('SIGKILL');

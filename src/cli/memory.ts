@@ -54,13 +54,16 @@ export function containerMemoryLimit(
 export function budgetOf(
   config: GatehouseConfig,
   processes: number,
-): MemoryBudget | { readonly error: string } {
-  return memoryBudget({
+): (MemoryBudget & { readonly containerFile?: string | undefined }) | { readonly error: string } {
+  // Read once: the start-up line names the file the limit came from.
+  const container = containerMemoryLimit();
+  const b = memoryBudget({
     bounds: memoryBounds(config),
     configuredBytes: config.limits.memoryBytes,
-    containerBytes: containerMemoryLimit()?.bytes,
+    containerBytes: container?.bytes,
     processes,
   });
+  return 'error' in b ? b : { ...b, containerFile: container?.file };
 }
 
 /** The heap limit in MiB a budget gives. */
@@ -123,13 +126,17 @@ export function workersHeap(b: MemoryBudget): HeapState {
 const mib = (bytes: number): string => `${Math.floor(bytes / MiB)} MiB`;
 
 /** The start-up line: the budget, where it came from, and the heap limit. */
-export function budgetLine(b: MemoryBudget, heap: HeapState, processes: number): string {
+export function budgetLine(
+  b: MemoryBudget & { readonly containerFile?: string | undefined },
+  heap: HeapState,
+  processes: number,
+): string {
   const per = processes > 1 ? ` per worker (${processes})` : '';
   const from =
     b.source === 'the bounds'
       ? `from the bounds (${mib(b.boundsBytes)}) plus heap and runtime`
       : b.source === 'the container'
-        ? `from the container's limit (${containerMemoryLimit()?.file ?? 'cgroup'})`
+        ? `from the container's limit (${b.containerFile ?? 'cgroup'})`
         : 'from limits.memoryBytes';
   const state =
     heap.kind === 'applied'

@@ -4,9 +4,8 @@
 // must be at most 1.5x what the tier accounted (so maxMemoryBytes bounds what memory holds), and at
 // least half of it (the count is not just inflated).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { describe, it } from 'node:test';
+import { inGcChild } from '../helpers/gc-child.js';
 
 const ENTRIES = 20_000;
 
@@ -33,18 +32,9 @@ describe('memory tier accounting', () => {
       tier.clear();
       const freed = before - used();
       process.stdout.write(JSON.stringify({ accounted, freed, held }));`;
-    const child = spawn(
-      process.execPath,
-      ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', code],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
+    const { accounted, freed, held } = await inGcChild<{ accounted: number; freed: number; held: number }>(
+      code,
     );
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    const [status] = await once(child, 'exit');
-    assert.equal(status, 0);
-    const { accounted, freed, held } = JSON.parse(out) as { accounted: number; freed: number; held: number };
     assert.equal(held, ENTRIES);
     const ratio = freed / accounted;
     assert.ok(ratio <= 1.5, `clear() freed ${freed} B, ${ratio.toFixed(2)}x the ${accounted} B accounted`);

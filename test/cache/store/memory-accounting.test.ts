@@ -6,9 +6,8 @@
 // It counted 623 B of metadata for an entry that held 2,352 B of heap: a "64 MiB" cache of small
 // responses held twice that.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { describe, it } from 'node:test';
+import { inGcChild } from '../../helpers/gc-child.js';
 
 const ENTRIES = 20_000;
 
@@ -41,18 +40,7 @@ describe('memory store accounting', () => {
       await store.close();
       const freed = before - used();
       process.stdout.write(JSON.stringify({ counted, freed }));`;
-    const child = spawn(
-      process.execPath,
-      ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', code],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    const [status] = await once(child, 'exit');
-    assert.equal(status, 0);
-    const { counted, freed } = JSON.parse(out) as { counted: number; freed: number };
+    const { counted, freed } = await inGcChild<{ counted: number; freed: number }>(code);
     const ratio = freed / counted;
     assert.ok(ratio <= 1.25, `close() freed ${freed} B, ${ratio.toFixed(2)}x the ${counted} B counted`);
     assert.ok(ratio >= 0.5, `close() freed ${freed} B, only ${ratio.toFixed(2)}x the ${counted} B counted`);

@@ -369,6 +369,8 @@ async function serve(args: string[]): Promise<number> {
     });
   }
   const options = toServerOptions(config);
+  // Each serving process sheds near its own budget (server/ops/pressure.ts).
+  options.limits = { ...options.limits, memoryBytes: budget.budgetBytes };
   const secret = slot === undefined ? undefined : takeTicketSecret();
   if (secret !== undefined && options.tls?.sessionTickets !== undefined)
     options.tls = { ...options.tls, sessionTickets: { ...options.tls.sessionTickets, secret } };

@@ -549,6 +549,18 @@ export class DiskStore implements CacheStore {
     }
   }
 
+  /** Memory pressure: the memory tier's least recently used bodies go (the files stay). */
+  shed(fraction: number): number {
+    const before = this.#hotBytes;
+    const keep = before * (1 - Math.min(1, Math.max(0, fraction)));
+    for (const [r, body] of this.#hot) {
+      if (this.#hotBytes <= keep) break;
+      this.#hot.delete(r);
+      this.#hotBytes -= body.bodyBytes;
+    }
+    return before - this.#hotBytes;
+  }
+
   #hotDelete(record: DiskRecord): void {
     const body = this.#hot.get(record);
     if (body === undefined) return;

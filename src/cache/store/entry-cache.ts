@@ -207,6 +207,11 @@ export class EntryCache<S extends OwnedStore = OwnedStore> {
     return this.store.delete(EXPIRED);
   }
 
+  /** Memory pressure: the store drops `fraction` of what it holds in memory (CacheStore.shed). */
+  shed(fraction: number): number {
+    return this.#closed ? 0 : (this.store.shed?.(fraction) ?? 0);
+  }
+
   /** Bytes the store accounts to entries, as it last reported them. */
   sizeBytes(): number {
     return this.#reported.sizeBytes;

@@ -3,7 +3,15 @@
 import { LRUCache } from 'lru-cache';
 import { storedEntryProblem } from '../entry-check.js';
 import { entryCache, type PeekingEntryCache } from './entry-cache.js';
-import { checkStoreOptions, isDiscarded, newestFirst, VariantIndex, varyOf, wholeBody } from './shared.js';
+import {
+  checkStoreOptions,
+  isDiscarded,
+  newestFirst,
+  shedLeastRecent,
+  VariantIndex,
+  varyOf,
+  wholeBody,
+} from './shared.js';
 import type {
   CacheStore,
   EntryBody,
@@ -143,6 +151,13 @@ export class MemoryStore implements CacheStore {
     for (const id of ids) if (this.#lru.delete(id)) removed++; // the dispose hook unindexes
     if (removed > 0) this.#onSize?.(this.#lru.calculatedSize);
     return removed; // the byte bound holds at every set
+  }
+
+  /** Memory pressure: the least recently used entries go, as evictions (the dispose hook unindexes). */
+  shed(fraction: number): number {
+    const dropped = shedLeastRecent(this.#lru, fraction);
+    if (dropped > 0) this.#onSize?.(this.#lru.calculatedSize);
+    return dropped;
   }
 
   close(): Promise<void> {

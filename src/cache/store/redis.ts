@@ -22,7 +22,7 @@ import {
   TOUCH_SCRIPT,
   UPDATE_SCRIPT,
 } from './redis-scripts.js';
-import { checkStoreOptions, isDiscarded, varyOf, wholeBody } from './shared.js';
+import { checkStoreOptions, isDiscarded, shedLeastRecent, varyOf, wholeBody } from './shared.js';
 import type {
   CacheStore,
   EntryBody,
@@ -233,6 +233,11 @@ export class RedisStore implements CacheStore {
     } catch {
       this.#subscribed = false;
     }
+  }
+
+  /** Memory pressure: the memory tier's least recently used snapshots go (Redis keeps the entries). */
+  shed(fraction: number): number {
+    return this.#tier === undefined ? 0 : shedLeastRecent(this.#tier, fraction);
   }
 
   /** The tier, while the invalidations can reach it. */

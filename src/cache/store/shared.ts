@@ -10,6 +10,24 @@ import {
   type StoreOptions,
 } from './types.js';
 
+/** What shedLeastRecent needs of an LRU (lru-cache's LRUCache with a size calculation). */
+export interface SheddableLru {
+  readonly calculatedSize: number;
+  readonly size: number;
+  pop(): unknown;
+}
+
+/**
+ * Memory pressure (issue 40): drops the least recently used entries of `lru` until `fraction` of its
+ * bytes are gone; returns the bytes dropped. Its dispose hook unindexes each as an eviction would.
+ */
+export function shedLeastRecent(lru: SheddableLru, fraction: number): number {
+  const before = lru.calculatedSize;
+  const keep = before * (1 - Math.min(1, Math.max(0, fraction)));
+  while (lru.size > 0 && lru.calculatedSize > keep) lru.pop();
+  return before - lru.calculatedSize;
+}
+
 /** Validates the shared options once, in a store's factory. */
 export function checkStoreOptions(options: StoreOptions): void {
   const { maxSizeBytes, maxEntryBytes } = options;

@@ -184,6 +184,12 @@ export interface CacheStore {
   /** Writes an entry, or new meta for one. Rejects, keeping nothing, when the store fails to write. */
   put(key: string, write: Write): Promise<PutResult>;
   delete(which: Removal): Promise<number>;
+  /**
+   * Optional, memory pressure (issue 40): drops `fraction` (0-1) of the bytes this store holds in this
+   * process's memory, least recently used first (what is on disk or in Redis stays); returns the bytes
+   * dropped. Synchronous, so the pressure watch frees memory in the tick it decided to.
+   */
+  shed?(fraction: number): number;
 }
 
 /** Options shared by every store. */

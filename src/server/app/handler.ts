@@ -14,6 +14,7 @@ import { type Entry, nodeEntry, type UpgradeListener } from '../node/entry.js';
 import type { StepContext, Tunnel } from '../node/types.js';
 import { accessLogger, createLogger, type Logger } from '../ops/log.js';
 import type { Metrics } from '../ops/metrics.js';
+import { createPressureWatch, heapLimitBytes } from '../ops/pressure.js';
 import type { Proxy as ReverseProxy } from '../proxy/handler.js';
 import { createRedisPool, type RedisPool } from '../redis/pool.js';
 import type { StaticHandler } from '../static/handler.js';
@@ -70,8 +71,22 @@ export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host
   // A configured Redis is connected at start, whatever uses it and whenever: one that cannot be
   // reached is reported now, not at the first request that needs it.
   if (options.redis !== undefined) redis.get();
-  const kernel: StepContext = { logger, clientAddress: createClientAddress(options.trustProxy), redis };
+  // Near the memory budget every feature sheds (ops/pressure.ts); the features exist once composed.
+  let features: readonly NamedFeature[] = [];
+  const watch = createPressureWatch({
+    budgetBytes: options.limits.memoryBytes,
+    heapLimitBytes: heapLimitBytes(),
+    logger,
+    shed: (fraction) => features.reduce((n, { feature }) => n + (feature.shed?.(fraction) ?? 0), 0),
+  });
+  const kernel: StepContext = {
+    logger,
+    clientAddress: createClientAddress(options.trustProxy),
+    redis,
+    memory: watch.state,
+  };
   const c = compose(options, kernel, { ...deps, http2Stats: host.http2Stats });
+  features = [...c.features, { name: 'memory', feature: { close: watch.close } }];
   const { metrics } = c.made;
   const logAccess = accessLogger(logger);
   const pipeline = createEntry<IncomingMessage, ServerResponse, Tunnel>({
@@ -102,7 +117,7 @@ export function buildCore(options: ServerOptions, deps: GatehouseDeps = {}, host
     metrics,
     entry,
     kernel: pipeline,
-    features: c.features,
+    features,
   };
 }
 

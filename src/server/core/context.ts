@@ -124,9 +124,21 @@ export interface Logger {
   flush?(): void;
 }
 
+/** Memory pressure as the watch (ops/pressure.ts) last decided it. */
+export interface MemoryPressure {
+  /** none; shed: the caches drop their least recently used entries; critical: readiness answers 503. */
+  readonly level: 'none' | 'shed' | 'critical';
+  /** One line for the log and readiness ('' when none). */
+  readonly reason: string;
+  /** Bytes the features dropped under pressure since the start. */
+  readonly shedBytes: number;
+}
+
 /** What every feature's create(options, kernel) may use. */
 export interface StepContext<Q extends ExchangeRequest = ExchangeRequest> {
   readonly logger: Logger;
+  /** The memory pressure watch's last decision (ops/pressure.ts); absent: not watched. */
+  readonly memory?: (() => MemoryPressure) | undefined;
   /** The client address that counts for this request (the socket peer, or X-Forwarded-For /
    *  Forwarded from a trusted proxy). */
   readonly clientAddress: (req: Q) => string;

@@ -30,4 +30,9 @@ export interface Feature<
   close?(): void | Promise<void>;
   /** Figures for the metrics, read when scraped. */
   stats?(): unknown;
+  /**
+   * Memory pressure (ops/memory.ts): drop `fraction` (0-1) of what it keeps in memory only to be
+   * faster (cached files, cached responses), least recently used first; returns the bytes dropped.
+   */
+  shed?(fraction: number): number;
 }

@@ -2,7 +2,7 @@
 // A step at the very front of the gate: load balancers do not authenticate and must not be rate
 // limited, and a probe says nothing about the request path, so it is not access-logged either.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { Step } from '../core/context.js';
+import type { MemoryPressure, Step } from '../core/context.js';
 import { ERRORS, sendError } from '../core/errors.js';
 import type { ExchangeRequest, ResponseSink } from '../core/exchange.js';
 import type { Feature } from '../core/feature.js';
@@ -32,21 +32,34 @@ export interface HealthState {
   draining: boolean;
   /** undefined: no store is required. false: a required store is down (or not reached yet). */
   redisUp: boolean | undefined;
+  /** The memory pressure watch's last decision (ops/pressure.ts); undefined: not watched. */
+  memory?: MemoryPressure | undefined;
 }
 
-export type HealthAnswer = { kind: 'ok' } | { kind: 'unavailable'; reason: string };
+/** ok, with `memory` set while the caches shed under memory pressure (readiness reports it). */
+export type HealthAnswer = { kind: 'ok'; memory?: string } | { kind: 'unavailable'; reason: string };
 
-/** Liveness: the loop answers in time. Readiness: live, not draining, required stores up. */
+const OK: HealthAnswer = Object.freeze({ kind: 'ok' });
+
+/**
+ * Liveness: the loop answers in time. Readiness: live, not draining, required stores up, memory not at
+ * its limit after shedding (then the balancer sends the work elsewhere); while the caches shed, ready
+ * with the pressure reported.
+ */
 export function decideHealth(probe: Probe, s: HealthState): HealthAnswer {
   if (s.eventLoopDelayMs > s.maxEventLoopDelayMs)
     return {
       kind: 'unavailable',
       reason: `The event loop was blocked for ${Math.round(s.eventLoopDelayMs)} ms (limit ${s.maxEventLoopDelayMs} ms).`,
     };
-  if (probe === 'live') return { kind: 'ok' };
+  if (probe === 'live') return OK;
   if (s.draining) return { kind: 'unavailable', reason: 'The server is draining.' };
   if (s.redisUp === false) return { kind: 'unavailable', reason: 'A required store (Redis) is down.' };
-  return { kind: 'ok' };
+  const m = s.memory;
+  if (m?.level === 'critical') return { kind: 'unavailable', reason: m.reason };
+  if (m?.level === 'shed')
+    return { kind: 'ok', memory: `${m.reason} The caches shed their least recently used entries.` };
+  return OK;
 }
 
 export interface Health {
@@ -105,17 +118,19 @@ export function createHealth(
       maxEventLoopDelayMs: o.maxEventLoopDelayMs,
       draining,
       redisUp: redisUp(),
+      memory: ctx.memory?.(),
     });
     if (d.kind === 'unavailable') {
       sendError(req, res, ERRORS.serviceUnavailable, d.reason, NO_STORE);
       return true;
     }
+    const body = d.memory === undefined ? OK_BODY : `${JSON.stringify({ status: 'ok', memory: d.memory })}\n`;
     res.writeHead(200, {
       ...NO_STORE,
       'Content-Type': 'application/json',
-      'Content-Length': OK_BODY.length,
+      'Content-Length': Buffer.byteLength(body),
     });
-    res.end(req.method === 'HEAD' ? undefined : OK_BODY);
+    res.end(req.method === 'HEAD' ? undefined : body);
     return true;
   };
   const step: Step = (req, res) => {

@@ -2,6 +2,7 @@
 // reads them through collectors at scrape time, so a request costs a few array writes (prom-client's
 // labelled inc() would hash the labels on every call).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { MemoryPressure } from '../core/context.js';
 import type { ResponseSink } from '../core/exchange.js';
 import { answeredBytes, answeredStatus, cacheStatusOf, droppedLogWrites } from './log.js';
 
@@ -115,7 +116,11 @@ export interface CountsDeps {
   proxyStats: () => Promise<ProxyFigures>;
   /** The HTTP/2 session guard's counts (tls/h2-sessions.ts); undefined without HTTP/2. */
   http2Stats?: (() => Http2Figures | undefined) | undefined;
+  /** The memory pressure watch's last decision (ops/pressure.ts); undefined: not watched. */
+  memory?: (() => MemoryPressure) | undefined;
 }
+
+const PRESSURE_LEVELS = { none: 0, shed: 1, critical: 2 } as const;
 
 const KINDS = ROUTE_KINDS.length;
 const CLASSES = STATUS_CLASSES.length;
@@ -149,7 +154,7 @@ type AddCollector = (
 /** The metrics as prom-client reads them, from the arrays (histogram buckets cumulated here). */
 function collectorsOf(
   a: Arrays,
-  deps: Pick<CountsDeps, 'openWebSockets' | 'proxyStats' | 'http2Stats'>,
+  deps: Pick<CountsDeps, 'openWebSockets' | 'proxyStats' | 'http2Stats' | 'memory'>,
 ): Collector[] {
   const collectors: Collector[] = [];
   const collector: AddCollector = (name, help, type, values, aggregator = 'sum') => {
@@ -248,6 +253,22 @@ function collectorsOf(
   );
   proxyCollectors(collector, deps.proxyStats);
   if (deps.http2Stats !== undefined) http2Collectors(collector, deps.http2Stats);
+  const { memory } = deps;
+  if (memory !== undefined) {
+    collector(
+      'gatehouse_memory_pressure',
+      'Memory pressure (docs/deploy.md, "Memory"): 0 none, 1 the caches shed, 2 at the limit (readiness 503).',
+      'gauge',
+      () => [{ labels: {}, value: PRESSURE_LEVELS[memory().level] }],
+      'max',
+    );
+    collector(
+      'gatehouse_memory_shed_bytes_total',
+      'Bytes the caches dropped under memory pressure, least recently used first.',
+      'counter',
+      () => [{ labels: {}, value: memory().shedBytes }],
+    );
+  }
   return collectors;
 }
 

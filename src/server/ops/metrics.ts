@@ -122,7 +122,7 @@ export function createMetrics(
     prom.AggregatorRegistry.setRegistries([registry]);
     void new prom.AggregatorRegistry();
   }
-  const counts = createRequestCounts(deps);
+  const counts = createRequestCounts({ ...deps, memory: ctx.memory });
   for (const c of counts.collectors) {
     const { name, help, type, aggregator } = c;
     registry.registerMetric({

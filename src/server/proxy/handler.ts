@@ -35,6 +35,8 @@ export interface Proxy {
   ready(): Promise<void>;
   /** The stores' sizes and the upstreams' health now (for the metrics). */
   stats(): Promise<ProxyStats>;
+  /** Memory pressure: every route's cache drops `fraction` of what it holds in memory (Feature.shed). */
+  shed(fraction: number): number;
   close(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ const NO_PROXY: Proxy = {
   closeTunnels: () => {},
   ready: async () => {},
   stats: async () => ({ caches: [], upstreams: [] }),
+  shed: () => 0,
   close: async () => {},
 };
 
@@ -166,6 +169,7 @@ export function createProxy(routes: readonly ProxyRouteOptions[], deps: ProxyDep
       await Promise.all(state.routes.map((r) => r.cache?.open()));
     },
     stats: () => proxyStats(state.routes),
+    shed: (fraction) => state.routes.reduce((n, r) => n + (r.cache?.shed(fraction) ?? 0), 0),
     close: async () => {
       closeTunnels(state);
       await closeRelays(state, RELAY_CLOSE_GRACE_MS);
@@ -243,6 +247,7 @@ export function create(options: ProxyFeatureOptions, kernel: StepContext): Proxy
       },
     },
     ready: () => proxy.ready(),
+    shed: (fraction) => proxy.shed(fraction),
     close: () => proxy.close(),
     stats: () => proxy.stats(),
   };

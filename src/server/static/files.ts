@@ -4,6 +4,7 @@
 // Compressed variants of kept files are made off the request path (compressor.ts).
 import { basename, dirname, join, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
+import { shedLeastRecent } from '../../cache/store/shared.js';
 import type { CachePolicy, PolicyInput } from '../../http/cache-policy.js';
 import { formatHttpDate } from '../../http/dates.js';
 import { isInside, type PathResult, resolveFilePath } from '../../http/request-path.js';
@@ -379,6 +380,11 @@ export class FileView implements FileLookup {
   /** What the view counts against memoryCacheBytes now (entries, bodies, what was charged). */
   sizeBytes(): number {
     return this.cache.calculatedSize;
+  }
+
+  /** Memory pressure: the least recently used entries go, with their bodies and what was charged. */
+  shed(fraction: number): number {
+    return shedLeastRecent(this.cache, fraction);
   }
 
   clear(): void {

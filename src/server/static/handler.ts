@@ -176,5 +176,5 @@ export function create(
     onError: (err, req) => kernel.logger.error({ err, method: req.method, url: req.url }, 'request failed'),
     onWarning: (message) => kernel.logger.warn(message),
   });
-  return { final, close: () => final.files.close() };
+  return { final, shed: (fraction) => final.files.shed(fraction), close: () => final.files.close() };
 }

@@ -21,6 +21,11 @@ export interface LimitsOptions {
   maxBodyBytes: number;
   /** Open connections at most (0: no limit); more are refused. */
   maxConnections: number;
+  /**
+   * What the process may hold in memory (RSS): the caches shed near it (ops/pressure.ts). `gatehouse
+   * serve` sets the budget it derived (config/memory.ts); undefined: only the heap limit is watched.
+   */
+  memoryBytes?: number | undefined;
   /** Requests handled and not yet answered per connection at most; the rest wait unhandled and the
    *  socket is not read beyond them (0: no bound). */
   maxPipelinedRequests: number;

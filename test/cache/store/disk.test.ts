@@ -186,6 +186,29 @@ describe('disk store', () => {
         await store.close();
       }));
 
+    it('memory pressure: shed drops the least recently used bodies from memory; the files still serve them', () =>
+      withDir(async (dir) => {
+        const store = await openDiskCache(options(dir, new TestClock(), { memoryCacheBytes: 100 }));
+        const put = async (k: string) => {
+          const r = await store.put(`GET /${k}`, meta(), Buffer.from(k.repeat(10)));
+          assert.ok(r.stored);
+          return r.entry;
+        };
+        const [a, b, c, d] = [await put('a'), await put('b'), await put('c'), await put('d')];
+        assert.ok(store.openBodySync(a)); // a is now the most recent: b, c, d, a
+        assert.equal(store.shed(0.5), 20, 'half of 40 bytes: b and c');
+        assert.equal(store.openBodySync(b), undefined);
+        assert.equal(store.openBodySync(c), undefined);
+        assert.ok(store.openBodySync(d));
+        assert.ok(store.openBodySync(a));
+        assert.equal((await readBody(store, b))?.toString(), 'b'.repeat(10), 'still on disk');
+        assert.equal(store.shed(1), 30, 'all of it: d, a, and b, back with its read');
+        assert.equal(store.openBodySync(a), undefined);
+        assert.equal(store.shed(1), 0);
+        await store.close();
+        assert.equal(store.shed(1), 0, 'closed: nothing to drop');
+      }));
+
     it('deleted, purged, replaced and evicted entries leave it at once', () =>
       withDir(async (dir) => {
         const store = await openDiskCache(

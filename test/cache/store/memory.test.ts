@@ -29,6 +29,24 @@ describe('memory store', () => {
     await store.close();
   });
 
+  it('memory pressure: shed drops the least recently used entries, as evictions, and reports the size', async () => {
+    const store = createMemoryCache({ maxSizeBytes: 1_000_000, maxEntryBytes: 100_000 });
+    const keys = ['a', 'b', 'c', 'd', 'e', 'f'].map((k) => `GET /${k}`);
+    for (const key of keys) await store.put(key, meta({ tags: ['t'] }), bytes(10_000));
+    assert.equal((await store.getVariants(keys[0]!)).length, 1); // a is now the most recent
+    const before = store.sizeBytes();
+    const dropped = store.shed(0.5);
+    assert.ok(dropped >= before / 2 && dropped < before, `${dropped} of ${before}`);
+    assert.equal(store.sizeBytes(), before - dropped, 'the size reported after the shed');
+    const left = [];
+    for (const key of keys) if ((await store.getVariants(key)).length > 0) left.push(key);
+    assert.deepEqual(left, ['GET /a', 'GET /e', 'GET /f'], 'b, c and d were least recently used');
+    // The indexes followed: a tag purge finds only what is left.
+    assert.equal(await store.purge({ tag: 't' }), 3);
+    assert.equal(store.shed(1), 0);
+    await store.close();
+  });
+
   it('sizeBytes counts the body plus the approximate meta size', async () => {
     const store = createMemoryCache({ maxSizeBytes: 100_000, maxEntryBytes: 10_000 });
     const m = meta();

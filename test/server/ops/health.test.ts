@@ -23,6 +23,8 @@ const OK: HealthState = {
   redisUp: undefined,
 };
 
+const NO_PRESSURE = { level: 'none', reason: '', shedBytes: 0 } as const;
+
 describe('decideHealth', () => {
   const cases: { name: string; probe: Probe; state: Partial<HealthState>; want: string }[] = [
     { name: 'live, loop in time -> ok', probe: 'live', state: {}, want: 'ok' },
@@ -49,7 +51,35 @@ describe('decideHealth', () => {
       state: { eventLoopDelayMs: 5000 },
       want: 'blocked',
     },
+    { name: 'ready, no memory pressure -> ok', probe: 'ready', state: { memory: NO_PRESSURE }, want: 'ok' },
+    {
+      name: 'ready, memory at its limit after shedding -> 503',
+      probe: 'ready',
+      state: {
+        memory: { level: 'critical', reason: 'Memory pressure: RSS 400 of a 400 MiB budget.', shedBytes: 1 },
+      },
+      want: '^Memory pressure: RSS 400 of a 400 MiB budget\\.$',
+    },
+    {
+      name: 'live, memory at its limit -> ok (the process answers)',
+      probe: 'live',
+      state: { memory: { level: 'critical', reason: 'x', shedBytes: 1 } },
+      want: 'ok',
+    },
   ];
+  it('ready while the caches shed -> ok, and the pressure reported', () => {
+    const memory = {
+      level: 'shed',
+      reason: 'Memory pressure: RSS 370 of a 400 MiB budget.',
+      shedBytes: 9,
+    } as const;
+    assert.deepEqual(decideHealth('ready', { ...OK, memory }), {
+      kind: 'ok',
+      memory:
+        'Memory pressure: RSS 370 of a 400 MiB budget. The caches shed their least recently used entries.',
+    });
+    assert.deepEqual(decideHealth('live', { ...OK, memory }), { kind: 'ok' });
+  });
   for (const c of cases) {
     it(c.name, () => {
       const d = decideHealth(c.probe, { ...OK, ...c.state });

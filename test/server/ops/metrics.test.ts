@@ -89,6 +89,12 @@ describe('metrics', () => {
     assert.match(r.text, /# TYPE gatehouse_request_duration_seconds histogram/);
   });
 
+  it('reports the memory pressure: none, nothing shed (test/security/memory-pressure.test.ts sheds)', async () => {
+    const r = await scrape();
+    assert.equal(sample(r.text, 'gatehouse_memory_pressure'), 0);
+    assert.equal(sample(r.text, 'gatehouse_memory_shed_bytes_total'), 0);
+  });
+
   it('counts requests by status class and route kind, with durations and bytes sent', async () => {
     const before = (await scrape()).text;
     const staticOk = sample(before, 'gatehouse_requests_total', '{class="2xx",kind="static"}') ?? 0;

@@ -83,4 +83,33 @@ describe('freshness of the file view, on an injected clock', () => {
       removeSite(dir);
     }
   });
+
+  it('memory pressure: shed drops the least recently used entries, bodies and all; they come back from disk', async () => {
+    const dir = makeSite({ 'a.txt': 'a'.repeat(1000), 'b.txt': 'b'.repeat(1000), 'c.txt': 'c'.repeat(1000) });
+    const o = toServerOptions(parseConfig({ root: dir, static: { revalidateMs: 1000 } }));
+    const handler = createStaticHandler({ root: o.root, static: o.static, cachePolicy: o.cachePolicy });
+    const server = createServer(handler);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      // Twice each (admission on second use), then a again: b is the least recently used.
+      for (const f of ['b', 'c', 'b', 'c', 'a', 'a']) await get(url, `/${f}.txt`);
+      const all = handler.files.sizeBytes();
+      const dropped = handler.files.shed(0.2);
+      assert.ok(dropped > 0 && dropped < all / 2, `one entry of three: ${dropped} of ${all}`);
+      assert.equal(handler.files.sizeBytes(), all - dropped);
+      // b went: a change to it is seen at once (c, still kept, is trusted for revalidateMs).
+      writeFileSync(join(dir, 'b.txt'), 'B2');
+      writeFileSync(join(dir, 'c.txt'), 'C2');
+      assert.equal((await get(url, '/b.txt')).text, 'B2');
+      assert.equal((await get(url, '/c.txt')).text, 'c'.repeat(1000));
+      const left = handler.files.sizeBytes();
+      assert.equal(handler.files.shed(1), left, 'all of it');
+      assert.equal(handler.files.sizeBytes(), 0);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      removeSite(dir);
+    }
+  });
 });

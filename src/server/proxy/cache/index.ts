@@ -55,6 +55,7 @@ export function createRouteCache(
     open: () => open(s),
     storedBytes: async () => (s.storeNow === undefined ? 0 : s.storeNow.readSizeBytes()),
     invalidEntries: () => s.invalidEntries,
+    shed: (fraction) => s.storeNow?.shed(fraction) ?? 0,
     mayPurge: (clientAddress) => {
       const addr = parseIp(clientAddress);
       return addr !== null && s.purgeAllowed(addr);

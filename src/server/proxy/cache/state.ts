@@ -140,6 +140,8 @@ export interface RouteCache {
   storedBytes(): Promise<number>;
   /** Stored entries found unservable and dropped so far (CacheState.invalidEntries). */
   invalidEntries(): number;
+  /** Memory pressure: the store drops `fraction` of what it holds in memory; the bytes dropped. */
+  shed(fraction: number): number;
   /** Whether `purge.allow` admits this client address. */
   mayPurge(clientAddress: string): boolean;
   close(): Promise<void>;

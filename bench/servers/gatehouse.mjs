@@ -40,7 +40,8 @@ export const builds = [currentBuild, ...(baselineBuild ? [baselineBuild] : [])];
  * folder without a gatehouse.config.json, so none from the repo is picked up). `config` (an object) is written
  * to a temp file, trimmed to the build's schema for a baseline build. A config Gatehouse rejects makes it exit
  * before the ready line, which start-up reports as 'failed to start' with its message. `scheme` is the one
- * of the ready line (`https` when the config has `tls`); `runtime` runs it on Bun or Deno.
+ * of the ready line (`https` when the config has `tls`); `runtime` runs it on Bun or Deno; `env` is added to
+ * its environment (e.g. GATEHOUSE_CGROUP_ROOT).
  */
 export async function startGatehouse({
   build = currentBuild,
@@ -51,6 +52,7 @@ export async function startGatehouse({
   scheme = 'http',
   cpus,
   runtime,
+  env = {},
 }) {
   const missing = build.missing();
   if (missing) throw new Error(missing);
@@ -81,7 +83,7 @@ export async function startGatehouse({
         ...args,
       ],
       cwd,
-      env: { NODE_ENV: 'production' },
+      env: { NODE_ENV: 'production', ...env },
       readyLine: new RegExp(`listening on ${scheme}://127\\.0\\.0\\.1:(${port})\\b`),
       expectComm: runtime?.comm ?? 'node',
       ...(cpus === undefined ? {} : { cpus }),

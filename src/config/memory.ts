@@ -1,5 +1,5 @@
 // The memory budget of one serving process (issue 40, docs/deploy.md "Memory"): what its config bounds
-// (the file view, each proxy cache's memory, the WebSocket send queues when the clients are bounded), plus
+// (the file view, each proxy cache's memory, the send queues when the connections are bounded), plus
 // the heap everything else needs, plus what the runtime holds itself; or `limits.memoryBytes`; never more
 // than a container's share. The V8 heap limit follows from it (cli/memory.ts applies it). Pure: the
 // container's limit is read by the caller and passed in.
@@ -19,6 +19,18 @@ export const RUNTIME_RESERVE_BYTES = 72 * MiB;
 export const HEAP_HEADROOM_BYTES = 256 * MiB;
 /** The least heap a budget may leave: below it the start fails, naming the bounds to lower. */
 export const MIN_HEAP_BYTES = 128 * MiB;
+/**
+ * What one connection may hold outside the heap while its client reads slowly: a download's send queue, a
+ * chunk in the socket and one read ahead from the file (64 KiB each), plus its socket. Measured
+ * (bench/request-memory.mjs): 117-212 kB of Buffers for each download whose client stopped reading; a
+ * proxied request waiting on its upstream, some 20 kB of heap and 54 kB of RSS.
+ */
+export const CONNECTION_BYTES = 160 * 1024;
+/**
+ * What a --workers primary holds (it serves nothing, but loads the CLI and holds the cluster): measured
+ * 74-99 MB under the soak load (bench/README.md, "Soak").
+ */
+export const PRIMARY_RESERVE_BYTES = 100 * MiB;
 /** A disk or Redis cache's in-memory tier when its memoryCacheBytes is not set (config/proxy.ts). */
 const DEFAULT_TIER_BYTES = 16 * MiB;
 
@@ -42,12 +54,16 @@ export function memoryBounds(c: GatehouseConfig): MemoryBound[] {
         bytes: cache.memoryCacheBytes ?? DEFAULT_TIER_BYTES,
       });
   });
-  // Each client's send queue is bounded (maxBufferedBytes); their number only by limits.maxConnections.
-  const queue = Math.max(0, ...c.websocket.map((w) => w.maxBufferedBytes));
-  if (queue > 0 && c.limits.maxConnections > 0)
+  // Each connection's send queue: a download's (CONNECTION_BYTES), or a WebSocket client's, bounded by
+  // maxBufferedBytes; their number only by limits.maxConnections.
+  const ws = Math.max(0, ...c.websocket.map((w) => w.maxBufferedBytes));
+  if (c.limits.maxConnections > 0)
     out.push({
-      key: 'limits.maxConnections x websocket[].maxBufferedBytes',
-      bytes: c.limits.maxConnections * queue,
+      key:
+        ws > CONNECTION_BYTES
+          ? 'limits.maxConnections x websocket[].maxBufferedBytes'
+          : 'limits.maxConnections x 160 KiB (a send queue)',
+      bytes: c.limits.maxConnections * Math.max(ws, CONNECTION_BYTES),
     });
   return out;
 }
@@ -83,10 +99,10 @@ export function memoryBudget(i: BudgetInput): MemoryBudget | { readonly error: s
   let budgetBytes = i.configuredBytes ?? boundsBytes + HEAP_HEADROOM_BYTES + RUNTIME_RESERVE_BYTES;
   let source: MemoryBudget['source'] = i.configuredBytes === undefined ? 'the bounds' : 'limits.memoryBytes';
   if (i.containerBytes !== undefined) {
-    // With workers, the primary keeps a runtime's reserve of the container for itself.
+    // With workers, the primary keeps its own reserve of the container.
     const share =
       i.processes > 1
-        ? Math.floor((i.containerBytes - RUNTIME_RESERVE_BYTES) / i.processes)
+        ? Math.floor((i.containerBytes - PRIMARY_RESERVE_BYTES) / i.processes)
         : i.containerBytes;
     if (share < budgetBytes) {
       budgetBytes = share;

@@ -20,7 +20,10 @@ export const healthSchema = z
     path: targetPath.default('/healthz').describe('Liveness: 200 while the event loop answers in time.'),
     readyPath: targetPath
       .default('/readyz')
-      .describe('Readiness: 503 while draining or while a required store is down.'),
+      .describe(
+        'Readiness: 503 while draining, while a required store is down, or with memory at its limit ' +
+          'after the caches shed (docs/deploy.md, "Memory"); 200 reporting the pressure while they shed.',
+      ),
     maxEventLoopDelayMs: z
       .number()
       .int()

@@ -5,10 +5,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/load.js';
 import {
+  CONNECTION_BYTES,
   HEAP_HEADROOM_BYTES,
   MIN_HEAP_BYTES,
   memoryBounds,
   memoryBudget,
+  PRIMARY_RESERVE_BYTES,
   RUNTIME_RESERVE_BYTES,
 } from '../../src/config/memory.js';
 import type { GatehouseConfigInput } from '../../src/config/schema.js';
@@ -49,6 +51,17 @@ describe('memoryBounds', () => {
       [
         ['static.memoryCacheBytes', 64 * MiB],
         ['limits.maxConnections x websocket[].maxBufferedBytes', 200 * MiB],
+      ],
+    ],
+    [
+      'bounded connections: their send queues count, 160 KiB each (a download whose client reads slowly)',
+      {
+        limits: { maxConnections: 1000 },
+        websocket: [{ path: '/ws', mode: 'echo', maxBufferedBytes: 1024 }],
+      },
+      [
+        ['static.memoryCacheBytes', 64 * MiB],
+        ['limits.maxConnections x 160 KiB (a send queue)', 1000 * CONNECTION_BYTES],
       ],
     ],
     [
@@ -104,7 +117,7 @@ describe('memoryBudget', () => {
   it('workers share the container less the primary reserve', () => {
     const b = memoryBudget({ bounds: defaults, containerBytes: 780 * MiB, processes: 2 });
     assert.ok(!('error' in b));
-    assert.equal(b.budgetBytes, Math.floor((780 * MiB - RUNTIME_RESERVE_BYTES) / 2));
+    assert.equal(b.budgetBytes, Math.floor((780 * MiB - PRIMARY_RESERVE_BYTES) / 2));
   });
 
   it('bounds that leave less than the least heap: refused, naming the keys, largest first', () => {

@@ -4,10 +4,13 @@
 // than a container's share. The V8 heap limit follows from it (cli/memory.ts applies it). Pure: the
 // container's limit is read by the caller and passed in.
 //
-// The numbers are measured (bench/README.md, "Soak"): under the soak load, with a 64 MiB cache filled to its
-// bound, a 96 MiB heap ran out, a 160 MiB one held on Node 20 but cost Node 24 four fifths of its
-// throughput in garbage collection, and 256 MiB served at full speed on both; RSS came to about the heap
-// limit, plus the Buffers the bounds hold, plus some 70 MB of runtime (code, sockets, pools).
+// The numbers are measured (bench/README.md, "Soak" and "Memory per request"). Under the soak load, with a
+// 64 MiB cache filled to its bound, the live heap was 80-100 MB (the cache's entries' objects included); a
+// proxied request in flight adds some 20 kB more. The 256 MiB of heap headroom (208 MiB of old generation
+// and 48 of young, cli/memory.ts) holds that live set with twice its size for the collector to work in,
+// or some 5,000 more proxied requests in flight before the pressure watch sheds (server/ops/pressure.ts:
+// at 80 % of the limit). A 96 MiB heap ran out; RSS came to some 280 MB: the heap, the Buffers the bounds
+// hold, and about 70 MB of runtime (code, sockets, pools).
 
 import type { GatehouseConfig } from './schema.js';
 
@@ -28,9 +31,9 @@ export const MIN_HEAP_BYTES = 128 * MiB;
 export const CONNECTION_BYTES = 160 * 1024;
 /**
  * What a --workers primary holds (it serves nothing, but loads the CLI and holds the cluster): measured
- * 74-99 MB under the soak load (bench/README.md, "Soak").
+ * 74-105 MB under the soak load (bench/README.md, "Soak").
  */
-export const PRIMARY_RESERVE_BYTES = 100 * MiB;
+export const PRIMARY_RESERVE_BYTES = 112 * MiB;
 /** A disk or Redis cache's in-memory tier when its memoryCacheBytes is not set (config/proxy.ts). */
 const DEFAULT_TIER_BYTES = 16 * MiB;
 

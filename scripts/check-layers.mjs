@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 const FLOORS = {
   'core/': 0, // the kernel: entry, pipeline, request context, errors, response fields
   'ops/log.ts': 1, // services
+  'ops/pressure.ts': 1,
   'redis/': 1,
   'files/': 1,
   'node/types.ts': 1, // the kernel's types as the Node transport instantiates them, for the features

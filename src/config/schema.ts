@@ -344,7 +344,7 @@ const limitsSchema = z
       .describe(
         'What one serving process may hold in memory (RSS): its bounds, its heap and the runtime. Default: ' +
           'the bounds (static.memoryCacheBytes, each proxy cache) plus 256 MiB of heap and 72 MiB of ' +
-          'runtime; a container\'s lower limit wins. The V8 heap limit follows from it; near it the caches shed ' +
+          "runtime; a container's lower limit wins. The V8 heap limit follows from it; near it the caches shed " +
           'their least recently used entries and readiness reports it (docs/deploy.md, "Memory").',
       ),
     maxPipelinedRequests: z

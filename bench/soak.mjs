@@ -19,7 +19,8 @@
 // replaced shows as one more worker.
 //
 // Usage: node bench/soak.mjs   (SOAK_SEC=60 for a short look; SOAK_SERVERS=gatehouse to skip nginx)
-//   SOAK_NODE_ARGS='--max-old-space-size=96'  Node flags for Gatehouse's node
+//   SOAK_NODE_ARGS='--max-old-space-size=96'  Node flags for Gatehouse's node (on a Node before 22.15, which
+//                                             cannot restart in place, the budget's heap flags by default)
 //   SOAK_ARGS='--workers 2 --memory 600M'     more arguments for `gatehouse serve`
 //   SOAK_CONFIG=file.json                     a config merged over the soak's (objects deeply, arrays
 //                                             replaced); its proxy route with prefix /api, if any, is
@@ -249,6 +250,27 @@ async function boundsOf(config) {
   return memoryBounds(parseConfig(config, 'the soak config'));
 }
 
+/**
+ * On a Node that cannot restart itself in place (before 22.15), the heap flags `gatehouse serve` prints for
+ * it, as docs/deploy.md tells an operator to pass them; none where it applies them itself, with workers
+ * (node:cluster starts them with the flags), with --memory, or with SOAK_NODE_ARGS.
+ */
+async function operatorFlags(config, cgroupRoot) {
+  if (typeof process.execve === 'function' || NODE_ARGS.length > 0) return [];
+  if (SERVE_ARGS.some((a) => a === '--workers' || a === '--memory')) return [];
+  const { parseConfig } = await import('../dist/config/load.js');
+  const { budgetOf, heapFlags } = await import('../dist/cli/memory.js');
+  const before = process.env.GATEHOUSE_CGROUP_ROOT;
+  if (cgroupRoot !== undefined) process.env.GATEHOUSE_CGROUP_ROOT = cgroupRoot;
+  try {
+    const b = budgetOf(parseConfig(config, 'the soak config'), 1);
+    return 'error' in b ? [] : heapFlags(b);
+  } finally {
+    if (before === undefined) delete process.env.GATEHOUSE_CGROUP_ROOT;
+    else process.env.GATEHOUSE_CGROUP_ROOT = before;
+  }
+}
+
 /** The start-up line `memory budget N MiB[ per worker (W)], ...` from the server's output. */
 function budgetOfLogs(logs) {
   const line = /^memory budget .*$/m.exec(logs)?.[0];
@@ -273,9 +295,14 @@ try {
       cgroup = tempDir('gatehouse-soak-cgroup-');
       writeFileSync(join(cgroup.path, 'memory.max'), `${CGROUP_MAX}\n`);
     }
+    const nodeArgs = NODE_ARGS.length > 0 ? NODE_ARGS : await operatorFlags(config, cgroup?.path);
+    if (nodeArgs !== NODE_ARGS && nodeArgs.length > 0)
+      console.log(
+        `soak: Node ${process.version} cannot restart in place: gatehouse started with ${nodeArgs.join(' ')}`,
+      );
     const h = await startGatehouse({
       root: fixture.dir,
-      ...(NODE_ARGS.length > 0 && { runtime: { bin: process.execPath, args: NODE_ARGS, comm: 'node' } }),
+      ...(nodeArgs.length > 0 && { runtime: { bin: process.execPath, args: nodeArgs, comm: 'node' } }),
       extraArgs: SERVE_ARGS,
       config,
       ...(cgroup && { env: { GATEHOUSE_CGROUP_ROOT: cgroup.path } }),

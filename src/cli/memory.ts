@@ -7,8 +7,6 @@ import { type MemoryBudget, memoryBounds, memoryBudget } from '../config/memory.
 import type { GatehouseConfig } from '../config/schema.js';
 
 const MiB = 1024 * 1024;
-/** Set on the restarted process: the heap limit (MiB) it was started with, so it does not restart again. */
-const HEAP_ENV = 'GATEHOUSE_HEAP_MB';
 /** Where cgroups are mounted; an override for the tests (a folder shaped like /sys/fs/cgroup). */
 const CGROUP_ROOT_ENV = 'GATEHOUSE_CGROUP_ROOT';
 /** cgroup v1 writes a page-rounded 2^63 for "no limit": anything this large is none. */
@@ -85,15 +83,20 @@ export const heapFlags = (b: MemoryBudget): string[] => [
   `--max-semi-space-size=${SEMI_SPACE_MB}`,
 ];
 
-/** A --max-old-space-size the process (or NODE_OPTIONS) was started with, in MiB. */
-function ownHeapFlag(): number | undefined {
+/** A --max-<space>-size the process (or NODE_OPTIONS) was started with, in MiB. */
+function ownFlag(space: 'old' | 'semi'): number | undefined {
   const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  const re = new RegExp(`^--max-${space}-space-size=(\\d+)$`);
   for (const f of flags) {
-    const m = /^--max-old-space-size=(\d+)$/.exec(f);
+    const m = re.exec(f);
     if (m !== null) return Number(m[1]);
   }
   return undefined;
 }
+const ownHeapFlag = (): number | undefined => ownFlag('old');
+/** The process runs with the very flags the budget gives (restarted with them, or started as told). */
+const hasBudgetFlags = (b: MemoryBudget): boolean =>
+  ownHeapFlag() === heapMb(b) - YOUNG_MB && ownFlag('semi') === SEMI_SPACE_MB;
 
 /** How the heap limit stands for this process: applied (by us or the operator), or why not. */
 export type HeapState =
@@ -109,8 +112,7 @@ export type HeapState =
 export function applyHeapLimit(b: MemoryBudget): HeapState {
   const want = heapMb(b);
   const flags = heapFlags(b);
-  if (process.env[HEAP_ENV] === String(want) && ownHeapFlag() === want - YOUNG_MB)
-    return { kind: 'applied', mb: want };
+  if (hasBudgetFlags(b)) return { kind: 'applied', mb: want };
   const own = ownHeapFlag();
   if (own !== undefined) return { kind: 'operator', mb: own };
   if (typeof (globalThis as { Bun?: unknown }).Bun === 'object' || 'Deno' in globalThis)
@@ -126,7 +128,7 @@ export function applyHeapLimit(b: MemoryBudget): HeapState {
     process,
     process.execPath,
     [process.execPath, ...process.execArgv, ...flags, ...process.argv.slice(1)],
-    { ...process.env, [HEAP_ENV]: String(want) },
+    process.env,
   );
   return { kind: 'applied', mb: want };
 }

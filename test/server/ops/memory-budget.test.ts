@@ -60,6 +60,27 @@ describe('gatehouse serve: the memory budget', () => {
     }
   });
 
+  it("started with the flags the line gives (Node 20's way): the limit counts as applied; other flags are the operator's", async () => {
+    const told = startCli(['serve', site, '--port', '0', '--log', 'off'], undefined, {
+      NODE_OPTIONS: flagsFor(256),
+    });
+    const own = startCli(['serve', site, '--port', '0', '--log', 'off'], undefined, {
+      NODE_OPTIONS: '--max-old-space-size=300',
+    });
+    try {
+      await Promise.all([told.url, own.url]);
+      assert.match(told.output(), /^memory budget 392 MiB, .*; heap limit 256 MiB\n/m);
+      assert.equal(heapFlag(told.child.pid!), undefined, 'not restarted: the flags came with NODE_OPTIONS');
+      assert.match(
+        own.output(),
+        /^memory budget 392 MiB, .*; heap limit 300 MiB \(the process's own --max-old-space-size\)\n/m,
+      );
+    } finally {
+      told.child.kill('SIGKILL');
+      own.child.kill('SIGKILL');
+    }
+  });
+
   it('--memory 1G: the heap is what the bounds and the runtime leave', async () => {
     const p = startCli(['serve', site, '--port', '0', '--log', 'off', '--memory', '1G']);
     try {

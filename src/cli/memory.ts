@@ -3,8 +3,9 @@
 // with --max-old-space-size (process.execve keeps its PID, so supervisors, signals and measurements still
 // see one process), and the start-up line that says what was used.
 import { readFileSync } from 'node:fs';
-import { type MemoryBudget, memoryBounds, memoryBudget } from '../config/memory.js';
+import { type MemoryBudget, memoryBounds, memoryBudget, mib } from '../config/memory.js';
 import type { GatehouseConfig } from '../config/schema.js';
+import { nativeRuntime } from '../server/index.js';
 
 const MiB = 1024 * 1024;
 /** Where cgroups are mounted; an override for the tests (a folder shaped like /sys/fs/cgroup). */
@@ -115,8 +116,7 @@ export function applyHeapLimit(b: MemoryBudget): HeapState {
   if (hasBudgetFlags(b)) return { kind: 'applied', mb: want };
   const own = ownHeapFlag();
   if (own !== undefined) return { kind: 'operator', mb: own };
-  if (typeof (globalThis as { Bun?: unknown }).Bun === 'object' || 'Deno' in globalThis)
-    return { kind: 'cannot', why: 'the runtime sizes its own heap' };
+  if (nativeRuntime() !== undefined) return { kind: 'cannot', why: 'the runtime sizes its own heap' };
   const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never })
     .execve;
   if (typeof execve !== 'function')
@@ -142,8 +142,6 @@ export function workersHeap(b: MemoryBudget): HeapState {
   const own = ownHeapFlag();
   return own === undefined ? { kind: 'applied', mb: heapMb(b) } : { kind: 'operator', mb: own };
 }
-
-const mib = (bytes: number): string => `${Math.floor(bytes / MiB)} MiB`;
 
 /** The start-up line: the budget, where it came from, and the heap limit. */
 export function budgetLine(

@@ -91,7 +91,8 @@ export interface BudgetInput {
   readonly processes: number;
 }
 
-const mib = (bytes: number): string => `${Math.floor(bytes / MiB)} MiB`;
+/** Bytes in whole MiB, for the lines that name sizes ("64 MiB"). */
+export const mib = (bytes: number): string => `${Math.floor(bytes / MiB)} MiB`;
 
 /**
  * The budget of one serving process, or why the bounds cannot fit it: one line naming the keys to lower

@@ -39,7 +39,15 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import { storedEntryProblem } from '../entry-check.js';
 import { openEntryCache, type PeekingEntryCache } from './entry-cache.js';
-import { checkStoreOptions, isDiscarded, newestFirst, VariantIndex, varyOf, wholeBody } from './shared.js';
+import {
+  checkStoreOptions,
+  isDiscarded,
+  keptAfterShed,
+  newestFirst,
+  VariantIndex,
+  varyOf,
+  wholeBody,
+} from './shared.js';
 import {
   type CacheStore,
   type EntryBody,
@@ -542,23 +550,23 @@ export class DiskStore implements CacheStore {
     this.#hotDelete(record);
     this.#hot.set(record, wholeBody(whole));
     this.#hotBytes += whole.byteLength;
-    for (const [r, body] of this.#hot) {
-      if (this.#hotBytes <= this.#hotMaxBytes) break;
-      this.#hot.delete(r);
-      this.#hotBytes -= body.bodyBytes;
-    }
+    this.#hotTrim(this.#hotMaxBytes);
   }
 
   /** Memory pressure: the memory tier's least recently used bodies go (the files stay). */
   shed(fraction: number): number {
     const before = this.#hotBytes;
-    const keep = before * (1 - Math.min(1, Math.max(0, fraction)));
+    this.#hotTrim(keptAfterShed(before, fraction));
+    return before - this.#hotBytes;
+  }
+
+  /** Drops the memory tier's least recently used bodies until it holds at most `maxBytes`. */
+  #hotTrim(maxBytes: number): void {
     for (const [r, body] of this.#hot) {
-      if (this.#hotBytes <= keep) break;
+      if (this.#hotBytes <= maxBytes) break;
       this.#hot.delete(r);
       this.#hotBytes -= body.bodyBytes;
     }
-    return before - this.#hotBytes;
   }
 
   #hotDelete(record: DiskRecord): void {

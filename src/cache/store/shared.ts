@@ -17,13 +17,17 @@ export interface SheddableLru {
   pop(): unknown;
 }
 
+/** What a shed of `fraction` (0-1, clamped) leaves of `bytes`. */
+export const keptAfterShed = (bytes: number, fraction: number): number =>
+  bytes * (1 - Math.min(1, Math.max(0, fraction)));
+
 /**
  * Memory pressure (issue 40): drops the least recently used entries of `lru` until `fraction` of its
  * bytes are gone; returns the bytes dropped. Its dispose hook unindexes each as an eviction would.
  */
 export function shedLeastRecent(lru: SheddableLru, fraction: number): number {
   const before = lru.calculatedSize;
-  const keep = before * (1 - Math.min(1, Math.max(0, fraction)));
+  const keep = keptAfterShed(before, fraction);
   while (lru.size > 0 && lru.calculatedSize > keep) lru.pop();
   return before - lru.calculatedSize;
 }

@@ -31,7 +31,7 @@ export interface Feature<
   /** Figures for the metrics, read when scraped. */
   stats?(): unknown;
   /**
-   * Memory pressure (ops/memory.ts): drop `fraction` (0-1) of what it keeps in memory only to be
+   * Memory pressure (ops/pressure.ts): drop `fraction` (0-1) of what it keeps in memory only to be
    * faster (cached files, cached responses), least recently used first; returns the bytes dropped.
    */
   shed?(fraction: number): number;
